@@ -1,0 +1,300 @@
+/**
+ * The record model and the one canonical renderer/parser of record files (DESIGN.md §2).
+ *
+ * A file is `---\n`, one `key: value` line per frontmatter field in the schema's order, `---\n`, then the
+ * body byte for byte. The renderer is ours and deterministic: the same record gives the same bytes on every
+ * machine and version, because blob ids in the cache's trees are computed from these bytes.
+ *
+ * Parsing does not use gray-matter (DESIGN.md §2 names it): gray-matter caches results by input string and
+ * hands out the same mutable `data` object for equal inputs, and it brings js-yaml 3 with it. Splitting at
+ * the delimiter lines is a few lines of code; the YAML between them goes to js-yaml 5 with the JSON schema
+ * (no `Date` coercion), aliases refused (an alias bomb costs nothing) and a small nesting limit.
+ */
+import { JSON_SCHEMA, load } from "js-yaml";
+import { excerpt, UserFacingError } from "./errors.js";
+
+export type FieldValue = string | number | null | readonly string[];
+
+export type FieldType =
+  /** A safe integer. */
+  | "integer"
+  /** Any string. */
+  | "string"
+  /** An RFC 3339 timestamp, kept as the server spelled it. */
+  | "timestamp"
+  /** A list of strings, rendered as a YAML flow sequence. */
+  | "string-list";
+
+export interface FieldSpec {
+  readonly name: string;
+  readonly type: FieldType;
+  /** Assigned by the server: never sent on writes, always taken from the server's last state. */
+  readonly serverControlled: boolean;
+  /** Must be present in a file the user writes (server-controlled fields are exempt on new files). */
+  readonly required: boolean;
+  /** May be `null` (rendered `null`). */
+  readonly nullable: boolean;
+  /** Left out of the rendered file when the record has no value for it (`assignee` of the sim). */
+  readonly omitWhenAbsent: boolean;
+  /** The values a string field may take, when the backend fixes them. */
+  readonly allowed?: readonly string[];
+}
+
+export interface RecordSchema {
+  /** Backend kind: `sim`, `wiki`, `forge`, `tracker`. */
+  readonly kind: string;
+  /** The collection folder, without a trailing slash: `issues`, `pages`. */
+  readonly folder: string;
+  readonly fields: readonly FieldSpec[];
+}
+
+export type RecordFields = Readonly<Record<string, FieldValue>>;
+
+/** What a record file holds: frontmatter fields and the body. */
+export interface RecordContent {
+  readonly fields: RecordFields;
+  readonly body: string;
+}
+
+export function field(
+  name: string,
+  type: FieldType,
+  options: Partial<Omit<FieldSpec, "name" | "type">> = {},
+): FieldSpec {
+  return {
+    name,
+    type,
+    serverControlled: options.serverControlled ?? false,
+    required: options.required ?? false,
+    nullable: options.nullable ?? false,
+    omitWhenAbsent: options.omitWhenAbsent ?? false,
+    ...(options.allowed ? { allowed: options.allowed } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Rendering
+
+const PLAIN_WORD = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+/** Words some YAML reader would take for something other than a string. */
+const RESERVED_WORDS = new Set(["true", "false", "null", "yes", "no", "on", "off", "y", "n"]);
+
+/**
+ * A scalar string as YAML: plain when it cannot be mistaken for anything else by any YAML 1.1/1.2 reader,
+ * otherwise double-quoted with every character js-yaml would refuse or fold escaped.
+ */
+export function renderYamlString(value: string): string {
+  if ((PLAIN_WORD.test(value) && !RESERVED_WORDS.has(value.toLowerCase())) || RFC3339.test(value)) {
+    return value;
+  }
+  let out = '"';
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += "\\\\";
+    else if (c === 0x0a) out += "\\n";
+    else if (c === 0x0d) out += "\\r";
+    else if (c === 0x09) out += "\\t";
+    else if (
+      c < 0x20 ||
+      (c >= 0x7f && c <= 0x9f) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0xfeff ||
+      c === 0xfffe ||
+      c === 0xffff
+    ) {
+      out += `\\u${c.toString(16).padStart(4, "0")}`;
+    } else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        out += value[i] + value[i + 1];
+        i++;
+      } else {
+        out += `\\u${c.toString(16)}`;
+      }
+    } else if (c >= 0xdc00 && c <= 0xdfff) {
+      out += `\\u${c.toString(16)}`;
+    } else {
+      out += value[i];
+    }
+  }
+  return `${out}"`;
+}
+
+function renderValue(value: FieldValue): string {
+  if (value === null) return "null";
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return renderYamlString(value);
+  if (value.length === 0) return "[]";
+  return `[${value.map(renderYamlString).join(", ")}]`;
+}
+
+/** The canonical bytes of a record file. Fields the schema does not name are not rendered. */
+export function renderRecordFile(schema: RecordSchema, content: RecordContent): string {
+  let out = "---\n";
+  for (const spec of schema.fields) {
+    const value = content.fields[spec.name];
+    if (value === undefined) {
+      if (spec.omitWhenAbsent) continue;
+      out += `${spec.name}: null\n`;
+      continue;
+    }
+    out += `${spec.name}: ${renderValue(value)}\n`;
+  }
+  return `${out}---\n${content.body}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Parsing
+
+export class RecordParseError extends UserFacingError {
+  constructor(
+    path: string,
+    problem: string,
+    expected: string,
+    received: string | undefined,
+    cause?: unknown,
+  ) {
+    const got = received === undefined ? "" : `\n  received: ${received}`;
+    super(
+      "SVC_RECORD_PARSE",
+      `${path}: ${problem}\n  expected: ${expected}${got}\n  fix the file, then \`git commit --amend\` (or a new commit) and push again`,
+      { data: { path, problem }, cause },
+    );
+  }
+}
+
+/** The largest frontmatter we read; anything bigger is not a record someone wrote by hand. */
+const MAX_FRONTMATTER_BYTES = 64 * 1024;
+
+interface SplitFile {
+  readonly yaml: string;
+  readonly body: string;
+}
+
+/** Finds the frontmatter between the first line `---` and the next line `---` (CRLF tolerated). */
+export function splitFrontmatter(path: string, text: string): SplitFile {
+  const start = text.startsWith("\uFEFF") ? 1 : 0;
+  const open = /^---[ \t]*\r?\n/.exec(text.slice(start));
+  if (!open) {
+    throw new RecordParseError(
+      path,
+      "the file does not start with a frontmatter block",
+      "a first line `---`, then `key: value` lines, then a line `---`, then the body",
+      excerpt(text.slice(start, start + 40)),
+    );
+  }
+  const yamlStart = start + open[0].length;
+  const closing = /^---[ \t]*(?:\r?\n|$)/gm;
+  closing.lastIndex = yamlStart;
+  const close = closing.exec(text);
+  if (!close || close.index - yamlStart > MAX_FRONTMATTER_BYTES) {
+    throw new RecordParseError(
+      path,
+      close ? "the frontmatter block is larger than 64 KiB" : "the frontmatter block is not closed",
+      "a line `---` after the `key: value` lines",
+      undefined,
+    );
+  }
+  return { yaml: text.slice(yamlStart, close.index), body: text.slice(close.index + close[0].length) };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  return `${typeof value} ${excerpt(String(value), 40)}`;
+}
+
+function checkValue(path: string, spec: FieldSpec, value: unknown): FieldValue {
+  const wrong = (expected: string) =>
+    new RecordParseError(path, `field \`${spec.name}\` has the wrong type`, expected, describe(value));
+  if (value === null) {
+    if (spec.nullable) return null;
+    throw wrong(`a value (\`${spec.name}\` may not be null)`);
+  }
+  switch (spec.type) {
+    case "integer":
+      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+      throw wrong("a whole number, for example `42`");
+    case "string":
+    case "timestamp":
+      if (typeof value !== "string") {
+        throw wrong(`a string, for example \`${spec.name}: "some text"\``);
+      }
+      if (spec.type === "timestamp" && !RFC3339.test(value)) {
+        throw wrong("an RFC 3339 timestamp, for example `2026-01-31T12:00:00.000Z`");
+      }
+      if (spec.allowed && !spec.allowed.includes(value)) {
+        throw new RecordParseError(
+          path,
+          `field \`${spec.name}\` has a value this backend does not know`,
+          `one of ${spec.allowed.join(", ")}`,
+          excerpt(value, 60),
+        );
+      }
+      return value;
+    case "string-list":
+      if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value as string[];
+      throw wrong(`a list of strings, for example \`${spec.name}: [bug, "needs triage"]\``);
+  }
+}
+
+/**
+ * Parses a record file the user may have edited. Unknown fields, wrong types and YAML errors are refused
+ * with a message that names the file; missing server-controlled fields are allowed (a new record).
+ */
+export function parseRecordFile(schema: RecordSchema, path: string, text: string): RecordContent {
+  const { yaml, body } = splitFrontmatter(path, text);
+  let data: unknown;
+  try {
+    data =
+      yaml.trim() === ""
+        ? {}
+        : load(yaml, { schema: JSON_SCHEMA, maxAliases: 0, maxDepth: 4, filename: path });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new RecordParseError(
+      path,
+      "the frontmatter is not valid YAML",
+      "`key: value` lines",
+      reason,
+      error,
+    );
+  }
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    throw new RecordParseError(
+      path,
+      "the frontmatter is not a mapping",
+      "`key: value` lines",
+      describe(data),
+    );
+  }
+  const known = new Map(schema.fields.map((spec) => [spec.name, spec]));
+  const fields: Record<string, FieldValue> = {};
+  for (const [name, value] of Object.entries(data)) {
+    const spec = known.get(name);
+    if (!spec) {
+      throw new RecordParseError(
+        path,
+        `unknown field \`${excerpt(name, 40)}\``,
+        `only the fields ${schema.fields.map((f) => f.name).join(", ")}`,
+        undefined,
+      );
+    }
+    fields[name] = checkValue(path, spec, value);
+  }
+  for (const spec of schema.fields) {
+    if (spec.required && !spec.serverControlled && fields[spec.name] === undefined) {
+      throw new RecordParseError(
+        path,
+        `field \`${spec.name}\` is missing`,
+        `a line \`${spec.name}: …\``,
+        undefined,
+      );
+    }
+  }
+  return { fields, body };
+}

@@ -1,0 +1,43 @@
+/**
+ * The simulator's record shape (Document 1 "Issue", DESIGN.md §2 and §5): the five statuses, the field
+ * order of its files and which fields the server owns.
+ */
+import { field, type RecordSchema } from "../record.js";
+
+export const SIM_STATUSES = ["open", "in_progress", "in_review", "done", "wont_fix"] as const;
+export type SimStatus = (typeof SIM_STATUSES)[number];
+
+export const SIM_SCHEMA: RecordSchema = {
+  kind: "sim",
+  folder: "issues",
+  fields: [
+    field("id", "integer", { serverControlled: true, required: true }),
+    field("title", "string", { required: true }),
+    field("status", "string", { allowed: SIM_STATUSES }),
+    field("labels", "string-list"),
+    field("created_at", "timestamp", { serverControlled: true, required: true }),
+    field("updated_at", "timestamp", { serverControlled: true, required: true }),
+    field("version", "integer", { serverControlled: true, required: true }),
+    field("assignee", "string", { nullable: true, omitWhenAbsent: true }),
+  ],
+};
+
+/** `issues/0042.md`: the id zero-padded to four digits; wider ids are written in full, never truncated. */
+export function simFileName(id: number): string {
+  return `${SIM_SCHEMA.folder}/${String(id).padStart(4, "0")}.md`;
+}
+
+/** The issue as the simulator's REST surface carries it: `{frontmatter, body}`. */
+export interface SimIssue {
+  readonly frontmatter: {
+    readonly id: number;
+    readonly title: string;
+    readonly status: SimStatus;
+    readonly labels: readonly string[];
+    readonly created_at: string;
+    readonly updated_at: string;
+    readonly version: number;
+    readonly assignee?: string | null;
+  };
+  readonly body: string;
+}

@@ -1,0 +1,28 @@
+/**
+ * `svc`: the command line (DESIGN.md §8). Usage errors go to stderr with exit 2, like every other error.
+ */
+import { type BaseContext, Builtins, Cli } from "clipanion";
+import { SimCommand } from "./commands/sim.js";
+
+export const VERSION = "0.1.0";
+
+export function createCli(): Cli {
+  const cli = new Cli({ binaryLabel: "svc", binaryName: "svc", binaryVersion: VERSION, enableColors: false });
+  cli.register(Builtins.HelpCommand);
+  cli.register(Builtins.VersionCommand);
+  cli.register(SimCommand);
+  return cli;
+}
+
+export async function runCli(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
+  const cli = createCli();
+  const full = { ...Cli.defaultContext, ...context };
+  let command: ReturnType<Cli["process"]>;
+  try {
+    command = cli.process([...argv], full);
+  } catch (error) {
+    full.stderr.write(cli.error(error, { colored: false }));
+    return 2;
+  }
+  return cli.run(command, full);
+}

@@ -1,0 +1,307 @@
+/**
+ * The simulator's HTTP surface (Document 1 "Endpoints", "Errors", "Limits"; DESIGN.md §5) as a `micro`
+ * request handler.
+ *
+ * Layering, outermost first: the audit row (one per request, whatever happens inside, written before the
+ * response leaves so a client that got its answer also finds its row), the body limit (413), the rate limit
+ * (429; `/healthz` exempt), routing, validation, the store. Every non-2xx answer is a JSON envelope; an
+ * unexpected exception becomes `internal` without a stack trace on the wire.
+ */
+import { createHash } from "node:crypto";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { send, serve } from "micro";
+import { SIM_STATUSES } from "../../backends/sim/schema.js";
+import { RateLimiter } from "./rate-limit.js";
+import type { SimStore } from "./store.js";
+import {
+  InvalidRequest,
+  isValidSlug,
+  parseIfMatch,
+  parseIssueId,
+  parseIssueInput,
+  parseSince,
+} from "./validate.js";
+
+/** Request bodies over this many bytes get 413 `payload_too_large`. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** A too-large body is read and dropped up to this size so the client sees the 413; beyond it the connection is cut. */
+const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+const AUDIT_BODY_CHARS = 256;
+const MAX_AGENT_CHARS = 200;
+const MAX_AUDIT_PATH_CHARS = 2048;
+
+interface Reply {
+  readonly status: number;
+  readonly body?: Buffer;
+  readonly headers?: Record<string, string>;
+}
+
+function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
+  return {
+    status,
+    body: Buffer.from(JSON.stringify(value)),
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  };
+}
+
+function failure(
+  status: number,
+  error: string,
+  message: string,
+  details: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Reply {
+  return json(status, { error, message, details }, headers);
+}
+
+const notFound = (message: string, details: Record<string, unknown> = {}) =>
+  failure(404, "not_found", message, details);
+const invalidBody = (message: string, details: Record<string, unknown> = {}) =>
+  failure(400, "invalid_body", message, details);
+
+function methodNotAllowed(method: string, allowed: readonly string[]): Reply {
+  return failure(
+    405,
+    "method_not_allowed",
+    `${method} is not supported here; use ${allowed.join(" or ")}`,
+    { allowed },
+    { allow: allowed.join(", ") },
+  );
+}
+
+interface ReceivedBody {
+  readonly bytes: Buffer;
+  readonly tooLarge: boolean;
+  /** The client sent more than we were willing to read; the connection must be closed after answering. */
+  readonly abandoned: boolean;
+}
+
+async function readBody(req: IncomingMessage): Promise<ReceivedBody> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_DRAIN_BYTES) return { bytes: Buffer.alloc(0), tooLarge: true, abandoned: true };
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total <= MAX_BODY_BYTES + chunk.length) chunks.push(chunk);
+    if (total > MAX_DRAIN_BYTES) {
+      return { bytes: Buffer.concat(chunks), tooLarge: true, abandoned: true };
+    }
+  }
+  const bytes = Buffer.concat(chunks);
+  return { bytes, tooLarge: total > MAX_BODY_BYTES, abandoned: false };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function parseJsonBody(req: IncomingMessage, bytes: Buffer): unknown {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new UnsupportedMediaType();
+  }
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new InvalidRequest("the request body is not valid UTF-8");
+  }
+  if (text.trim() === "") throw new InvalidRequest("the request body is empty; send a JSON object");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidRequest(`the request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+class UnsupportedMediaType extends Error {}
+
+/** Splits `/projects/a/issues/1?since=…` into decoded segments and the query; undefined if undecodable. */
+function parseTarget(target: string): { segments: string[]; query: URLSearchParams } | undefined {
+  const queryAt = target.indexOf("?");
+  const path = queryAt === -1 ? target : target.slice(0, queryAt);
+  const query = new URLSearchParams(queryAt === -1 ? "" : target.slice(queryAt + 1));
+  const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  if (!trimmed.startsWith("/")) return undefined;
+  try {
+    const segments = trimmed === "/" ? [] : trimmed.slice(1).split("/").map(decodeURIComponent);
+    return { segments, query };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface SimAppOptions {
+  readonly store: SimStore;
+  /** Requests per second per agent, also the burst; 0 turns the limit off. */
+  readonly rateLimit: number;
+  /** Where unexpected failures are reported (stderr in `svc sim`). */
+  readonly logError?: (message: string) => void;
+}
+
+export function createSimHandler(options: SimAppOptions): RequestListener {
+  const { store } = options;
+  const limiter = new RateLimiter(options.rateLimit);
+  const logError = options.logError ?? ((message: string) => process.stderr.write(`${message}\n`));
+
+  function issueRoute(
+    req: IncomingMessage,
+    method: string,
+    slug: string,
+    idSegment: string,
+    body: Buffer,
+  ): Reply {
+    const id = parseIssueId(idSegment);
+    if (id === undefined || !store.hasProject(slug)) {
+      return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
+        project: slug,
+      });
+    }
+    if (method === "GET") {
+      const issue = store.getIssue(slug, id);
+      return issue ? json(200, issue) : notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
+    }
+    if (method === "PATCH") {
+      const changes = parseIssueInput(parseJsonBody(req, body), "update");
+      const expected = parseIfMatch(req.headers["if-match"]);
+      const outcome = store.patchIssue(slug, id, changes, expected);
+      if (outcome.kind === "ok") return json(200, outcome.issue);
+      if (outcome.kind === "not_found")
+        return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
+      return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
+    }
+    if (method === "DELETE") {
+      const expected = parseIfMatch(req.headers["if-match"]);
+      const outcome = store.deleteIssue(slug, id, expected);
+      if (outcome.kind === "ok") return { status: 204 };
+      if (outcome.kind === "not_found")
+        return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
+      return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
+    }
+    return methodNotAllowed(method, ["GET", "PATCH", "DELETE"]);
+  }
+
+  function route(
+    req: IncomingMessage,
+    method: string,
+    segments: string[],
+    query: URLSearchParams,
+    body: Buffer,
+  ) {
+    if (segments[0] !== "projects") return notFound("no such route; see GET /projects");
+    if (segments.length === 1) {
+      return method === "GET" ? json(200, store.listProjects()) : methodNotAllowed(method, ["GET"]);
+    }
+    const slug = segments[1] ?? "";
+    if (!isValidSlug(slug)) {
+      return notFound("no project has this slug; slugs are letters, digits, '.', '_' and '-' (at most 64)");
+    }
+    if (segments.length === 2) {
+      if (method !== "GET") return methodNotAllowed(method, ["GET"]);
+      const project = store.getProject(slug);
+      return project ? json(200, project) : notFound(`no project ${slug}`, { project: slug });
+    }
+    if (segments[2] !== "issues" || segments.length > 5) return notFound("no such route; see GET /projects");
+    if (segments.length === 3) {
+      if (method === "GET") {
+        const since = query.get("since");
+        const normalized = since === null ? undefined : parseSince(since);
+        if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
+        return json(200, store.listIssues(slug, normalized));
+      }
+      if (method === "POST") {
+        const input = parseIssueInput(parseJsonBody(req, body), "create") as { title: string };
+        return json(201, store.createIssue(slug, input));
+      }
+      return methodNotAllowed(method, ["GET", "POST"]);
+    }
+    const idSegment = segments[3] ?? "";
+    if (segments.length === 4) return issueRoute(req, method, slug, idSegment, body);
+    if (segments[4] !== "transitions") return notFound("no such route; see GET /projects");
+    if (method !== "GET") return methodNotAllowed(method, ["GET"]);
+    const id = parseIssueId(idSegment);
+    const issue = id === undefined ? undefined : store.getIssue(slug, id);
+    if (!issue) return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`);
+    return json(200, { current: issue.frontmatter.status, available: [...SIM_STATUSES] });
+  }
+
+  function answer(req: IncomingMessage, received: ReceivedBody, agent: string): Reply {
+    if (received.tooLarge) {
+      return failure(413, "payload_too_large", `the request body is larger than ${MAX_BODY_BYTES} bytes`, {
+        limit_bytes: MAX_BODY_BYTES,
+      });
+    }
+    const method = req.method === "HEAD" ? "GET" : (req.method ?? "GET");
+    const target = parseTarget(req.url ?? "/");
+    if (target?.segments.length === 1 && target.segments[0] === "healthz") {
+      return method === "GET"
+        ? { status: 200, body: Buffer.from("ok"), headers: { "content-type": "text/plain; charset=utf-8" } }
+        : methodNotAllowed(method, ["GET"]);
+    }
+    const decision = limiter.take(agent);
+    if (!decision.allowed) {
+      return failure(
+        429,
+        "rate_limited",
+        `too many requests from agent ${JSON.stringify(agent.slice(0, 40) || "(anonymous)")}; retry after ${decision.retryAfterSeconds} s`,
+        { retry_after: decision.retryAfterSeconds },
+        { "retry-after": String(decision.retryAfterSeconds) },
+      );
+    }
+    if (!target) return notFound("the request path cannot be decoded");
+    try {
+      return route(req, method, target.segments, target.query, received.bytes);
+    } catch (error) {
+      if (error instanceof InvalidRequest) return invalidBody(error.message, error.details);
+      if (error instanceof UnsupportedMediaType) {
+        return failure(415, "invalid_body", "send the body as JSON with Content-Type: application/json", {
+          content_type: String(req.headers["content-type"] ?? "").slice(0, 100),
+        });
+      }
+      throw error;
+    }
+  }
+
+  return serve(async (req: IncomingMessage, res: ServerResponse) => {
+    const agentHeader = req.headers["x-svc-agent"];
+    const agent =
+      (Array.isArray(agentHeader) ? agentHeader[0] : agentHeader)?.slice(0, MAX_AGENT_CHARS) ?? "";
+    let received: ReceivedBody = { bytes: Buffer.alloc(0), tooLarge: false, abandoned: false };
+    let reply: Reply;
+    try {
+      received = await readBody(req);
+      reply = answer(req, received, agent);
+    } catch (error) {
+      logError(
+        `svc-sim: internal error on ${req.method} ${req.url?.slice(0, 200)}: ${(error as Error).stack}`,
+      );
+      reply = failure(500, "internal", "the simulator failed on this request; see its stderr");
+    }
+    const responseBody = reply.body ?? Buffer.alloc(0);
+    try {
+      store.appendAudit({
+        ts: new Date().toISOString(),
+        agent_id: agent === "" ? null : agent,
+        method: (req.method ?? "").slice(0, 16),
+        path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
+        status: reply.status,
+        request_body: received.bytes
+          .subarray(0, AUDIT_BODY_CHARS * 4)
+          .toString("utf8")
+          .slice(0, AUDIT_BODY_CHARS),
+        response_summary: `${reply.status}:${createHash("sha256").update(responseBody).digest("hex").slice(0, 16)}`,
+      });
+    } catch (error) {
+      logError(`svc-sim: cannot write the audit row: ${(error as Error).message}`);
+      reply = failure(500, "internal", "the simulator could not record this request in its audit log");
+    }
+    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+    if (received.abandoned || received.tooLarge) res.setHeader("connection", "close");
+    if (reply.status === 204) {
+      res.statusCode = 204;
+      res.end();
+    } else {
+      send(res, reply.status, reply.body ?? Buffer.alloc(0));
+    }
+    if (received.abandoned) res.on("finish", () => req.socket.destroySoon());
+  });
+}

@@ -1,0 +1,326 @@
+/**
+ * The simulator's SQLite store (Document 1 "What the service does" 4, "Audit record"; DESIGN.md §5).
+ *
+ * One process serves one store. Every method is synchronous and runs inside one SQLite transaction where it
+ * reads and writes, so two requests can never interleave: of two PATCHes with the same `If-Match`, exactly
+ * one sees the version it expects.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { SvcError } from "../../backends/errors.js";
+import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
+
+/** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
+const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: Record<number, string> = {
+  1: `
+    CREATE TABLE projects (
+      slug TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      description TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      last_issue_id INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE issues (
+      project TEXT NOT NULL REFERENCES projects(slug),
+      id INTEGER NOT NULL,
+      title TEXT NOT NULL,
+      status TEXT NOT NULL,
+      labels TEXT NOT NULL,
+      body TEXT NOT NULL,
+      assignee TEXT,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      PRIMARY KEY (project, id)
+    ) WITHOUT ROWID;
+    CREATE INDEX issues_by_update ON issues (project, updated_at);
+    CREATE TABLE audit_events (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      ts TEXT NOT NULL,
+      agent_id TEXT,
+      method TEXT NOT NULL,
+      path TEXT NOT NULL,
+      status INTEGER,
+      request_body TEXT,
+      response_summary TEXT
+    );
+    CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+      BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+    CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+      BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+  `,
+};
+
+export interface Project {
+  readonly slug: string;
+  readonly name: string;
+  readonly description: string;
+  readonly created_at: string;
+  readonly issue_count: number;
+}
+
+export interface IssueInput {
+  readonly title?: string;
+  readonly status?: SimStatus;
+  readonly labels?: readonly string[];
+  readonly body?: string;
+  readonly assignee?: string | null;
+}
+
+export interface AuditRow {
+  readonly ts: string;
+  readonly agent_id: string | null;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number | null;
+  readonly request_body: string;
+  readonly response_summary: string;
+}
+
+interface IssueRow {
+  id: number;
+  title: string;
+  status: SimStatus;
+  labels: string;
+  body: string;
+  assignee: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export type WriteOutcome =
+  | { readonly kind: "ok"; readonly issue: SimIssue }
+  | { readonly kind: "not_found" }
+  | { readonly kind: "version_mismatch"; readonly current: number };
+
+export type DeleteOutcome = { readonly kind: "ok" } | Exclude<WriteOutcome, { kind: "ok" }>;
+
+function toIssue(row: IssueRow): SimIssue {
+  return {
+    frontmatter: {
+      id: row.id,
+      title: row.title,
+      status: row.status,
+      labels: JSON.parse(row.labels) as string[],
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      version: row.version,
+      ...(row.assignee === null ? {} : { assignee: row.assignee }),
+    },
+    body: row.body,
+  };
+}
+
+const ISSUE_COLUMNS = "id, title, status, labels, body, assignee, created_at, updated_at, version";
+
+export class SimStore {
+  private readonly db: Database.Database;
+  private lastTimestamp = 0;
+  private readonly clock: () => number;
+  private readonly statements;
+
+  /** `path` is a file, or `:memory:` for `--ephemeral`. */
+  constructor(path: string, options: { clock?: () => number } = {}) {
+    this.clock = options.clock ?? Date.now;
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    try {
+      this.db = new Database(path);
+    } catch (error) {
+      throw new SvcError(
+        "SVC_STORE",
+        `cannot open the simulator store ${path}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 5000");
+    this.db.pragma("foreign_keys = ON");
+    this.migrate(path);
+    const db = this.db;
+    this.statements = {
+      projects: db.prepare(
+        `SELECT p.slug, p.name, p.description, p.created_at,
+                (SELECT count(*) FROM issues i WHERE i.project = p.slug) AS issue_count
+         FROM projects p ORDER BY p.slug`,
+      ),
+      project: db.prepare(
+        `SELECT p.slug, p.name, p.description, p.created_at,
+                (SELECT count(*) FROM issues i WHERE i.project = p.slug) AS issue_count
+         FROM projects p WHERE p.slug = ?`,
+      ),
+      projectExists: db.prepare("SELECT 1 FROM projects WHERE slug = ?").pluck(),
+      insertProject: db.prepare(
+        "INSERT INTO projects (slug, name, description, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+      ),
+      nextId: db
+        .prepare(
+          "UPDATE projects SET last_issue_id = last_issue_id + 1 WHERE slug = ? RETURNING last_issue_id",
+        )
+        .pluck(),
+      issues: db.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? ORDER BY id`),
+      issuesSince: db.prepare(
+        `SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? AND updated_at >= ? ORDER BY id`,
+      ),
+      issue: db.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? AND id = ?`),
+      insertIssue: db.prepare(
+        `INSERT INTO issues (project, id, title, status, labels, body, assignee, created_at, updated_at, version)
+         VALUES (@project, @id, @title, @status, @labels, @body, @assignee, @created_at, @updated_at, @version)`,
+      ),
+      updateIssue: db.prepare(
+        `UPDATE issues SET title = @title, status = @status, labels = @labels, body = @body, assignee = @assignee,
+                updated_at = @updated_at, version = version + 1
+         WHERE project = @project AND id = @id`,
+      ),
+      deleteIssue: db.prepare("DELETE FROM issues WHERE project = ? AND id = ?"),
+      audit: db.prepare(
+        `INSERT INTO audit_events (ts, agent_id, method, path, status, request_body, response_summary)
+         VALUES (@ts, @agent_id, @method, @path, @status, @request_body, @response_summary)`,
+      ),
+    };
+  }
+
+  private migrate(path: string): void {
+    const current = this.db.pragma("user_version", { simple: true }) as number;
+    if (current > SCHEMA_VERSION) {
+      throw new SvcError(
+        "SVC_STORE",
+        `the simulator store ${path} has schema revision ${current}, newer than this svc knows (${SCHEMA_VERSION}); ` +
+          "upgrade svc, or start with another --db",
+      );
+    }
+    for (let revision = current + 1; revision <= SCHEMA_VERSION; revision++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[revision] ?? "");
+        this.db.pragma(`user_version = ${revision}`);
+      })();
+    }
+  }
+
+  /** RFC 3339 UTC with milliseconds, never earlier than the last one this store handed out. */
+  timestamp(): string {
+    this.lastTimestamp = Math.max(this.clock(), this.lastTimestamp);
+    return new Date(this.lastTimestamp).toISOString();
+  }
+
+  listProjects(): Project[] {
+    return this.statements.projects.all() as Project[];
+  }
+
+  getProject(slug: string): Project | undefined {
+    return this.statements.project.get(slug) as Project | undefined;
+  }
+
+  hasProject(slug: string): boolean {
+    return this.statements.projectExists.get(slug) !== undefined;
+  }
+
+  /** Creates the project if it does not exist yet; returns whether it did. */
+  ensureProject(slug: string, name: string, description: string, createdAt: string): boolean {
+    return this.statements.insertProject.run(slug, name, description, createdAt).changes === 1;
+  }
+
+  /** `since` must already be normalized to the store's timestamp format (UTC, milliseconds). */
+  listIssues(slug: string, since?: string): SimIssue[] {
+    const rows = (
+      since === undefined ? this.statements.issues.all(slug) : this.statements.issuesSince.all(slug, since)
+    ) as IssueRow[];
+    return rows.map(toIssue);
+  }
+
+  getIssue(slug: string, id: number): SimIssue | undefined {
+    const row = this.statements.issue.get(slug, id) as IssueRow | undefined;
+    return row && toIssue(row);
+  }
+
+  /** Creates an issue, and its project when this is the project's first. */
+  createIssue(
+    slug: string,
+    input: IssueInput & { title: string },
+    at?: { created_at: string; updated_at: string; version: number },
+  ): SimIssue {
+    return this.db.transaction(() => {
+      const now = at?.created_at ?? this.timestamp();
+      this.ensureProject(slug, slug, "", now);
+      const id = this.statements.nextId.get(slug) as number;
+      this.statements.insertIssue.run({
+        project: slug,
+        id,
+        title: input.title,
+        status: input.status ?? "open",
+        labels: JSON.stringify(input.labels ?? []),
+        body: input.body ?? "",
+        assignee: input.assignee ?? null,
+        created_at: now,
+        updated_at: at?.updated_at ?? now,
+        version: at?.version ?? 1,
+      });
+      return toIssue(this.statements.issue.get(slug, id) as IssueRow);
+    })();
+  }
+
+  /** Applies `changes` when `expectedVersion` is undefined (wildcard) or equals the stored version. */
+  patchIssue(
+    slug: string,
+    id: number,
+    changes: IssueInput,
+    expectedVersion: number | undefined,
+  ): WriteOutcome {
+    return this.db.transaction((): WriteOutcome => {
+      const row = this.statements.issue.get(slug, id) as IssueRow | undefined;
+      if (!row) return { kind: "not_found" };
+      if (expectedVersion !== undefined && expectedVersion !== row.version) {
+        return { kind: "version_mismatch", current: row.version };
+      }
+      this.statements.updateIssue.run({
+        project: slug,
+        id,
+        title: changes.title ?? row.title,
+        status: changes.status ?? row.status,
+        labels: changes.labels ? JSON.stringify(changes.labels) : row.labels,
+        body: changes.body ?? row.body,
+        assignee: changes.assignee === undefined ? row.assignee : changes.assignee,
+        updated_at: this.timestamp(),
+      });
+      return { kind: "ok", issue: toIssue(this.statements.issue.get(slug, id) as IssueRow) };
+    })();
+  }
+
+  /** A real delete; the id is never handed out again (`last_issue_id` only grows). */
+  deleteIssue(slug: string, id: number, expectedVersion: number | undefined): DeleteOutcome {
+    return this.db.transaction((): DeleteOutcome => {
+      const row = this.statements.issue.get(slug, id) as IssueRow | undefined;
+      if (!row) return { kind: "not_found" };
+      if (expectedVersion !== undefined && expectedVersion !== row.version) {
+        return { kind: "version_mismatch", current: row.version };
+      }
+      this.statements.deleteIssue.run(slug, id);
+      return { kind: "ok" };
+    })();
+  }
+
+  appendAudit(row: AuditRow): void {
+    this.statements.audit.run(row);
+  }
+
+  /** Runs `work` in one transaction (the seed loader). */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  /** Checkpoints the WAL into the main file and closes. */
+  close(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } finally {
+      this.db.close();
+    }
+  }
+}

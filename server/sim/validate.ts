@@ -1,0 +1,194 @@
+/**
+ * Validation of what clients send the simulator: request bodies, `If-Match`, `since`, slugs and ids. Pure
+ * functions; each failure says what was wrong and what is expected (`invalid_body`, Document 1 "Errors").
+ */
+import { SIM_STATUSES, type SimStatus } from "../../backends/sim/schema.js";
+import type { IssueInput } from "./store.js";
+
+export class InvalidRequest extends Error {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const LIMITS = {
+  titleLength: 1000,
+  labelCount: 100,
+  labelLength: 200,
+  assigneeLength: 200,
+} as const;
+
+const WRITABLE = ["title", "status", "labels", "body", "assignee"] as const;
+const SERVER_CONTROLLED = new Set(["id", "version", "created_at", "updated_at"]);
+
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function isValidSlug(slug: string): boolean {
+  return SLUG.test(slug) && !slug.includes("..");
+}
+
+/** An issue id from a path segment: a positive safe integer written without sign, exponent or leading zero. */
+export function parseIssueId(segment: string): number | undefined {
+  if (!/^[1-9][0-9]{0,15}$/.test(segment)) return undefined;
+  const id = Number(segment);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function checkTitle(value: unknown): string {
+  if (typeof value !== "string") {
+    throw new InvalidRequest(`title must be a string, got ${typeName(value)}`, { field: "title" });
+  }
+  if (value.trim() === "") throw new InvalidRequest("title must not be empty", { field: "title" });
+  if (value.length > LIMITS.titleLength) {
+    throw new InvalidRequest(`title is longer than ${LIMITS.titleLength} characters`, { field: "title" });
+  }
+  return value;
+}
+
+function checkStatus(value: unknown): SimStatus {
+  if (typeof value !== "string" || !(SIM_STATUSES as readonly string[]).includes(value)) {
+    throw new InvalidRequest(`status must be one of ${SIM_STATUSES.join(", ")}`, {
+      field: "status",
+      allowed: SIM_STATUSES,
+    });
+  }
+  return value as SimStatus;
+}
+
+function checkLabels(value: unknown): string[] {
+  if (!Array.isArray(value)) {
+    throw new InvalidRequest(`labels must be an array of strings, got ${typeName(value)}`, {
+      field: "labels",
+    });
+  }
+  if (value.length > LIMITS.labelCount) {
+    throw new InvalidRequest(`labels has ${value.length} entries; at most ${LIMITS.labelCount} are allowed`, {
+      field: "labels",
+    });
+  }
+  for (const label of value) {
+    if (typeof label !== "string" || label.trim() === "" || label.length > LIMITS.labelLength) {
+      throw new InvalidRequest(
+        `each label must be a non-empty string of at most ${LIMITS.labelLength} characters`,
+        {
+          field: "labels",
+        },
+      );
+    }
+  }
+  return value as string[];
+}
+
+function checkBody(value: unknown): string {
+  if (typeof value !== "string") {
+    throw new InvalidRequest(`body must be a string, got ${typeName(value)}`, { field: "body" });
+  }
+  return value;
+}
+
+function checkAssignee(value: unknown): string | null {
+  if (value === null) return null;
+  if (typeof value !== "string" || value.trim() === "" || value.length > LIMITS.assigneeLength) {
+    throw new InvalidRequest(
+      `assignee must be null or a non-empty string of at most ${LIMITS.assigneeLength} characters`,
+      { field: "assignee" },
+    );
+  }
+  return value;
+}
+
+/** Validates a POST or PATCH body (already parsed JSON): a flat object of writable fields. */
+export function parseIssueInput(value: unknown, mode: "create" | "update"): IssueInput {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidRequest(`the request body must be a JSON object, got ${typeName(value)}`);
+  }
+  const input: { -readonly [K in keyof IssueInput]: IssueInput[K] } = {};
+  for (const [key, fieldValue] of Object.entries(value)) {
+    if (SERVER_CONTROLLED.has(key)) {
+      throw new InvalidRequest(`${key} is assigned by the server; leave it out of the request`, {
+        field: key,
+      });
+    }
+    switch (key) {
+      case "title":
+        input.title = checkTitle(fieldValue);
+        break;
+      case "status":
+        input.status = checkStatus(fieldValue);
+        break;
+      case "labels":
+        input.labels = checkLabels(fieldValue);
+        break;
+      case "body":
+        input.body = checkBody(fieldValue);
+        break;
+      case "assignee":
+        input.assignee = checkAssignee(fieldValue);
+        break;
+      default:
+        throw new InvalidRequest(
+          `unknown field ${JSON.stringify(key.slice(0, 64))}; writable fields are ${WRITABLE.join(", ")}`,
+          {
+            field: key.slice(0, 64),
+            allowed: WRITABLE,
+          },
+        );
+    }
+  }
+  if (mode === "create" && input.title === undefined) {
+    throw new InvalidRequest("title is required", { field: "title" });
+  }
+  if (mode === "update" && Object.keys(input).length === 0) {
+    throw new InvalidRequest(`nothing to change: send at least one of ${WRITABLE.join(", ")}`);
+  }
+  return input;
+}
+
+/**
+ * `If-Match` on PATCH (and DELETE): `"3"` or `3` is a version, `*` or absent is the wildcard (undefined).
+ * Weak tags and lists are not versions.
+ */
+export function parseIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  if (value === "*") return undefined;
+  const match = /^"?([0-9]{1,15})"?$/.exec(value);
+  if (!match || value.startsWith('"') !== value.endsWith('"')) {
+    throw new InvalidRequest('If-Match must be a quoted version number such as "3", or *', {
+      header: "If-Match",
+    });
+  }
+  return Number(match[1]);
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * `since` as the store's format (UTC, milliseconds). A `+` in an unencoded query arrives as a space; it is
+ * taken back as the `+` the client meant. Fractions beyond milliseconds are cut, which only widens the
+ * (inclusive) window.
+ */
+export function parseSince(raw: string): string {
+  const text = raw.replace(/ (\d{2}:\d{2})$/, "+$1");
+  const match = RFC3339.exec(text);
+  const millis = match ? Date.parse(text.toUpperCase()) : Number.NaN;
+  if (!match || Number.isNaN(millis)) {
+    throw new InvalidRequest("since must be an RFC 3339 timestamp such as 2026-01-31T12:00:00.000Z", {
+      parameter: "since",
+    });
+  }
+  const [month = 0, day = 0, hour = 0, minute = 0, second = 0] = match.slice(2, 7).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    throw new InvalidRequest("since is not a real date and time", { parameter: "since" });
+  }
+  return new Date(millis).toISOString();
+}
