@@ -81,7 +81,8 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2
 const RESERVED_WORDS = new Set(["true", "false", "null", "yes", "no", "on", "off", "y", "n"]);
 
 /**
- * A scalar string as YAML: plain when it cannot be mistaken for anything else by any YAML 1.1/1.2 reader,
+ * A scalar string as YAML: plain when it cannot be mistaken for anything else by a YAML 1.2 reader
+ * (timestamps stay plain: YAML 1.1 readers make them dates, our JSON-schema parser keeps them strings),
  * otherwise double-quoted with every character js-yaml would refuse or fold escaped.
  */
 export function renderYamlString(value: string): string {
@@ -131,17 +132,15 @@ function renderValue(value: FieldValue): string {
   return `[${value.map(renderYamlString).join(", ")}]`;
 }
 
-/** The canonical bytes of a record file. Fields the schema does not name are not rendered. */
+/**
+ * The canonical bytes of a record file. Fields the schema does not name are not rendered, and neither are
+ * fields the record has no value for (a record the server sent has them all; a new one has no `id` yet).
+ */
 export function renderRecordFile(schema: RecordSchema, content: RecordContent): string {
   let out = "---\n";
   for (const spec of schema.fields) {
     const value = content.fields[spec.name];
-    if (value === undefined) {
-      if (spec.omitWhenAbsent) continue;
-      out += `${spec.name}: null\n`;
-      continue;
-    }
-    out += `${spec.name}: ${renderValue(value)}\n`;
+    if (value !== undefined) out += `${spec.name}: ${renderValue(value)}\n`;
   }
   return `${out}---\n${content.body}`;
 }
@@ -166,8 +165,8 @@ export class RecordParseError extends UserFacingError {
   }
 }
 
-/** The largest frontmatter we read; anything bigger is not a record someone wrote by hand. */
-const MAX_FRONTMATTER_BYTES = 64 * 1024;
+/** The largest frontmatter we read, in UTF-16 code units; anything bigger is not a record someone wrote by hand. */
+const MAX_FRONTMATTER_CHARS = 64 * 1024;
 
 interface SplitFile {
   readonly yaml: string;
@@ -187,10 +186,12 @@ export function splitFrontmatter(path: string, text: string): SplitFile {
     );
   }
   const yamlStart = start + open[0].length;
-  const closing = /^---[ \t]*(?:\r?\n|$)/gm;
+  // Not the `m` flag: its `^` also matches after U+2028 and U+2029, which YAML reads as ordinary characters
+  // inside a value, so a value holding them raw would end the frontmatter early.
+  const closing = /(?<=\n)---[ \t]*(?:\r?\n|$)/g;
   closing.lastIndex = yamlStart;
   const close = closing.exec(text);
-  if (!close || close.index - yamlStart > MAX_FRONTMATTER_BYTES) {
+  if (!close || close.index - yamlStart > MAX_FRONTMATTER_CHARS) {
     throw new RecordParseError(
       path,
       close ? "the frontmatter block is larger than 64 KiB" : "the frontmatter block is not closed",
@@ -205,7 +206,9 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
   if (typeof value === "object") return "a mapping";
-  return `${typeof value} ${excerpt(String(value), 40)}`;
+  if (typeof value === "string") return `string ${excerpt(value, 40)}`;
+  // Unquoted: `number "5"` would read as if the user had written a string. YAML numbers and booleans are short.
+  return `${typeof value} ${String(value)}`;
 }
 
 function checkValue(path: string, spec: FieldSpec, value: unknown): FieldValue {
@@ -253,7 +256,8 @@ export function parseRecordFile(schema: RecordSchema, path: string, text: string
     data =
       yaml.trim() === ""
         ? {}
-        : load(yaml, { schema: JSON_SCHEMA, maxAliases: 0, maxDepth: 4, filename: path });
+        : // The leading newline stands for the opening `---`, so js-yaml's line numbers are the file's.
+          load(`\n${yaml}`, { schema: JSON_SCHEMA, maxAliases: 0, maxDepth: 4, filename: path });
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw new RecordParseError(

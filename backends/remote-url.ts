@@ -1,0 +1,65 @@
+/**
+ * Remote URLs (DESIGN.md §4 "URL forms"): `svc::http://127.0.0.1:7878/projects/<slug>` for the simulator;
+ * `/<kind>/projects/<…>` names another adapter (`wiki`, `tracker`, `forge`). A loopback origin without a
+ * marker is the simulator. Pure parsing; the egress allowlist is checked by the HTTP client.
+ */
+import { UserFacingError } from "./errors.js";
+
+export type BackendKind = "sim" | "wiki" | "tracker" | "forge";
+
+export interface RemoteUrl {
+  readonly kind: BackendKind;
+  /** `http://127.0.0.1:7878` */
+  readonly origin: string;
+  /** The project: sim slug, wiki space key, tracker project key, forge `owner/repo`. */
+  readonly project: string;
+  /** The URL without `svc::`. */
+  readonly url: string;
+}
+
+const EXAMPLE = "svc::http://127.0.0.1:7878/projects/demo";
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+export function parseRemoteUrl(input: string): RemoteUrl {
+  const text = input.startsWith("svc::") ? input.slice(5) : input;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `remote URL ${JSON.stringify(input)} is not a URL; expected for example ${EXAMPLE}`,
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `remote URL ${JSON.stringify(input)} must use http or https, like ${EXAMPLE}`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      "remote URLs must not carry credentials; svc reads them from the environment (see `svc doctor`)",
+    );
+  }
+  const segments = url.pathname.split("/").filter((segment) => segment !== "");
+  const at = segments.indexOf("projects");
+  const marker = at > 0 ? segments[at - 1] : undefined;
+  const rest = at === -1 ? [] : segments.slice(at + 1).map(decodeURIComponent);
+  let kind: BackendKind | undefined;
+  if (marker === "wiki" || marker === "tracker" || marker === "forge") kind = marker;
+  else if (at === 0 && isLoopback(url.hostname)) kind = "sim";
+  const wanted = kind === "forge" ? 2 : 1;
+  if (!kind || rest.length !== wanted || rest.some((part) => part === "")) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `remote URL ${JSON.stringify(input)} does not name a project; expected ${EXAMPLE}, ` +
+        "or …/wiki/projects/<SPACE>, …/tracker/projects/<KEY>, …/forge/projects/<owner>/<repo>",
+    );
+  }
+  return { kind, origin: url.origin, project: rest.join("/"), url: text };
+}

@@ -1,0 +1,136 @@
+/**
+ * The simulator backend (Document 1): lists issues, full or `since` a timestamp. Everything the server sends
+ * is untrusted (Document 1 "What the service does" 9): each issue is checked field by field before it
+ * becomes a record, and a malformed answer fails the sync with a message instead of writing garbage files.
+ */
+import type { Backend, BackendRecord, Listing } from "../backend.js";
+import { excerpt, SvcError } from "../errors.js";
+import { HttpClient } from "../http.js";
+import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Validates one issue from the server; returns the reason it is malformed, or the record. */
+export function simIssueToRecord(value: unknown): BackendRecord | string {
+  if (!isObject(value) || !isObject(value.frontmatter) || typeof value.body !== "string") {
+    return "an issue must be {frontmatter: {...}, body: string}";
+  }
+  const f = value.frontmatter;
+  if (typeof f.id !== "number" || !Number.isSafeInteger(f.id) || f.id < 1)
+    return `bad id ${excerpt(String(f.id), 30)}`;
+  if (typeof f.title !== "string") return `issue ${f.id}: title is not a string`;
+  if (typeof f.status !== "string" || !(SIM_STATUSES as readonly string[]).includes(f.status)) {
+    return `issue ${f.id}: status ${excerpt(String(f.status), 30)} is not one of ${SIM_STATUSES.join(", ")}`;
+  }
+  if (!Array.isArray(f.labels) || !f.labels.every((label) => typeof label === "string")) {
+    return `issue ${f.id}: labels is not a list of strings`;
+  }
+  for (const name of ["created_at", "updated_at"] as const) {
+    if (typeof f[name] !== "string" || !TIMESTAMP.test(f[name]))
+      return `issue ${f.id}: ${name} is not an RFC 3339 timestamp`;
+  }
+  if (typeof f.version !== "number" || !Number.isSafeInteger(f.version) || f.version < 0) {
+    return `issue ${f.id}: version is not a whole number`;
+  }
+  if (f.assignee !== undefined && f.assignee !== null && typeof f.assignee !== "string") {
+    return `issue ${f.id}: assignee is not a string`;
+  }
+  const fields = {
+    id: f.id,
+    title: f.title,
+    status: f.status,
+    labels: f.labels as string[],
+    created_at: f.created_at as string,
+    updated_at: f.updated_at as string,
+    version: f.version,
+    ...(typeof f.assignee === "string" ? { assignee: f.assignee } : {}),
+  };
+  return {
+    key: String(f.id),
+    path: simFileName(f.id),
+    version: f.version,
+    updatedAt: fields.updated_at,
+    content: { fields, body: value.body },
+    raw: { frontmatter: fields, body: value.body },
+  };
+}
+
+export class SimBackend implements Backend {
+  readonly kind = "sim";
+  readonly schema = SIM_SCHEMA;
+  readonly overlapMs = 1000;
+  readonly description: string;
+  private readonly base: string;
+
+  constructor(
+    origin: string,
+    readonly project: string,
+    private readonly http: HttpClient,
+  ) {
+    this.base = `${origin}/projects/${encodeURIComponent(project)}`;
+    this.description = `sim project ${project} at ${origin}`;
+  }
+
+  listAll(): Promise<Listing> {
+    return this.list(`${this.base}/issues`);
+  }
+
+  listChangedSince(since: string): Promise<Listing> {
+    return this.list(`${this.base}/issues?since=${encodeURIComponent(since)}`);
+  }
+
+  private async list(url: string): Promise<Listing> {
+    const response = await this.http.request({ method: "GET", url });
+    if (response.status === 404) {
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: no such project (404); check the slug with GET ${new URL(url).origin}/projects`,
+      );
+    }
+    if (response.status !== 200) {
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: listing issues answered ${response.status}: ${excerpt(response.body.toString("utf8"), 200)}`,
+      );
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(response.body.toString("utf8"));
+    } catch {
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: the issue list is not JSON: ${excerpt(response.body.toString("utf8"), 80)}`,
+      );
+    }
+    if (!Array.isArray(value))
+      throw new SvcError("SVC_BACKEND", `${this.description}: the issue list is not a JSON array`);
+    const records: BackendRecord[] = [];
+    const seen = new Set<string>();
+    for (const item of value) {
+      const record = simIssueToRecord(item);
+      if (typeof record === "string") {
+        throw new SvcError(
+          "SVC_BACKEND",
+          `${this.description}: the server sent a malformed issue (${record}); nothing was written`,
+        );
+      }
+      if (seen.has(record.key)) {
+        throw new SvcError(
+          "SVC_BACKEND",
+          `${this.description}: the server listed issue ${record.key} twice; nothing was written`,
+        );
+      }
+      seen.add(record.key);
+      records.push(record);
+    }
+    return { records, complete: true };
+  }
+}
+
+export function createSimBackend(origin: string, project: string): SimBackend {
+  return new SimBackend(origin, project, new HttpClient({ agent: `git-remote-svc-${process.pid}` }));
+}

@@ -1,0 +1,169 @@
+/**
+ * The per-project cache (DESIGN.md §3): `<cache root>/<kind>-<host>-<project>/` with a bare `repo.git` and
+ * `cache.db`. It is shared by every working tree of the project on the machine.
+ *
+ * Writers (sync, materialization) hold SQLite's write lock for their whole critical section, so two helpers
+ * of two working trees never interleave their commits or ref updates; readers (upload-pack) only see
+ * objects and refs that were complete before they were published (objects by rename, refs by `.lock` file
+ * and rename, as git itself does).
+ */
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { SvcError } from "../backends/errors.js";
+import type { RemoteUrl } from "../backends/remote-url.js";
+import { CacheDb } from "./db.js";
+import { runGit } from "./git.js";
+import { writeLooseObject } from "./objects.js";
+import { buildBlobPack } from "./pack.js";
+
+/** `$SVC_CACHE_DIR`, else `$XDG_CACHE_HOME/svc`, else `~/.cache/svc`. */
+export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SVC_CACHE_DIR) return env.SVC_CACHE_DIR;
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, "svc");
+  return join(homedir(), ".cache", "svc");
+}
+
+/** `sim-127.0.0.1_7878-demo`: one folder per (backend, origin, project), safe as a single path segment. */
+export function cacheFolderName(remote: RemoteUrl): string {
+  const url = new URL(remote.origin);
+  const host = url.port ? `${url.hostname}_${url.port}` : url.hostname;
+  const safe = (text: string) =>
+    text.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return `${remote.kind}-${safe(host)}-${safe(remote.project)}`;
+}
+
+/** Blob batches smaller than this are written as loose objects in-process; larger ones as one pack. */
+const LOOSE_BATCH_LIMIT = 64;
+
+export class ProjectCache {
+  readonly dir: string;
+  readonly repo: string;
+  readonly db: CacheDb;
+
+  private constructor(dir: string, db: CacheDb) {
+    this.dir = dir;
+    this.repo = join(dir, "repo.git");
+    this.db = db;
+  }
+
+  /** Opens the cache of `remote`, creating it (bare repo and database) on first use. */
+  static async open(remote: RemoteUrl, agent: string, root = cacheRoot()): Promise<ProjectCache> {
+    const dir = join(root, cacheFolderName(remote));
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const db = new CacheDb(join(dir, "cache.db"), { backend: remote.kind, project: remote.project, agent });
+    const cache = new ProjectCache(dir, db);
+    await cache.ensureRepo();
+    return cache;
+  }
+
+  /**
+   * A bare repo that serves `--filter=blob:none` fetches and is never garbage-collected: its trees name blobs
+   * that are only written when git asks for them, and `gc`/`repack` die on absent blobs.
+   */
+  private async ensureRepo(): Promise<void> {
+    if (existsSync(join(this.repo, "HEAD"))) return;
+    const temp = `${this.repo}.init-${process.pid}`;
+    rmSync(temp, { recursive: true, force: true });
+    await runGit(temp, ["init", "--quiet", "--bare", "--initial-branch=main", temp]);
+    const settings: [string, string][] = [
+      ["uploadpack.allowFilter", "true"],
+      ["uploadpack.allowAnySHA1InWant", "true"],
+      ["uploadpack.hideRefs", "refs/svc/"],
+      ["gc.auto", "0"],
+      ["receive.autogc", "false"],
+      ["core.logAllRefUpdates", "false"],
+    ];
+    for (const [key, value] of settings) await runGit(temp, ["config", key, value]);
+    try {
+      renameSync(temp, this.repo);
+    } catch (error) {
+      // Another process created it first; theirs is as good as ours.
+      rmSync(temp, { recursive: true, force: true });
+      if (!existsSync(join(this.repo, "HEAD"))) throw error;
+    }
+  }
+
+  /** The commit `refs/heads/main` points at, or undefined before the first sync. */
+  tip(): string | undefined {
+    const path = join(this.repo, "refs", "heads", "main");
+    if (!existsSync(path)) return undefined;
+    const oid = readFileSync(path, "utf8").trim();
+    return /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
+  }
+
+  /** Moves `refs/heads/main` the way git does: create `main.lock` exclusively, write, rename. */
+  setTip(oid: string): void {
+    const dir = join(this.repo, "refs", "heads");
+    mkdirSync(dir, { recursive: true });
+    const lock = join(dir, "main.lock");
+    let fd: number;
+    try {
+      fd = openSync(lock, "wx");
+    } catch (error) {
+      throw new SvcError(
+        "SVC_STORE",
+        `cannot lock ${lock} (${(error as NodeJS.ErrnoException).code}); if no svc or git process is running, remove that file`,
+        { cause: error },
+      );
+    }
+    try {
+      writeSync(fd, `${oid}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(lock, join(dir, "main"));
+  }
+
+  writeObject(type: "tree" | "commit", content: Buffer): string {
+    return writeLooseObject(this.repo, type, content);
+  }
+
+  /**
+   * Writes the blobs named by `oids` that the cache knows and has not written yet; returns how many it
+   * wrote. Unknown OIDs (commits, trees, anything else) are left to upload-pack.
+   */
+  async materialize(oids: Iterable<string>): Promise<{ written: number; bytes: number }> {
+    const pending: { oid: string; content: Buffer }[] = [];
+    for (const oid of new Set(oids)) {
+      const blob = this.db.blob(oid);
+      if (blob && !blob.written) pending.push(blob);
+    }
+    return this.writeBlobs(pending);
+  }
+
+  /** Every blob the cache knows but has not written: what a fetch without a blob filter needs. */
+  unwrittenBlobs(): { oid: string; content: Buffer }[] {
+    return this.db.unwrittenBlobs();
+  }
+
+  async writeBlobs(
+    blobs: readonly { oid: string; content: Buffer }[],
+  ): Promise<{ written: number; bytes: number }> {
+    if (blobs.length === 0) return { written: 0, bytes: 0 };
+    let bytes = 0;
+    for (const blob of blobs) bytes += blob.content.length;
+    if (blobs.length < LOOSE_BATCH_LIMIT) {
+      for (const blob of blobs) writeLooseObject(this.repo, "blob", blob.content);
+    } else {
+      await runGit(this.repo, ["index-pack", "--stdin"], {
+        input: buildBlobPack(blobs.map((blob) => blob.content)),
+      });
+    }
+    this.db.markWritten(blobs.map((blob) => blob.oid));
+    return { written: blobs.length, bytes };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

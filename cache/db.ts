@@ -1,0 +1,246 @@
+/**
+ * `cache.db` (DESIGN.md §3): the last known server state, the blob contents behind every OID we rendered,
+ * the sync cursor, the create journal and the helper's append-only audit table. Migrated by
+ * `PRAGMA user_version`; WAL; file mode 0600 (it holds record contents).
+ */
+import { chmodSync, existsSync } from "node:fs";
+import Database from "better-sqlite3";
+import { SvcError } from "../backends/errors.js";
+
+const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: Record<number, string> = {
+  1: `
+    CREATE TABLE records (
+      key TEXT PRIMARY KEY,
+      path TEXT NOT NULL,
+      version INTEGER,
+      updated_at TEXT NOT NULL,
+      rendered_oid TEXT NOT NULL,
+      raw_json TEXT NOT NULL,
+      deleted INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE oid_map (
+      oid TEXT PRIMARY KEY,
+      key TEXT NOT NULL,
+      content BLOB NOT NULL,
+      written INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE INDEX oid_map_unwritten ON oid_map (written) WHERE written = 0;
+    CREATE TABLE sync_state (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      cursor TEXT,
+      last_sync_ms INTEGER NOT NULL DEFAULT 0,
+      last_full_ms INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO sync_state (id) VALUES (1);
+    CREATE TABLE pending_creates (
+      local_path TEXT NOT NULL,
+      content_oid TEXT NOT NULL,
+      created_key TEXT,
+      created_at TEXT NOT NULL,
+      PRIMARY KEY (local_path, content_oid)
+    );
+    CREATE TABLE audit_events_cache (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      ts TEXT NOT NULL,
+      op TEXT NOT NULL,
+      backend TEXT NOT NULL,
+      project TEXT NOT NULL,
+      key TEXT,
+      oid TEXT,
+      bytes INTEGER,
+      agent TEXT NOT NULL,
+      detail TEXT
+    );
+    CREATE TRIGGER audit_events_cache_no_update BEFORE UPDATE ON audit_events_cache
+      BEGIN SELECT RAISE(ABORT, 'audit_events_cache is append-only'); END;
+    CREATE TRIGGER audit_events_cache_no_delete BEFORE DELETE ON audit_events_cache
+      BEGIN SELECT RAISE(ABORT, 'audit_events_cache is append-only'); END;
+  `,
+};
+
+export interface CachedRecord {
+  readonly key: string;
+  readonly path: string;
+  readonly version: number | null;
+  readonly updated_at: string;
+  readonly rendered_oid: string;
+  readonly raw_json: string;
+}
+
+export interface SyncState {
+  readonly cursor: string | null;
+  readonly last_sync_ms: number;
+  readonly last_full_ms: number;
+}
+
+export type AuditOp =
+  | "connect"
+  | "rpc"
+  | "materialize"
+  | "sync"
+  | "sync-failed"
+  | "blob-limit-refused"
+  | "egress-denied"
+  | "import";
+
+export interface AuditEvent {
+  readonly op: AuditOp;
+  readonly key?: string;
+  readonly oid?: string;
+  readonly bytes?: number;
+  readonly detail?: Record<string, unknown>;
+}
+
+export class CacheDb {
+  readonly db: Database.Database;
+  private readonly statements;
+
+  constructor(
+    path: string,
+    private readonly identity: { backend: string; project: string; agent: string },
+  ) {
+    const fresh = !existsSync(path);
+    try {
+      this.db = new Database(path);
+    } catch (error) {
+      throw new SvcError("SVC_STORE", `cannot open the cache database ${path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (fresh) chmodSync(path, 0o600);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 30000");
+    this.migrate(path);
+    const db = this.db;
+    this.statements = {
+      record: db.prepare(
+        "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE key = ? AND deleted = 0",
+      ),
+      versions: db.prepare(
+        "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
+      ),
+      upsertRecord: db.prepare(
+        `INSERT INTO records (key, path, version, updated_at, rendered_oid, raw_json, deleted)
+         VALUES (@key, @path, @version, @updated_at, @rendered_oid, @raw_json, 0)
+         ON CONFLICT (key) DO UPDATE SET path = excluded.path, version = excluded.version,
+           updated_at = excluded.updated_at, rendered_oid = excluded.rendered_oid, raw_json = excluded.raw_json, deleted = 0`,
+      ),
+      markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
+      tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
+      insertOid: db.prepare(
+        "INSERT INTO oid_map (oid, key, content) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+      ),
+      oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
+      unwritten: db.prepare("SELECT oid, content FROM oid_map WHERE written = 0"),
+      markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid = ?"),
+      syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
+      setSyncState: db.prepare(
+        "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
+      ),
+      audit: db.prepare(
+        `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+    };
+  }
+
+  private migrate(path: string): void {
+    const current = this.db.pragma("user_version", { simple: true }) as number;
+    if (current > SCHEMA_VERSION) {
+      throw new SvcError(
+        "SVC_STORE",
+        `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
+      );
+    }
+    for (let revision = current + 1; revision <= SCHEMA_VERSION; revision++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[revision] ?? "");
+        this.db.pragma(`user_version = ${revision}`);
+      })();
+    }
+  }
+
+  /** Runs `work` holding SQLite's write lock (BEGIN IMMEDIATE): one writer per cache across processes. */
+  exclusive<T>(work: () => T): T {
+    return this.db.transaction(work).immediate();
+  }
+
+  record(key: string): CachedRecord | undefined {
+    return this.statements.record.get(key) as CachedRecord | undefined;
+  }
+
+  /** key → {version, updated_at, rendered_oid, path} of every live record. */
+  liveRecords(): Map<
+    string,
+    { version: number | null; updated_at: string; rendered_oid: string; path: string }
+  > {
+    const rows = this.statements.versions.all() as {
+      key: string;
+      version: number | null;
+      updated_at: string;
+      rendered_oid: string;
+      path: string;
+    }[];
+    return new Map(rows.map((row) => [row.key, row]));
+  }
+
+  upsertRecord(record: CachedRecord): void {
+    this.statements.upsertRecord.run(record);
+  }
+
+  markDeleted(key: string): void {
+    this.statements.markDeleted.run(key);
+  }
+
+  /** (path, oid) of every live record: the tree of the cache's `main`. */
+  treeEntries(): { path: string; rendered_oid: string; updated_at: string }[] {
+    return this.statements.tree.all() as { path: string; rendered_oid: string; updated_at: string }[];
+  }
+
+  rememberBlob(oid: string, key: string, content: Buffer): void {
+    this.statements.insertOid.run(oid, key, content);
+  }
+
+  blob(oid: string): { oid: string; content: Buffer; written: number } | undefined {
+    return this.statements.oid.get(oid) as { oid: string; content: Buffer; written: number } | undefined;
+  }
+
+  unwrittenBlobs(): { oid: string; content: Buffer }[] {
+    return this.statements.unwritten.all() as { oid: string; content: Buffer }[];
+  }
+
+  markWritten(oids: readonly string[]): void {
+    this.db.transaction(() => {
+      for (const oid of oids) this.statements.markWritten.run(oid);
+    })();
+  }
+
+  syncState(): SyncState {
+    return this.statements.syncState.get() as SyncState;
+  }
+
+  setSyncState(state: SyncState): void {
+    this.statements.setSyncState.run(state);
+  }
+
+  audit(event: AuditEvent): void {
+    this.statements.audit.run(
+      new Date().toISOString(),
+      event.op,
+      this.identity.backend,
+      this.identity.project,
+      event.key ?? null,
+      event.oid ?? null,
+      event.bytes ?? null,
+      this.identity.agent,
+      event.detail === undefined ? null : JSON.stringify(event.detail),
+    );
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

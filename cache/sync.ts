@@ -1,0 +1,173 @@
+/**
+ * Sync: bring the cache to the server's state (DESIGN.md §3).
+ *
+ * The first sync lists everything; later ones ask for records changed since the cursor minus the backend's
+ * overlap, and skip records whose version and `updated_at` the cache already has. Deletions are only
+ * inferred from a complete full listing (`reconcile`, or when the last one is older than the reconcile
+ * period). A sync that changes nothing writes no commit. The commit is deterministic: fixed identity, time
+ * = newest `updated_at` in the tree, parent = previous tip, so caches that saw the same server states have
+ * the same commit ids.
+ */
+import type { Backend, BackendRecord } from "../backends/backend.js";
+import { renderRecordFile } from "../backends/record.js";
+import type { ProjectCache } from "./cache.js";
+import { encodeCommit, encodeTree, hashObject, type TreeEntry } from "./objects.js";
+
+export const SVC_IDENTITY = "svc <svc@localhost>";
+
+export interface SyncOptions {
+  /** Force a full listing and infer deletions from it. */
+  readonly reconcile?: boolean;
+  /** A full listing is also made when the last one is older than this (ms). */
+  readonly reconcileIntervalMs?: number;
+  readonly now?: number;
+}
+
+export interface SyncResult {
+  readonly full: boolean;
+  readonly changed: number;
+  readonly deleted: number;
+  /** The new commit, when the sync wrote one. */
+  readonly commit: string | undefined;
+  readonly tip: string;
+}
+
+export const DEFAULT_RECONCILE_INTERVAL_MS = 10 * 60 * 1000;
+
+function seconds(timestamp: string): number {
+  const ms = Date.parse(timestamp);
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+}
+
+/** The bytes of a record file and its blob id. */
+export function renderBlob(backend: Backend, record: BackendRecord): { content: Buffer; oid: string } {
+  const content = Buffer.from(renderRecordFile(backend.schema, record.content));
+  return { content, oid: hashObject("blob", content) };
+}
+
+/** Writes the nested trees for `files` (path → blob oid) and returns the root tree id. */
+export function writeTree(cache: ProjectCache, files: readonly { path: string; oid: string }[]): string {
+  interface Dir {
+    files: TreeEntry[];
+    dirs: Map<string, Dir>;
+  }
+  const root: Dir = { files: [], dirs: new Map() };
+  for (const file of files) {
+    const parts = file.path.split("/");
+    let dir = root;
+    for (const part of parts.slice(0, -1)) {
+      let next = dir.dirs.get(part);
+      if (!next) {
+        next = { files: [], dirs: new Map() };
+        dir.dirs.set(part, next);
+      }
+      dir = next;
+    }
+    dir.files.push({ mode: "100644", name: parts[parts.length - 1] ?? "", oid: file.oid });
+  }
+  const write = (dir: Dir): string => {
+    const entries: TreeEntry[] = [...dir.files];
+    for (const [name, sub] of dir.dirs) entries.push({ mode: "40000", name, oid: write(sub) });
+    return cache.writeObject("tree", encodeTree(entries));
+  };
+  return write(root);
+}
+
+export async function syncCache(
+  cache: ProjectCache,
+  backend: Backend,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
+  const now = options.now ?? Date.now();
+  const before = cache.db.syncState();
+  const interval = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+  const full = before.cursor === null || options.reconcile === true || now - before.last_full_ms >= interval;
+  const since =
+    before.cursor === null
+      ? undefined
+      : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
+  const listing =
+    full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since);
+
+  return cache.db.exclusive(() => {
+    const state = cache.db.syncState();
+    const live = cache.db.liveRecords();
+    let changed = 0;
+    let deleted = 0;
+    let cursor = state.cursor;
+    for (const record of listing.records) {
+      if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
+      const known = live.get(record.key);
+      if (
+        known &&
+        known.version === record.version &&
+        known.updated_at === record.updatedAt &&
+        known.path === record.path
+      ) {
+        continue;
+      }
+      const blob = renderBlob(backend, record);
+      cache.db.rememberBlob(blob.oid, record.key, blob.content);
+      cache.db.upsertRecord({
+        key: record.key,
+        path: record.path,
+        version: record.version,
+        updated_at: record.updatedAt,
+        rendered_oid: blob.oid,
+        raw_json: JSON.stringify(record.raw),
+      });
+      if (!known || known.rendered_oid !== blob.oid || known.path !== record.path) changed++;
+    }
+    if (full && listing.complete) {
+      const present = new Set(listing.records.map((record) => record.key));
+      for (const key of live.keys()) {
+        if (!present.has(key)) {
+          cache.db.markDeleted(key);
+          deleted++;
+        }
+      }
+    }
+    let tip = cache.tip();
+    let commit: string | undefined;
+    if (changed > 0 || deleted > 0 || tip === undefined) {
+      commit = writeSyncCommit(cache, backend, tip, changed, deleted);
+      cache.setTip(commit);
+      tip = commit;
+    }
+    cache.db.setSyncState({
+      cursor,
+      last_sync_ms: now,
+      last_full_ms: full && listing.complete ? now : state.last_full_ms,
+    });
+    cache.db.audit({
+      op: "sync",
+      detail: { full, listed: listing.records.length, changed, deleted, commit: commit ?? null },
+    });
+    return { full, changed, deleted, commit, tip };
+  });
+}
+
+function writeSyncCommit(
+  cache: ProjectCache,
+  backend: Backend,
+  parent: string | undefined,
+  changed: number,
+  deleted: number,
+): string {
+  const entries = cache.db.treeEntries();
+  const tree = writeTree(
+    cache,
+    entries.map((entry) => ({ path: entry.path, oid: entry.rendered_oid })),
+  );
+  let newest = 0;
+  for (const entry of entries) newest = Math.max(newest, seconds(entry.updated_at));
+  const project = backend.project;
+  const message =
+    parent === undefined
+      ? `svc: import ${backend.kind} project ${project}\n\n${entries.length} records\n`
+      : `svc: sync ${backend.kind} project ${project}\n\n${changed} changed, ${deleted} removed\n`;
+  return cache.writeObject(
+    "commit",
+    encodeCommit({ tree, parents: parent ? [parent] : [], identity: SVC_IDENTITY, time: newest, message }),
+  );
+}

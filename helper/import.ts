@@ -1,0 +1,205 @@
+/**
+ * `import` (git with `protocol.version=0`, DESIGN.md §4): the cache's history as a fast-import stream with
+ * the blobs inline, written to the private ref `refs/svc/<remote>/main`.
+ *
+ * The stream reproduces each commit's tree, parents, author, committer and message byte for byte, so the
+ * commit ids equal the cache's and a v0 clone can later fetch with v2 and push. Commits carrying headers
+ * fast-import cannot write (`gpgsig`, `mergetag`) would get other ids; such commits only enter the cache by
+ * push, and the helper says so on stderr when it meets one.
+ */
+import type { Writable } from "node:stream";
+import type { ProjectCache } from "../cache/cache.js";
+import { runGit } from "../cache/git.js";
+
+interface Change {
+  readonly mode: string;
+  readonly oid: string;
+  readonly status: string;
+  readonly path: string;
+}
+
+interface ParsedCommit {
+  readonly parents: string[];
+  readonly author: string;
+  readonly committer: string;
+  readonly encoding: string | undefined;
+  readonly unsupportedHeaders: string[];
+  readonly message: Buffer;
+}
+
+/** Parses a raw commit object: headers up to the first blank line, then the message bytes. */
+export function parseCommitObject(raw: Buffer): ParsedCommit {
+  const split = raw.indexOf("\n\n");
+  const headerText = raw.subarray(0, split === -1 ? raw.length : split).toString("utf8");
+  const message = split === -1 ? Buffer.alloc(0) : raw.subarray(split + 2);
+  const parents: string[] = [];
+  let author = "";
+  let committer = "";
+  let encoding: string | undefined;
+  const unsupportedHeaders: string[] = [];
+  for (const line of headerText.split("\n")) {
+    if (line.startsWith(" ")) continue;
+    const space = line.indexOf(" ");
+    const name = line.slice(0, space);
+    const value = line.slice(space + 1);
+    if (name === "parent") parents.push(value);
+    else if (name === "author") author = value;
+    else if (name === "committer") committer = value;
+    else if (name === "encoding") encoding = value;
+    else if (name !== "tree") unsupportedHeaders.push(name);
+  }
+  return { parents, author, committer, encoding, unsupportedHeaders, message };
+}
+
+/** Parses `git diff-tree --stdin -z -r --root --always` output: commit id → changes against the first parent. */
+export function parseDiffTree(output: Buffer): Map<string, Change[]> {
+  const tokens = output.toString("utf8").split("\0");
+  const changes = new Map<string, Change[]>();
+  let current: Change[] | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] ?? "";
+    if (/^[0-9a-f]{40}$/.test(token)) {
+      current = [];
+      changes.set(token, current);
+    } else if (token.startsWith(":") && current) {
+      const [, newMode = "", , newOid = "", status = ""] = token.slice(1).split(" ");
+      current.push({ mode: newMode, oid: newOid, status: status.slice(0, 1), path: tokens[++i] ?? "" });
+    }
+  }
+  return changes;
+}
+
+/** A path as fast-import reads it: C-quoted when it contains a newline, a quote or a backslash. */
+export function quotePath(path: string): string {
+  if (!/["\\\n]/.test(path) && !path.startsWith('"')) return path;
+  return `"${path.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+}
+
+async function readObjects(cache: ProjectCache, oids: readonly string[]): Promise<Map<string, Buffer>> {
+  const objects = new Map<string, Buffer>();
+  if (oids.length === 0) return objects;
+  const { stdout } = await runGit(cache.repo, ["cat-file", "--batch"], { input: `${oids.join("\n")}\n` });
+  let offset = 0;
+  for (const oid of oids) {
+    const newline = stdout.indexOf(0x0a, offset);
+    const header = stdout.subarray(offset, newline).toString("utf8").split(" ");
+    const size = Number(header[2]);
+    if (header[1] === "missing" || Number.isNaN(size)) {
+      offset = newline + 1;
+      continue;
+    }
+    objects.set(oid, stdout.subarray(newline + 1, newline + 1 + size));
+    offset = newline + 1 + size + 1;
+  }
+  return objects;
+}
+
+export interface ImportOptions {
+  readonly cache: ProjectCache;
+  readonly ref: string;
+  /** The commit the user's repo already has at `ref`, if any: the stream starts after it. */
+  readonly have: string | undefined;
+  readonly output: Writable;
+  readonly log: (message: string) => void;
+}
+
+export async function writeImportStream(options: ImportOptions): Promise<{ commits: number; blobs: number }> {
+  const { cache, ref, output } = options;
+  const tip = cache.tip();
+  const write = (data: string | Buffer) => output.write(data);
+  write("feature done\n");
+  if (!tip) {
+    write("done\n");
+    return { commits: 0, blobs: 0 };
+  }
+  let have = options.have;
+  if (have) {
+    const known = await runGit(cache.repo, ["merge-base", "--is-ancestor", have, tip]).then(
+      () => true,
+      () => false,
+    );
+    if (!known) have = undefined;
+  }
+  const revList = await runGit(cache.repo, [
+    "rev-list",
+    "--reverse",
+    "--topo-order",
+    tip,
+    ...(have ? [`^${have}`] : []),
+  ]);
+  const commitIds = revList.stdout
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => line !== "");
+  const commitObjects = await readObjects(cache, commitIds);
+  const parsed = new Map(
+    commitIds.map((oid) => [oid, parseCommitObject(commitObjects.get(oid) ?? Buffer.alloc(0))]),
+  );
+  const diffInput = commitIds.map((oid) => {
+    const parent = parsed.get(oid)?.parents[0];
+    return parent ? `${oid} ${parent}` : oid;
+  });
+  const diffs = parseDiffTree(
+    (
+      await runGit(cache.repo, ["diff-tree", "--stdin", "-z", "-r", "--root", "--always", "--no-renames"], {
+        input: `${diffInput.join("\n")}\n`,
+      })
+    ).stdout,
+  );
+
+  const blobIds = new Set<string>();
+  for (const changes of diffs.values()) {
+    for (const change of changes)
+      if (change.status !== "D" && change.mode !== "160000") blobIds.add(change.oid);
+  }
+  const contents = new Map<string, Buffer>();
+  const missing: string[] = [];
+  for (const oid of blobIds) {
+    const blob = cache.db.blob(oid);
+    if (blob) contents.set(oid, blob.content);
+    else missing.push(oid);
+  }
+  for (const [oid, content] of await readObjects(cache, missing)) contents.set(oid, content);
+
+  const marks = new Map<string, number>();
+  commitIds.forEach((oid, index) => {
+    const commit = parsed.get(oid);
+    if (!commit) return;
+    if (commit.unsupportedHeaders.length > 0) {
+      options.log(
+        `svc: commit ${oid.slice(0, 12)} has ${commit.unsupportedHeaders.join(", ")}; protocol v0 cannot reproduce it, ` +
+          "so its id will differ: fetch with protocol v2 (the default) instead",
+      );
+    }
+    const mark = index + 1;
+    marks.set(oid, mark);
+    // Without `from`, fast-import would continue the branch it built so far: a second root needs a reset.
+    if (commit.parents.length === 0 && index > 0) write(`reset ${ref}\n\n`);
+    write(`commit ${ref}\nmark :${mark}\nauthor ${commit.author}\ncommitter ${commit.committer}\n`);
+    if (commit.encoding) write(`encoding ${commit.encoding}\n`);
+    write(`data ${commit.message.length}\n`);
+    write(commit.message);
+    write("\n");
+    commit.parents.forEach((parent, p) => {
+      const from = marks.has(parent) ? `:${marks.get(parent)}` : parent;
+      write(`${p === 0 ? "from" : "merge"} ${from}\n`);
+    });
+    for (const change of diffs.get(oid) ?? []) {
+      if (change.status === "D") {
+        write(`D ${quotePath(change.path)}\n`);
+        continue;
+      }
+      const content = contents.get(change.oid);
+      if (!content)
+        throw new Error(
+          `blob ${change.oid} of ${change.path} is neither in the cache database nor in its repo`,
+        );
+      write(`M ${change.mode} inline ${quotePath(change.path)}\ndata ${content.length}\n`);
+      write(content);
+      write("\n");
+    }
+    write("\n");
+  });
+  write("done\n");
+  return { commits: commitIds.length, blobs: contents.size };
+}

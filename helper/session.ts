@@ -1,0 +1,172 @@
+/**
+ * One helper run's connection to a project: the parsed remote, its backend, the cache, and the policy of
+ * when to sync (debounced by `svc.syncInterval`; never for lazy blob fetches; with the cached state when
+ * the backend cannot be reached but the cache has one).
+ */
+import { spawn } from "node:child_process";
+import type { Writable } from "node:stream";
+import type { Backend } from "../backends/backend.js";
+import { SvcError, UserFacingError } from "../backends/errors.js";
+import { EgressDeniedError, HttpClient } from "../backends/http.js";
+import { parseRemoteUrl, type RemoteUrl } from "../backends/remote-url.js";
+import { SimBackend } from "../backends/sim/backend.js";
+import { ProjectCache } from "../cache/cache.js";
+import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
+import { writeImportStream } from "./import.js";
+import type { ByteReader } from "./pktline.js";
+import { blobLimit, serveUploadPack } from "./stateless-connect.js";
+
+const MIN_GIT = [2, 28] as const;
+const DEFAULT_SYNC_INTERVAL_MS = 2000;
+
+/** Runs git on the user's repository (the helper's inherited environment), returning stdout or undefined. */
+function userGit(args: readonly string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn("git", args, { stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
+    });
+    child.on("error", () => resolve(undefined));
+    child.on("close", (code) => resolve(code === 0 ? out : undefined));
+  });
+}
+
+export function parseGitVersion(text: string): [number, number] | undefined {
+  const match = /git version (\d+)\.(\d+)/.exec(text);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+/** `svc.*` settings of the user's repository, from one `git config --get-regexp`. */
+async function readSettings(): Promise<Map<string, string>> {
+  const text = (await userGit(["config", "--get-regexp", "^svc\\."])) ?? "";
+  const settings = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space > 0) settings.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
+  }
+  return settings;
+}
+
+function seconds(setting: string | undefined, name: string, fallbackMs: number): number {
+  if (setting === undefined) return fallbackMs;
+  const value = Number(setting);
+  if (!Number.isFinite(value) || value < 0) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `git config ${name}=${JSON.stringify(setting)} is not a number of seconds`,
+    );
+  }
+  return value * 1000;
+}
+
+export function createBackend(remote: RemoteUrl, agent: string): Backend {
+  const http = new HttpClient({ agent });
+  http.checkEgress(remote.origin);
+  if (remote.kind === "sim") return new SimBackend(remote.origin, remote.project, http);
+  throw new UserFacingError(
+    "SVC_USAGE",
+    `the ${remote.kind} backend is not available in this version of svc; it serves sim projects (svc::http://127.0.0.1:7878/projects/<slug>)`,
+  );
+}
+
+export interface Session {
+  /** Syncs if due, returns the cache tip to advertise. */
+  prepare(options: { sync: boolean }): Promise<string>;
+  serve(input: ByteReader, output: Writable): Promise<void>;
+  importRefs(ref: string, output: Writable): Promise<void>;
+  close(): void;
+}
+
+export async function openSession(options: {
+  remote: string;
+  url: string;
+  log: (message: string) => void;
+  trace: (message: string) => void;
+}): Promise<Session> {
+  const { log, trace } = options;
+  const remote = parseRemoteUrl(options.url);
+  const agent = `git-remote-svc-${process.pid}`;
+  const version = parseGitVersion((await userGit(["version"])) ?? "");
+  if (version && (version[0] < MIN_GIT[0] || (version[0] === MIN_GIT[0] && version[1] < MIN_GIT[1]))) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer`,
+    );
+  }
+  const cache = await ProjectCache.open(remote, agent);
+  trace(`cache ${cache.dir}`);
+  let backend: Backend;
+  try {
+    backend = createBackend(remote, agent);
+  } catch (error) {
+    if (error instanceof EgressDeniedError)
+      cache.db.audit({ op: "egress-denied", detail: { origin: remote.origin } });
+    cache.close();
+    throw error;
+  }
+
+  const session: Session = {
+    async prepare({ sync }) {
+      const tip = cache.tip();
+      if (!sync && tip) return tip;
+      const settings = await readSettings();
+      const interval = seconds(
+        settings.get("svc.syncinterval") ?? process.env.SVC_SYNC_INTERVAL,
+        "svc.syncInterval",
+        DEFAULT_SYNC_INTERVAL_MS,
+      );
+      const reconcile = seconds(
+        settings.get("svc.reconcileinterval"),
+        "svc.reconcileInterval",
+        DEFAULT_RECONCILE_INTERVAL_MS,
+      );
+      if (tip && Date.now() - cache.db.syncState().last_sync_ms < interval) {
+        trace(`sync skipped: last sync less than ${interval} ms ago`);
+        return tip;
+      }
+      try {
+        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile });
+        trace(`synced: ${JSON.stringify(result)}`);
+        return result.tip;
+      } catch (error) {
+        cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
+        if (!(error instanceof SvcError)) throw error;
+        if (!tip) {
+          throw new UserFacingError(
+            "SVC_BACKEND",
+            `${error.message}\nno cached copy of ${backend.description} exists yet, so there is nothing to serve; start the server or check the URL ${remote.url}`,
+            { cause: error },
+          );
+        }
+        log(
+          `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state`,
+        );
+        return tip;
+      }
+    },
+    serve(input, output) {
+      return serveUploadPack({
+        cache,
+        input,
+        output,
+        limit: blobLimit(),
+        folder: backend.schema.folder,
+        log,
+        beforeListRefs: async () => {
+          await session.prepare({ sync: true });
+        },
+      });
+    },
+    async importRefs(ref, output) {
+      const have = (await userGit(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
+      const result = await writeImportStream({ cache, ref, have: have || undefined, output, log });
+      cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
+    },
+    close() {
+      cache.close();
+    },
+  };
+  return session;
+}

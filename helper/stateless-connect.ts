@@ -1,0 +1,191 @@
+/**
+ * `stateless-connect git-upload-pack`: protocol v2 tunnelled to `git upload-pack --stateless-rpc` on the
+ * cache repo (DESIGN.md §4; notes/git-protocol-and-deps.md §2).
+ *
+ * Wire rules, each one measured: the capability advertisement is written without a response-end packet
+ * (git dies with "expected flush after ref listing" if one follows); a request runs up to a flush `0000`
+ * (`0001` is a delimiter inside it); after each response we write `0002`, without which git hangs. Before a
+ * `fetch` is forwarded, the blobs it wants are written to the cache (upload-pack only serves objects that
+ * exist), subject to the blob limit; a fetch without a blob filter needs every blob written first.
+ */
+import type { Writable } from "node:stream";
+import { UserFacingError } from "../backends/errors.js";
+import type { ProjectCache } from "../cache/cache.js";
+import { spawnGit } from "../cache/git.js";
+import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
+
+export interface FetchRequest {
+  readonly command: string | undefined;
+  readonly wants: string[];
+  readonly filter: string | undefined;
+}
+
+/** Reads the command and the `want`/`filter` arguments of one v2 request (its pkt-line payloads). */
+export function parseRequest(lines: readonly string[]): FetchRequest {
+  let command: string | undefined;
+  const wants: string[] = [];
+  let filter: string | undefined;
+  for (const line of lines) {
+    if (line.startsWith("command=")) command = line.slice("command=".length);
+    else if (line.startsWith("want ")) wants.push(line.slice(5).trim());
+    else if (line.startsWith("filter ")) filter = line.slice(7).trim();
+  }
+  return { command, wants, filter };
+}
+
+/** Filters under which upload-pack never reads a blob: `blob:none`, and `tree:<depth>`. */
+export function filterOmitsBlobs(filter: string | undefined): boolean {
+  return filter === "blob:none" || (filter !== undefined && /^tree:\d+$/.test(filter));
+}
+
+/** `SVC_BLOB_LIMIT`: default 500; 0 means no limit. */
+export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SVC_BLOB_LIMIT;
+  if (raw === undefined || raw === "") return 500;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `SVC_BLOB_LIMIT=${JSON.stringify(raw)} is not a whole number; use e.g. 500, or 0 for no limit`,
+    );
+  }
+  return value;
+}
+
+export class BlobLimitError extends UserFacingError {
+  constructor(wanted: number, limit: number, folder: string) {
+    super(
+      "SVC_USAGE",
+      `this fetch wants ${wanted} record files, more than SVC_BLOB_LIMIT=${limit}. Check out only what you need:\n` +
+        `  git sparse-checkout set --no-cone '${folder}/00[1-2]*'\n` +
+        "then `git checkout main` (or `git sparse-checkout reapply`). To fetch everything anyway, run the command again " +
+        "with SVC_BLOB_LIMIT=0.",
+      { data: { wanted, limit } },
+    );
+  }
+}
+
+/** Runs upload-pack on the cache with `input` and copies its output to `out`, respecting backpressure. */
+function runUploadPack(
+  cache: ProjectCache,
+  args: readonly string[],
+  input: Buffer | undefined,
+  out: Writable,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawnGit(cache.repo, ["upload-pack", "--stateless-rpc", ...args, cache.repo], {
+      env: { GIT_PROTOCOL: "version=2" },
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    child.on("error", reject);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (!out.write(chunk)) {
+        child.stdout?.pause();
+        out.once("drain", () => child.stdout?.resume());
+      }
+    });
+    child.on("close", (code) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new UserFacingError(
+            "SVC_STORE",
+            `git upload-pack on the cache ${cache.repo} failed (exit ${code})`,
+          ),
+        );
+    });
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(input);
+  });
+}
+
+export interface TunnelOptions {
+  readonly cache: ProjectCache;
+  readonly input: ByteReader;
+  readonly output: Writable;
+  readonly limit: number;
+  readonly folder: string;
+  readonly log: (message: string) => void;
+  /**
+   * Runs before an `ls-refs` is answered: the sync. Lazy blob fetches (checkout, `git log -p`) send only
+   * `fetch`, so they never wait for the server; `git fetch`/`pull`/`clone` always list refs first. (git
+   * also sends `option from-promisor` on ordinary fetches in a partial clone, so that cannot tell them apart.)
+   */
+  readonly beforeListRefs: () => Promise<void>;
+}
+
+/** Serves requests until git closes stdin. A refused request is answered with an ERR packet, then thrown. */
+export async function serveUploadPack(options: TunnelOptions): Promise<void> {
+  const { cache, input, output } = options;
+  cache.db.audit({ op: "connect", detail: { service: "git-upload-pack" } });
+  await runUploadPack(cache, ["--advertise-refs"], undefined, output);
+  for (;;) {
+    const raw: Buffer[] = [];
+    const lines: string[] = [];
+    for (;;) {
+      const next = await input.readPkt();
+      if (!next) {
+        if (raw.length === 0) return;
+        throw new UserFacingError("SVC_USAGE", "git closed the connection in the middle of a request");
+      }
+      raw.push(next.raw);
+      const text = pktText(next.pkt);
+      if (text !== undefined) lines.push(text);
+      if (next.pkt.type === "flush") break;
+    }
+    const request = parseRequest(lines);
+    cache.db.audit({
+      op: "rpc",
+      detail: {
+        command: request.command ?? null,
+        wants: request.wants.length,
+        filter: request.filter ?? null,
+      },
+    });
+    if (request.command === "ls-refs") {
+      try {
+        await options.beforeListRefs();
+      } catch (error) {
+        output.write(encodePkt(`ERR ${(error as Error).message.split("\n")[0]?.slice(0, 1000)}\n`));
+        output.write(RESPONSE_END);
+        throw error;
+      }
+    }
+    if (request.command === "fetch") await prepareFetch(options, request);
+    await runUploadPack(cache, [], Buffer.concat(raw), output);
+    output.write(RESPONSE_END);
+  }
+}
+
+async function prepareFetch(options: TunnelOptions, request: FetchRequest): Promise<void> {
+  const { cache, limit } = options;
+  let pending: { oid: string; content: Buffer }[];
+  let wanted: number;
+  if (filterOmitsBlobs(request.filter)) {
+    const known = request.wants.map((oid) => cache.db.blob(oid)).filter((blob) => blob !== undefined);
+    wanted = known.length;
+    pending = known.filter((blob) => !blob.written);
+  } else {
+    pending = cache.unwrittenBlobs();
+    wanted = pending.length;
+  }
+  if (limit > 0 && wanted > limit) {
+    cache.db.audit({ op: "blob-limit-refused", detail: { wanted, limit } });
+    const error = new BlobLimitError(wanted, limit, options.folder);
+    const hint = `git sparse-checkout set --no-cone '${options.folder}/<glob>'`;
+    options.output.write(
+      encodePkt(
+        `ERR ${wanted} record files wanted, over SVC_BLOB_LIMIT=${limit}; check out fewer with ${hint}, or set SVC_BLOB_LIMIT=0\n`,
+      ),
+    );
+    options.output.write(RESPONSE_END);
+    throw error;
+  }
+  if (pending.length === 0) return;
+  const result = await cache.writeBlobs(pending);
+  cache.db.audit({
+    op: "materialize",
+    bytes: result.bytes,
+    detail: { blobs: result.written, wants: request.wants.length },
+  });
+}

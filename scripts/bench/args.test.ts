@@ -1,0 +1,19 @@
+import test from "ava";
+import { selectBenchmarks } from "./args.js";
+
+const known = ["sim", "clone", "push"];
+
+test("no argument selects every benchmark in registry order", (t) => {
+  t.deepEqual(selectBenchmarks([], known), ["sim", "clone", "push"]);
+});
+
+test("named benchmarks run in the order given, each once", (t) => {
+  t.deepEqual(selectBenchmarks(["push", "sim", "push"], known), ["push", "sim"]);
+});
+
+test("an unknown name is a usage error that lists the known ones", (t) => {
+  const error = t.throws(() => selectBenchmarks(["sim", "simm"], known));
+  t.is((error as { code?: string }).code, "SVC_USAGE");
+  t.regex(error?.message ?? "", /unknown benchmark "simm"; known benchmarks: sim, clone, push/);
+  t.notRegex(error?.message ?? "", /"sim"[,;]/);
+});

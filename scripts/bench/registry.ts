@@ -1,0 +1,20 @@
+/**
+ * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. A benchmark prints
+ * its own table to `out` (stdout) and its progress to `progress` (stderr); it never fails on a missed goal,
+ * only when it cannot measure.
+ */
+import { benchSim } from "./sim.js";
+
+export interface Benchmark {
+  readonly name: string;
+  readonly description: string;
+  run(out: NodeJS.WritableStream, progress: (line: string) => void): Promise<void>;
+}
+
+export const BENCHMARKS: readonly Benchmark[] = [
+  {
+    name: "sim",
+    description: "simulator requests per second against a bare node:http server",
+    run: benchSim,
+  },
+];
