@@ -4,6 +4,8 @@
  * request has a timeout; 429 answers are retried after `Retry-After`. Error messages never carry request
  * headers (credentials live there).
  */
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { SvcError, UserFacingError } from "./errors.js";
 
 export const DEFAULT_ALLOWED_ORIGINS = "http://127.0.0.1:*,http://localhost:*";
@@ -150,48 +152,57 @@ export class HttpClient {
     }
   }
 
-  private async once(url: URL, request: HttpRequest): Promise<HttpResponse> {
+  /**
+   * One exchange over node:http(s). Not the global `fetch`: its first use loads undici's internals (~40 ms),
+   * and the helper starts once per git fetch. node:http never follows redirects.
+   */
+  private once(url: URL, request: HttpRequest): Promise<HttpResponse> {
     const timeout = request.timeoutMs ?? this.timeoutMs;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: request.method,
-        headers: { "x-svc-agent": this.options.agent, ...request.headers },
-        body: request.body,
-        redirect: "manual",
-        signal: AbortSignal.timeout(timeout),
+    const where = redact(url);
+    return new Promise((resolve, reject) => {
+      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      const body = request.body === undefined ? undefined : Buffer.from(request.body);
+      const headers: Record<string, string> = { "x-svc-agent": this.options.agent, ...request.headers };
+      if (body) headers["content-length"] = String(body.length);
+      const req = send(url, { method: request.method, headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        let total = 0;
+        res.on("data", (chunk: Buffer) => {
+          total += chunk.length;
+          if (total > this.maxResponseBytes) {
+            req.destroy(
+              new SvcError(
+                "SVC_BACKEND",
+                `${request.method} ${where}: response larger than ${this.maxResponseBytes} bytes`,
+              ),
+            );
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on("end", () => {
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (typeof value === "string") responseHeaders.set(name, value);
+            else if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item);
+          }
+          resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: Buffer.concat(chunks) });
+        });
+        res.on("error", (error) => req.destroy(error));
       });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause;
-      const reason =
-        (error as Error).name === "TimeoutError"
-          ? `no answer within ${timeout} ms`
-          : (cause?.code ?? (error as Error).message);
-      throw new BackendUnreachableError(request.method, redact(url), reason, error);
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    try {
-      for await (const chunk of response.body ?? []) {
-        total += chunk.length;
-        if (total > this.maxResponseBytes) {
-          throw new SvcError(
-            "SVC_BACKEND",
-            `${request.method} ${redact(url)}: response larger than ${this.maxResponseBytes} bytes`,
-          );
-        }
-        chunks.push(Buffer.from(chunk));
-      }
-    } catch (error) {
-      if (error instanceof SvcError) throw error;
-      throw new BackendUnreachableError(
-        request.method,
-        redact(url),
-        `the response broke off: ${(error as Error).message}`,
-        error,
+      req.setTimeout(timeout, () =>
+        req.destroy(Object.assign(new Error("timeout"), { code: "ETIMEDOUT_SVC" })),
       );
-    }
-    return { status: response.status, headers: response.headers, body: Buffer.concat(chunks) };
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        if (error instanceof SvcError) reject(error);
+        else {
+          const reason =
+            error.code === "ETIMEDOUT_SVC" ? `no answer within ${timeout} ms` : (error.code ?? error.message);
+          reject(new BackendUnreachableError(request.method, where, reason, error));
+        }
+      });
+      req.end(body);
+    });
   }
 
   /** Sends the request and parses a JSON answer with one of `expected` statuses; anything else is an HttpError. */

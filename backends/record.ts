@@ -10,8 +10,15 @@
  * the delimiter lines is a few lines of code; the YAML between them goes to js-yaml 5 with the JSON schema
  * (no `Date` coercion), aliases refused (an alias bomb costs nothing) and a small nesting limit.
  */
-import { JSON_SCHEMA, load } from "js-yaml";
+import { createRequire } from "node:module";
 import { excerpt, UserFacingError } from "./errors.js";
+
+/** js-yaml, loaded on first parse: the fetch path only renders, and the helper starts once per fetch. */
+let yaml: typeof import("js-yaml") | undefined;
+function loadYaml(): typeof import("js-yaml") {
+  yaml ??= createRequire(import.meta.url)("js-yaml") as typeof import("js-yaml");
+  return yaml;
+}
 
 export type FieldValue = string | number | null | readonly string[];
 
@@ -77,6 +84,9 @@ export function field(
 
 const PLAIN_WORD = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+/** Characters a double-quoted scalar must escape (surrogates go the slow way, which tells pairs from lone ones). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]/;
 /** Words some YAML reader would take for something other than a string. */
 const RESERVED_WORDS = new Set(["true", "false", "null", "yes", "no", "on", "off", "y", "n"]);
 
@@ -89,6 +99,7 @@ export function renderYamlString(value: string): string {
   if ((PLAIN_WORD.test(value) && !RESERVED_WORDS.has(value.toLowerCase())) || RFC3339.test(value)) {
     return value;
   }
+  if (!NEEDS_ESCAPE.test(value)) return `"${value}"`;
   let out = '"';
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
@@ -257,7 +268,12 @@ export function parseRecordFile(schema: RecordSchema, path: string, text: string
       yaml.trim() === ""
         ? {}
         : // The leading newline stands for the opening `---`, so js-yaml's line numbers are the file's.
-          load(`\n${yaml}`, { schema: JSON_SCHEMA, maxAliases: 0, maxDepth: 4, filename: path });
+          loadYaml().load(`\n${yaml}`, {
+            schema: loadYaml().JSON_SCHEMA,
+            maxAliases: 0,
+            maxDepth: 4,
+            filename: path,
+          });
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw new RecordParseError(

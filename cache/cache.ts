@@ -19,12 +19,12 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { SvcError } from "../backends/errors.js";
+import { SvcError, UserFacingError } from "../backends/errors.js";
 import type { RemoteUrl } from "../backends/remote-url.js";
 import { CacheDb } from "./db.js";
-import { runGit } from "./git.js";
+import { GitCommandError, runGit, spawnGit } from "./git.js";
 import { writeLooseObject } from "./objects.js";
-import { buildBlobPack } from "./pack.js";
+import { writeBlobPack } from "./pack.js";
 
 /** `$SVC_CACHE_DIR`, else `$XDG_CACHE_HOME/svc`, else `~/.cache/svc`. */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -40,6 +40,14 @@ export function cacheFolderName(remote: RemoteUrl): string {
   const safe = (text: string) =>
     text.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
   return `${remote.kind}-${safe(host)}-${safe(remote.project)}`;
+}
+
+/** git 2.28 added the protocol v2 response-end packet the tunnel relies on. */
+const MIN_GIT = [2, 28] as const;
+
+export function parseGitVersion(text: string): [number, number] | undefined {
+  const match = /git version (\d+)\.(\d+)/.exec(text);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
 /** Blob batches smaller than this are written as loose objects in-process; larger ones as one pack. */
@@ -72,6 +80,14 @@ export class ProjectCache {
    */
   private async ensureRepo(): Promise<void> {
     if (existsSync(join(this.repo, "HEAD"))) return;
+    // Checked once, when the cache is made: not on every helper start (git starts one per fetch).
+    const version = parseGitVersion((await runGit(this.dir, ["version"])).stdout.toString("utf8"));
+    if (version && (version[0] < MIN_GIT[0] || (version[0] === MIN_GIT[0] && version[1] < MIN_GIT[1]))) {
+      throw new UserFacingError(
+        "SVC_USAGE",
+        `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer (protocol v2 response-end packets)`,
+      );
+    }
     const temp = `${this.repo}.init-${process.pid}`;
     rmSync(temp, { recursive: true, force: true });
     await runGit(temp, ["init", "--quiet", "--bare", "--initial-branch=main", temp]);
@@ -133,34 +149,54 @@ export class ProjectCache {
    * wrote. Unknown OIDs (commits, trees, anything else) are left to upload-pack.
    */
   async materialize(oids: Iterable<string>): Promise<{ written: number; bytes: number }> {
-    const pending: { oid: string; content: Buffer }[] = [];
+    const pending: string[] = [];
     for (const oid of new Set(oids)) {
-      const blob = this.db.blob(oid);
-      if (blob && !blob.written) pending.push(blob);
+      if (this.db.blobState(oid) === "unwritten") pending.push(oid);
     }
     return this.writeBlobs(pending);
   }
 
   /** Every blob the cache knows but has not written: what a fetch without a blob filter needs. */
-  unwrittenBlobs(): { oid: string; content: Buffer }[] {
-    return this.db.unwrittenBlobs();
+  unwrittenBlobs(): string[] {
+    return this.db.unwrittenBlobOids();
   }
 
-  async writeBlobs(
-    blobs: readonly { oid: string; content: Buffer }[],
-  ): Promise<{ written: number; bytes: number }> {
-    if (blobs.length === 0) return { written: 0, bytes: 0 };
+  /** Writes the known blobs `oids`: loose objects for a few, else one pack streamed into `git index-pack`. */
+  async writeBlobs(oids: readonly string[]): Promise<{ written: number; bytes: number }> {
+    if (oids.length === 0) return { written: 0, bytes: 0 };
     let bytes = 0;
-    for (const blob of blobs) bytes += blob.content.length;
-    if (blobs.length < LOOSE_BATCH_LIMIT) {
-      for (const blob of blobs) writeLooseObject(this.repo, "blob", blob.content);
-    } else {
-      await runGit(this.repo, ["index-pack", "--stdin"], {
-        input: buildBlobPack(blobs.map((blob) => blob.content)),
-      });
+    const db = this.db;
+    function* contents(): Generator<Buffer> {
+      for (const oid of oids) {
+        const content = db.blob(oid)?.content;
+        if (!content)
+          throw new SvcError("SVC_STORE", `blob ${oid} vanished from the cache database while being written`);
+        bytes += content.length;
+        yield content;
+      }
     }
-    this.db.markWritten(blobs.map((blob) => blob.oid));
-    return { written: blobs.length, bytes };
+    if (oids.length < LOOSE_BATCH_LIMIT) {
+      for (const content of contents()) writeLooseObject(this.repo, "blob", content);
+    } else {
+      const child = spawnGit(this.repo, ["index-pack", "--stdin"], { stdio: ["pipe", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr?.setEncoding("utf8");
+      child.stderr?.on("data", (chunk: string) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve, reject) => {
+        child.on("error", reject);
+        child.on("close", resolve);
+      });
+      const stdin = child.stdin;
+      if (!stdin) throw new SvcError("SVC_STORE", "git index-pack has no stdin");
+      stdin.on("error", () => {});
+      await writeBlobPack(contents(), oids.length, stdin);
+      const code = await exited;
+      if (code !== 0) throw new GitCommandError(["index-pack", "--stdin"], code, stderr);
+    }
+    this.db.markWritten(oids);
+    return { written: oids.length, bytes };
   }
 
   close(): void {

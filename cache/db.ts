@@ -25,7 +25,7 @@ const MIGRATIONS: Record<number, string> = {
       key TEXT NOT NULL,
       content BLOB NOT NULL,
       written INTEGER NOT NULL DEFAULT 0
-    ) WITHOUT ROWID;
+    );
     CREATE INDEX oid_map_unwritten ON oid_map (written) WHERE written = 0;
     CREATE TABLE sync_state (
       id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -60,6 +60,10 @@ const MIGRATIONS: Record<number, string> = {
   `,
 };
 
+/**
+ * A record's last known server state. `raw_json` holds the record's frontmatter as the server sent it; the
+ * body is in the rendered blob (`oid_map.content` of `rendered_oid`), not stored twice.
+ */
 export interface CachedRecord {
   readonly key: string;
   readonly path: string;
@@ -134,7 +138,8 @@ export class CacheDb {
         "INSERT INTO oid_map (oid, key, content) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
       ),
       oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
-      unwritten: db.prepare("SELECT oid, content FROM oid_map WHERE written = 0"),
+      unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
+      blobState: db.prepare("SELECT written FROM oid_map WHERE oid = ?").pluck(),
       markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid = ?"),
       syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
       setSyncState: db.prepare(
@@ -208,8 +213,15 @@ export class CacheDb {
     return this.statements.oid.get(oid) as { oid: string; content: Buffer; written: number } | undefined;
   }
 
-  unwrittenBlobs(): { oid: string; content: Buffer }[] {
-    return this.statements.unwritten.all() as { oid: string; content: Buffer }[];
+  unwrittenBlobOids(): string[] {
+    return this.statements.unwritten.all() as string[];
+  }
+
+  /** Whether the cache knows the blob `oid` and has written it to its repo. */
+  blobState(oid: string): "unknown" | "unwritten" | "written" {
+    const written = this.statements.blobState.get(oid) as number | undefined;
+    if (written === undefined) return "unknown";
+    return written ? "written" : "unwritten";
   }
 
   markWritten(oids: readonly string[]): void {

@@ -114,7 +114,7 @@ export async function syncCache(
         version: record.version,
         updated_at: record.updatedAt,
         rendered_oid: blob.oid,
-        raw_json: JSON.stringify(record.raw),
+        raw_json: JSON.stringify(record.content.fields),
       });
       if (!known || known.rendered_oid !== blob.oid || known.path !== record.path) changed++;
     }

@@ -2,7 +2,9 @@
  * `svc`: the command line (DESIGN.md §8). Usage errors go to stderr with exit 2, like every other error.
  */
 import { type BaseContext, Builtins, Cli } from "clipanion";
+import { InitCommand } from "./commands/init.js";
 import { SimCommand } from "./commands/sim.js";
+import { SyncCommand } from "./commands/sync.js";
 
 export const VERSION = "0.1.0";
 
@@ -11,6 +13,8 @@ export function createCli(): Cli {
   cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
   cli.register(SimCommand);
+  cli.register(InitCommand);
+  cli.register(SyncCommand);
   return cli;
 }
 

@@ -32,6 +32,11 @@ export async function main(
     );
     return EXIT_BROKEN;
   }
+  // git may hang up at any moment (it exits as soon as it reads an ERR packet, or on Ctrl-C). Node reports
+  // the failed write (EPIPE) as an 'error' event later; unhandled, it would crash with a stack trace.
+  io.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") log(`git-remote-svc: cannot write to git: ${error.message}`);
+  });
   const input = new ByteReader(io.stdin);
   const refPrefix = `refs/svc/${remoteRefPrefix(remote)}`;
   let session: Session | undefined;
@@ -103,5 +108,6 @@ export async function main(
     return EXIT_BROKEN;
   } finally {
     session?.close();
+    trace(`exit maxRSS=${process.resourceUsage().maxRSS}KB`);
   }
 }

@@ -6,17 +6,16 @@
 import { spawn } from "node:child_process";
 import type { Writable } from "node:stream";
 import type { Backend } from "../backends/backend.js";
+import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
-import { EgressDeniedError, HttpClient } from "../backends/http.js";
-import { parseRemoteUrl, type RemoteUrl } from "../backends/remote-url.js";
-import { SimBackend } from "../backends/sim/backend.js";
+import { EgressDeniedError } from "../backends/http.js";
+import { parseRemoteUrl } from "../backends/remote-url.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { writeImportStream } from "./import.js";
 import type { ByteReader } from "./pktline.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 
-const MIN_GIT = [2, 28] as const;
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
 
 /** Runs git on the user's repository (the helper's inherited environment), returning stdout or undefined. */
@@ -31,11 +30,6 @@ function userGit(args: readonly string[]): Promise<string | undefined> {
     child.on("error", () => resolve(undefined));
     child.on("close", (code) => resolve(code === 0 ? out : undefined));
   });
-}
-
-export function parseGitVersion(text: string): [number, number] | undefined {
-  const match = /git version (\d+)\.(\d+)/.exec(text);
-  return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
 /** `svc.*` settings of the user's repository, from one `git config --get-regexp`. */
@@ -61,16 +55,6 @@ function seconds(setting: string | undefined, name: string, fallbackMs: number):
   return value * 1000;
 }
 
-export function createBackend(remote: RemoteUrl, agent: string): Backend {
-  const http = new HttpClient({ agent });
-  http.checkEgress(remote.origin);
-  if (remote.kind === "sim") return new SimBackend(remote.origin, remote.project, http);
-  throw new UserFacingError(
-    "SVC_USAGE",
-    `the ${remote.kind} backend is not available in this version of svc; it serves sim projects (svc::http://127.0.0.1:7878/projects/<slug>)`,
-  );
-}
-
 export interface Session {
   /** Syncs if due, returns the cache tip to advertise. */
   prepare(options: { sync: boolean }): Promise<string>;
@@ -88,13 +72,8 @@ export async function openSession(options: {
   const { log, trace } = options;
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
-  const version = parseGitVersion((await userGit(["version"])) ?? "");
-  if (version && (version[0] < MIN_GIT[0] || (version[0] === MIN_GIT[0] && version[1] < MIN_GIT[1]))) {
-    throw new UserFacingError(
-      "SVC_USAGE",
-      `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer`,
-    );
-  }
+  // Read in parallel with opening the cache: one git spawn for every svc.* setting.
+  const settingsRead = readSettings();
   const cache = await ProjectCache.open(remote, agent);
   trace(`cache ${cache.dir}`);
   let backend: Backend;
@@ -111,7 +90,7 @@ export async function openSession(options: {
     async prepare({ sync }) {
       const tip = cache.tip();
       if (!sync && tip) return tip;
-      const settings = await readSettings();
+      const settings = await settingsRead;
       const interval = seconds(
         settings.get("svc.syncinterval") ?? process.env.SVC_SYNC_INTERVAL,
         "svc.syncInterval",

@@ -65,6 +65,18 @@ export class BlobLimitError extends UserFacingError {
   }
 }
 
+/**
+ * Configuration for upload-pack on the cache, given on the command line because `packObjectsHook` is only
+ * honoured from protected configuration: pack-objects recompresses (`--no-reuse-object`, level 1) instead
+ * of copying the cache's stored-block entries verbatim into the user's repository.
+ */
+export const UPLOAD_PACK_CONFIG = [
+  "-c",
+  "pack.compression=1",
+  "-c",
+  `uploadpack.packObjectsHook=sh -c 'exec "$@" --no-reuse-object' sh`,
+];
+
 /** Runs upload-pack on the cache with `input` and copies its output to `out`, respecting backpressure. */
 function runUploadPack(
   cache: ProjectCache,
@@ -73,10 +85,14 @@ function runUploadPack(
   out: Writable,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawnGit(cache.repo, ["upload-pack", "--stateless-rpc", ...args, cache.repo], {
-      env: { GIT_PROTOCOL: "version=2" },
-      stdio: ["pipe", "pipe", "inherit"],
-    });
+    const child = spawnGit(
+      cache.repo,
+      [...UPLOAD_PACK_CONFIG, "upload-pack", "--stateless-rpc", ...args, cache.repo],
+      {
+        env: { GIT_PROTOCOL: "version=2" },
+        stdio: ["pipe", "pipe", "inherit"],
+      },
+    );
     child.on("error", reject);
     child.stdout?.on("data", (chunk: Buffer) => {
       if (!out.write(chunk)) {
@@ -159,12 +175,14 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
 
 async function prepareFetch(options: TunnelOptions, request: FetchRequest): Promise<void> {
   const { cache, limit } = options;
-  let pending: { oid: string; content: Buffer }[];
+  let pending: string[];
   let wanted: number;
   if (filterOmitsBlobs(request.filter)) {
-    const known = request.wants.map((oid) => cache.db.blob(oid)).filter((blob) => blob !== undefined);
+    const known = request.wants
+      .map((oid) => ({ oid, state: cache.db.blobState(oid) }))
+      .filter((blob) => blob.state !== "unknown");
     wanted = known.length;
-    pending = known.filter((blob) => !blob.written);
+    pending = known.filter((blob) => blob.state === "unwritten").map((blob) => blob.oid);
   } else {
     pending = cache.unwrittenBlobs();
     wanted = pending.length;

@@ -5,7 +5,7 @@
  */
 import type { Backend, BackendRecord, Listing } from "../backend.js";
 import { excerpt, SvcError } from "../errors.js";
-import { HttpClient } from "../http.js";
+import type { HttpClient } from "../http.js";
 import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
@@ -129,8 +129,4 @@ export class SimBackend implements Backend {
     }
     return { records, complete: true };
   }
-}
-
-export function createSimBackend(origin: string, project: string): SimBackend {
-  return new SimBackend(origin, project, new HttpClient({ agent: `git-remote-svc-${process.pid}` }));
 }

@@ -3,6 +3,7 @@
  * its own table to `out` (stdout) and its progress to `progress` (stderr); it never fails on a missed goal,
  * only when it cannot measure.
  */
+import { benchClone } from "./clone.js";
 import { benchSim } from "./sim.js";
 
 export interface Benchmark {
@@ -16,5 +17,10 @@ export const BENCHMARKS: readonly Benchmark[] = [
     name: "sim",
     description: "simulator requests per second against a bare node:http server",
     run: benchSim,
+  },
+  {
+    name: "clone",
+    description: "svc init, no-op fetch and helper start-up against plain git on an equivalent repo",
+    run: benchClone,
   },
 ];

@@ -1,0 +1,87 @@
+import { existsSync, readdirSync } from "node:fs";
+import { Command, Option } from "clipanion";
+import { UserFacingError } from "../../backends/errors.js";
+import { parseRemoteUrl } from "../../backends/remote-url.js";
+import { EXIT, SvcCommand } from "../command.js";
+import { helperEnvironment, ownBinDir, runUserGit } from "../git-user.js";
+
+const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
+
+/** `sim::demo` → `svc::http://127.0.0.1:7878/projects/demo`. */
+export function remoteUrlFor(spec: string, simOrigin: string): string {
+  const match = /^([a-z]+)::(.+)$/.exec(spec);
+  if (!match) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `${JSON.stringify(spec)} is not <kind>::<project>; for example: svc init sim::demo demo`,
+    );
+  }
+  const [, kind, project = ""] = match;
+  if (kind !== "sim") {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project>`,
+    );
+  }
+  const origin = simOrigin.replace(/\/+$/, "");
+  const url = `svc::${origin}/projects/${encodeURIComponent(project)}`;
+  parseRemoteUrl(url);
+  return url;
+}
+
+export class InitCommand extends SvcCommand {
+  static override paths = [["init"]];
+
+  static override usage = Command.Usage({
+    description: "Clone a project as a git working tree",
+    details: `
+      Makes a partial clone (trees now, record files when git needs them) of the project, checks out
+      \`main\` and sets its upstream, so plain \`git pull\`, \`git push\` and \`git status\` work. The
+      simulator's origin comes from \`--origin\`, else \`SVC_SIM_ORIGIN\`, else ${DEFAULT_SIM_ORIGIN}.
+    `,
+    examples: [
+      ["Clone the demo project into ./demo", "svc init sim::demo demo"],
+      ["From a simulator on another port", "svc init sim::demo demo --origin http://127.0.0.1:9000"],
+    ],
+  });
+
+  spec = Option.String({ name: "kind::project" });
+  dir = Option.String({ name: "dir", required: false });
+  origin = Option.String("--origin", {
+    description: "The simulator's origin (default $SVC_SIM_ORIGIN or http://127.0.0.1:7878)",
+  });
+
+  async run(): Promise<number> {
+    const url = remoteUrlFor(this.spec, this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN);
+    const dir = this.dir ?? this.spec.split("::")[1] ?? "";
+    if (existsSync(dir) && readdirSync(dir).length > 0) {
+      throw new UserFacingError(
+        "SVC_USAGE",
+        `${dir} exists and is not empty; pick a new folder, e.g. svc init ${this.spec} ${dir}-2`,
+      );
+    }
+    const { env, helperOnPath } = helperEnvironment();
+    const clone = await runUserGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
+      env,
+      stderr: this.context.stderr,
+    });
+    if (clone.code !== 0) {
+      this.context.stderr.write(
+        `svc: git clone of ${url} failed (exit ${clone.code}); the lines above say why\n`,
+      );
+      return EXIT.broken;
+    }
+    // git 2.27+ refuses to pull divergent branches without a choice; merging is the flow svc is built on
+    // (a conflicting record becomes conflict markers in its file).
+    await runUserGit(["config", "pull.rebase", "false"], { cwd: dir, stderr: this.context.stderr });
+    if (!helperOnPath) {
+      this.context.stderr.write(
+        `svc: note: git-remote-svc is not on your PATH; add ${ownBinDir} to PATH so that git pull and git push find it\n`,
+      );
+    }
+    this.context.stderr.write(
+      `svc: ${dir} is a working tree of ${url.slice(5)}; edit files, commit, git push\n`,
+    );
+    return EXIT.ok;
+  }
+}

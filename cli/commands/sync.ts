@@ -1,0 +1,70 @@
+import { Command, Option } from "clipanion";
+import { createBackend } from "../../backends/create.js";
+import { UserFacingError } from "../../backends/errors.js";
+import { parseRemoteUrl } from "../../backends/remote-url.js";
+import { ProjectCache } from "../../cache/cache.js";
+import { syncCache } from "../../cache/sync.js";
+import { EXIT, SvcCommand } from "../command.js";
+import { helperEnvironment, runUserGit } from "../git-user.js";
+
+export class SyncCommand extends SvcCommand {
+  static override paths = [["sync"]];
+
+  static override usage = Command.Usage({
+    description: "Bring the local cache up to date with the server, then git fetch",
+    details: `
+      Asks the backend for the records changed since the last sync (a delta sync), updates the project's
+      cache and runs \`git fetch\` in the working tree, so \`origin/main\` shows the server's state;
+      \`git pull\` then brings it into your files. \`--reconcile\` lists every record, which also finds
+      records deleted on the server.
+    `,
+    examples: [
+      ["Sync the working tree in the current folder", "svc sync"],
+      ["Also find records deleted on the server", "svc sync --reconcile demo"],
+    ],
+  });
+
+  dir = Option.String({ name: "dir", required: false });
+  reconcile = Option.Boolean("--reconcile", false, { description: "Full listing; finds deleted records" });
+  remote = Option.String("--remote", "origin", { description: "The git remote to sync (default origin)" });
+
+  async run(): Promise<number> {
+    const dir = this.dir ?? ".";
+    const config = await runUserGit(["config", "--get", `remote.${this.remote}.url`], {
+      cwd: dir,
+      stderr: this.context.stderr,
+      captureStdout: true,
+    });
+    const url = config.stdout.trim();
+    if (config.code !== 0 || !url.startsWith("svc::")) {
+      throw new UserFacingError(
+        "SVC_USAGE",
+        `${dir} has no svc remote named ${this.remote}${url ? ` (its URL is ${url})` : ""}; run svc sync inside a folder made by svc init`,
+      );
+    }
+    const remote = parseRemoteUrl(url);
+    const agent = `svc-${process.pid}`;
+    const cache = await ProjectCache.open(remote, agent);
+    try {
+      const result = await syncCache(cache, createBackend(remote, agent), { reconcile: this.reconcile });
+      this.context.stderr.write(
+        `svc: ${result.full ? "full" : "delta"} sync: ${result.changed} changed, ${result.deleted} removed` +
+          `${result.commit ? ` (cache commit ${result.commit.slice(0, 12)})` : ", nothing new"}\n`,
+      );
+    } finally {
+      cache.close();
+    }
+    const fetch = await runUserGit(["fetch", this.remote], {
+      cwd: dir,
+      env: helperEnvironment().env,
+      stderr: this.context.stderr,
+    });
+    if (fetch.code !== 0) {
+      this.context.stderr.write(
+        `svc: git fetch ${this.remote} failed (exit ${fetch.code}); the lines above say why\n`,
+      );
+      return EXIT.broken;
+    }
+    return EXIT.ok;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Running git for the user (in their working tree, with their environment), as `svc init` and `svc sync`
+ * do. Git's own output goes to our stderr; only what we parse is captured.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export interface UserGitResult {
+  readonly code: number | null;
+  readonly stdout: string;
+}
+
+/** Runs git; its stderr (progress, errors) is passed to `stderr`, stdout is captured or passed on. */
+export function runUserGit(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream; captureStdout?: boolean },
+): Promise<UserGitResult> {
+  return new Promise((resolve) => {
+    const child = spawn("git", args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      if (options.captureStdout) stdout += chunk;
+      else options.stderr.write(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => options.stderr.write(chunk));
+    child.on("error", (error) => {
+      options.stderr.write(`svc: cannot run git: ${error.message}\n`);
+      resolve({ code: null, stdout });
+    });
+    child.on("close", (code) => resolve({ code, stdout }));
+  });
+}
+
+/** The folder of svc's own bins (`git-remote-svc` beside `svc`). */
+export const ownBinDir = fileURLToPath(new URL("../../bin/", import.meta.url));
+
+function onPath(name: string, path: string | undefined): boolean {
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      // not in this folder
+    }
+  }
+  return false;
+}
+
+/**
+ * The environment for git commands that reach the helper: PATH gains svc's bin folder when `git-remote-svc`
+ * is not on it, and `helperOnPath` says whether the user's own PATH has it (later `git pull`s need that).
+ */
+export function helperEnvironment(): { env: NodeJS.ProcessEnv; helperOnPath: boolean } {
+  const helperOnPath = onPath("git-remote-svc", process.env.PATH);
+  if (helperOnPath) return { env: process.env, helperOnPath };
+  return { env: { ...process.env, PATH: `${ownBinDir}${delimiter}${process.env.PATH ?? ""}` }, helperOnPath };
+}

@@ -1,0 +1,114 @@
+/**
+ * `npm run demo`: an ephemeral simulator seeded with fixtures/demo-seed.json, then the read path as a user
+ * walks it: `svc init`, `ls`, `cat`, `grep`, a change made on the server, `git pull`. Each command is
+ * printed before it runs. Everything happens in a temporary folder with its own git configuration, and the
+ * simulator is stopped at the end.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const BIN = join(ROOT, "bin");
+const out = (text: string) => process.stdout.write(text);
+
+function startSim(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      join(BIN, "svc"),
+      "sim",
+      "--ephemeral",
+      "--bind",
+      "127.0.0.1:0",
+      "--seed-file",
+      join(ROOT, "fixtures", "demo-seed.json"),
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    const timer = setTimeout(() => reject(new Error(`the simulator did not start:\n${stderr}`)), 15_000);
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      stderr += chunk;
+      const match = /svc-sim listening on (\S+)/.exec(stderr);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] });
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the simulator exited with ${code}:\n${stderr}`));
+    });
+  });
+}
+
+const quote = (arg: string) => (/^[\w./:@=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
+
+function show(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<void> {
+  const shown = command === process.execPath ? ["svc", ...args.slice(1)] : [command, ...args];
+  out(`\n$ ${shown.map(quote).join(" ")}\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "inherit", "inherit"] });
+    child.on("error", reject);
+    child.on("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(" ")} exited with ${code}`)),
+    );
+  });
+}
+
+async function main(): Promise<number> {
+  const root = mkdtempSync(join(tmpdir(), "svc-demo-"));
+  const home = join(root, "home");
+  mkdirSync(home);
+  writeFileSync(join(home, "gitconfig"), "[user]\n\tname = Demo\n\temail = demo@localhost\n");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
+    SVC_CACHE_DIR: join(root, "cache"),
+  };
+  const sim = await startSim();
+  try {
+    out(`svc demo: a simulator with the demo project is listening on ${sim.url}; working in ${root}\n`);
+    await show(
+      process.execPath,
+      [join(BIN, "svc"), "init", "sim::demo", "demo", "--origin", sim.url],
+      env,
+      root,
+    );
+    const files = readdirSync(join(root, "demo", "issues")).map((name) => `issues/${name}`);
+    await show("ls", ["issues"], env, join(root, "demo"));
+    await show("cat", ["issues/0001.md"], env, join(root, "demo"));
+    await show("grep", ["-l", "status: open", ...files], env, join(root, "demo"));
+    const body = JSON.stringify({ status: "done", labels: ["bug", "auth", "fixed"] });
+    out(
+      `\n$ curl -X PATCH -H 'Content-Type: application/json' -d '${body}' ${sim.url}/projects/demo/issues/1\n`,
+    );
+    const response = await fetch(`${sim.url}/projects/demo/issues/1`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json", "x-svc-agent": "svc-demo" },
+      body,
+    });
+    out(`${response.status} ${await response.text()}\n`);
+    await show("git", ["-c", "svc.syncInterval=0", "pull"], env, join(root, "demo"));
+    await show("git", ["log", "--oneline"], env, join(root, "demo"));
+    await show("cat", ["issues/0001.md"], env, join(root, "demo"));
+    out("\nsvc demo: done; the simulator is stopped and the temporary folder removed\n");
+    return 0;
+  } finally {
+    sim.child.kill("SIGTERM");
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main().catch((error: Error) => {
+  process.stderr.write(`svc demo failed: ${error.message}\n`);
+  return 1;
+});
