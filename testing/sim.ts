@@ -37,17 +37,18 @@ export interface SpawnedSim {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `bin/svc.js sim <args>` and waits for its `listening on` line (at most 10 s). */
+/** Starts `bin/svc sim <args>` and waits for its `listening on` line (at most 10 s). */
 export async function spawnSim(t: ExecutionContext, args: readonly string[]): Promise<SpawnedSim> {
   const child = spawn(
     process.execPath,
-    [join(repoRoot, "bin", "svc.js"), "sim", "--bind", "127.0.0.1:0", ...args],
+    [join(repoRoot, "bin", "svc"), "sim", "--bind", "127.0.0.1:0", ...args],
     {
       stdio: ["ignore", "ignore", "pipe"],
     },
   );
   let stderr = "";
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // "close", not "exit": by then stderr has been read to its end.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`svc sim did not start within 10 s:\n${stderr}`)),
@@ -73,6 +74,28 @@ export async function spawnSim(t: ExecutionContext, args: readonly string[]): Pr
   };
   t.teardown(() => stop("SIGKILL").then(() => undefined));
   return { url, child, stderr: () => stderr, stop };
+}
+
+/** Runs `bin/svc <args>` to its exit (killed after 10 s); for the ways `svc sim` refuses to start. */
+export async function runSvc(
+  t: ExecutionContext,
+  args: readonly string[],
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [join(repoRoot, "bin", "svc"), ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  const code = await new Promise<number | null>((resolve) => child.once("close", (exit) => resolve(exit)));
+  clearTimeout(timer);
+  return { code, stderr };
 }
 
 export interface SeedIssue {

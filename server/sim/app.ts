@@ -76,20 +76,66 @@ interface ReceivedBody {
   readonly abandoned: boolean;
 }
 
-async function readBody(req: IncomingMessage): Promise<ReceivedBody> {
+/**
+ * Reads the whole body, keeping at most about `MAX_BODY_BYTES`. Past `MAX_DRAIN_BYTES` it stops reading and
+ * leaves the request paused rather than destroyed: destroying it would take the socket down before the 413
+ * is written.
+ */
+function readBody(req: IncomingMessage): Promise<ReceivedBody> {
   const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_DRAIN_BYTES) return { bytes: Buffer.alloc(0), tooLarge: true, abandoned: true };
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total <= MAX_BODY_BYTES + chunk.length) chunks.push(chunk);
-    if (total > MAX_DRAIN_BYTES) {
-      return { bytes: Buffer.concat(chunks), tooLarge: true, abandoned: true };
-    }
+  if (declared > MAX_DRAIN_BYTES) {
+    req.pause();
+    return Promise.resolve({ bytes: Buffer.alloc(0), tooLarge: true, abandoned: true });
   }
-  const bytes = Buffer.concat(chunks);
-  return { bytes, tooLarge: total > MAX_BODY_BYTES, abandoned: false };
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const stop = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total <= MAX_BODY_BYTES + chunk.length) chunks.push(chunk);
+      if (total > MAX_DRAIN_BYTES) {
+        stop();
+        req.pause();
+        resolve({ bytes: Buffer.concat(chunks), tooLarge: true, abandoned: true });
+      }
+    };
+    const onEnd = () => {
+      stop();
+      resolve({ bytes: Buffer.concat(chunks), tooLarge: total > MAX_BODY_BYTES, abandoned: false });
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    const onClose = () => {
+      stop();
+      reject(new Error("the client closed the connection before the end of the request body"));
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
+}
+
+/** The first `AUDIT_BODY_CHARS` characters (code points, so a surrogate pair is never split) of the body. */
+function auditBody(bytes: Buffer): string {
+  // A code point takes at most 4 bytes, so the characters kept are all within the first 4 × N bytes.
+  const text = bytes.subarray(0, AUDIT_BODY_CHARS * 4).toString("utf8");
+  let end = 0;
+  let count = 0;
+  for (const char of text) {
+    if (count === AUDIT_BODY_CHARS) break;
+    end += char.length;
+    count++;
+  }
+  return text.slice(0, end);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -265,6 +311,8 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     const agentHeader = req.headers["x-svc-agent"];
     const agent =
       (Array.isArray(agentHeader) ? agentHeader[0] : agentHeader)?.slice(0, MAX_AGENT_CHARS) ?? "";
+    // Captured before anything can detach it: the response lets go of the socket when it finishes.
+    const socket = req.socket;
     let received: ReceivedBody = { bytes: Buffer.alloc(0), tooLarge: false, abandoned: false };
     let reply: Reply;
     try {
@@ -276,7 +324,8 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
       );
       reply = failure(500, "internal", "the simulator failed on this request; see its stderr");
     }
-    const responseBody = reply.body ?? Buffer.alloc(0);
+    // What the client receives: a HEAD answer carries the headers of GET but no body.
+    const responseBody = (req.method !== "HEAD" && reply.body) || Buffer.alloc(0);
     try {
       store.appendAudit({
         ts: new Date().toISOString(),
@@ -284,10 +333,7 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
         method: (req.method ?? "").slice(0, 16),
         path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
         status: reply.status,
-        request_body: received.bytes
-          .subarray(0, AUDIT_BODY_CHARS * 4)
-          .toString("utf8")
-          .slice(0, AUDIT_BODY_CHARS),
+        request_body: auditBody(received.bytes),
         response_summary: `${reply.status}:${createHash("sha256").update(responseBody).digest("hex").slice(0, 16)}`,
       });
     } catch (error) {
@@ -302,6 +348,6 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     } else {
       send(res, reply.status, reply.body ?? Buffer.alloc(0));
     }
-    if (received.abandoned) res.on("finish", () => req.socket.destroySoon());
+    if (received.abandoned) res.on("finish", () => socket.destroySoon());
   });
 }

@@ -3,7 +3,7 @@
  * shutdown): loopback-only bind, store, seed, the HTTP listener, and a graceful stop that finishes in-flight
  * requests and checkpoints the WAL.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { UserFacingError } from "../../backends/errors.js";
 import { createSimHandler } from "./app.js";
@@ -92,7 +92,19 @@ export async function startSimServer(options: SimServerOptions): Promise<Running
     throw error;
   }
   const handler = createSimHandler({ store, rateLimit: options.rateLimit, logError: options.logError });
-  const server = createServer({ keepAliveTimeout: 5000 }, handler);
+  // Answers still to be written. Once a stop begins they go out with `Connection: close`, so their
+  // keep-alive connections end with them instead of holding the stop up until the drain timeout.
+  const unanswered = new Set<ServerResponse>();
+  let stopping = false;
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    if (stopping) {
+      res.setHeader("connection", "close");
+    } else {
+      unanswered.add(res);
+      res.once("close", () => unanswered.delete(res));
+    }
+    handler(req, res);
+  });
   let bound: AddressInfo;
   try {
     bound = await listen(server, address);
@@ -107,6 +119,8 @@ export async function startSimServer(options: SimServerOptions): Promise<Running
     store,
     seed,
     close() {
+      stopping = true;
+      for (const res of unanswered) if (!res.headersSent) res.setHeader("connection", "close");
       closing ??= new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
         server.close(() => {

@@ -12,7 +12,7 @@ import { SvcError } from "../../backends/errors.js";
 import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
 
 /** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -50,6 +50,12 @@ const MIGRATIONS: Record<number, string> = {
     CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
       BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
     CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+      BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
+  `,
+  // INSERT OR REPLACE on an existing id deletes the old row without firing delete triggers.
+  2: `
+    CREATE TRIGGER audit_events_no_replace BEFORE INSERT ON audit_events
+      WHEN EXISTS (SELECT 1 FROM audit_events WHERE id = NEW.id)
       BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
   `,
 };
@@ -138,11 +144,21 @@ export class SimStore {
         },
       );
     }
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.pragma("foreign_keys = ON");
-    this.migrate(path);
+    try {
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
+      this.db.pragma("busy_timeout = 5000");
+      this.db.pragma("foreign_keys = ON");
+      this.migrate(path);
+    } catch (error) {
+      this.db.close();
+      if (error instanceof SvcError) throw error;
+      throw new SvcError(
+        "SVC_STORE",
+        `cannot use ${path} as the simulator store: ${(error as Error).message}; point --db at another file`,
+        { cause: error },
+      );
+    }
     const db = this.db;
     this.statements = {
       projects: db.prepare(
@@ -183,6 +199,9 @@ export class SimStore {
         `INSERT INTO audit_events (ts, agent_id, method, path, status, request_body, response_summary)
          VALUES (@ts, @agent_id, @method, @path, @status, @request_body, @response_summary)`,
       ),
+      auditRows: db.prepare(
+        "SELECT id, ts, agent_id, method, path, status, request_body, response_summary FROM audit_events ORDER BY id",
+      ),
     };
   }
 
@@ -206,6 +225,15 @@ export class SimStore {
   /** RFC 3339 UTC with milliseconds, never earlier than the last one this store handed out. */
   timestamp(): string {
     this.lastTimestamp = Math.max(this.clock(), this.lastTimestamp);
+    return new Date(this.lastTimestamp).toISOString();
+  }
+
+  /** A timestamp for a write that replaces `previous`: strictly later, so every update moves `updated_at`. */
+  private timestampAfter(previous: string): string {
+    const now = this.timestamp();
+    const previousMillis = Date.parse(previous);
+    if (Date.parse(now) > previousMillis) return now;
+    this.lastTimestamp = previousMillis + 1;
     return new Date(this.lastTimestamp).toISOString();
   }
 
@@ -286,7 +314,7 @@ export class SimStore {
         labels: changes.labels ? JSON.stringify(changes.labels) : row.labels,
         body: changes.body ?? row.body,
         assignee: changes.assignee === undefined ? row.assignee : changes.assignee,
-        updated_at: this.timestamp(),
+        updated_at: this.timestampAfter(row.updated_at),
       });
       return { kind: "ok", issue: toIssue(this.statements.issue.get(slug, id) as IssueRow) };
     })();
@@ -307,6 +335,11 @@ export class SimStore {
 
   appendAudit(row: AuditRow): void {
     this.statements.audit.run(row);
+  }
+
+  /** The audit log in insertion order, for tests and inspection; read-only. */
+  auditRows(): (AuditRow & { readonly id: number })[] {
+    return this.statements.auditRows.all() as (AuditRow & { readonly id: number })[];
   }
 
   /** Runs `work` in one transaction (the seed loader). */

@@ -43,6 +43,18 @@ function typeName(value: unknown): string {
   return typeof value;
 }
 
+/** A lone UTF-16 surrogate: JSON can carry one (`"\ud800"`), UTF-8 and so SQLite text cannot. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+function checkUnicode(value: string, field: string): string {
+  if (LONE_SURROGATE.test(value)) {
+    throw new InvalidRequest(`${field} contains a lone UTF-16 surrogate; send well-formed Unicode text`, {
+      field,
+    });
+  }
+  return value;
+}
+
 function checkTitle(value: unknown): string {
   if (typeof value !== "string") {
     throw new InvalidRequest(`title must be a string, got ${typeName(value)}`, { field: "title" });
@@ -51,7 +63,7 @@ function checkTitle(value: unknown): string {
   if (value.length > LIMITS.titleLength) {
     throw new InvalidRequest(`title is longer than ${LIMITS.titleLength} characters`, { field: "title" });
   }
-  return value;
+  return checkUnicode(value, "title");
 }
 
 function checkStatus(value: unknown): SimStatus {
@@ -84,6 +96,7 @@ function checkLabels(value: unknown): string[] {
         },
       );
     }
+    checkUnicode(label, "labels");
   }
   return value as string[];
 }
@@ -92,7 +105,7 @@ function checkBody(value: unknown): string {
   if (typeof value !== "string") {
     throw new InvalidRequest(`body must be a string, got ${typeName(value)}`, { field: "body" });
   }
-  return value;
+  return checkUnicode(value, "body");
 }
 
 function checkAssignee(value: unknown): string | null {
@@ -103,7 +116,7 @@ function checkAssignee(value: unknown): string | null {
       { field: "assignee" },
     );
   }
-  return value;
+  return checkUnicode(value, "assignee");
 }
 
 /** Validates a POST or PATCH body (already parsed JSON): a flat object of writable fields. */
@@ -186,9 +199,18 @@ export function parseSince(raw: string): string {
       parameter: "since",
     });
   }
-  const [month = 0, day = 0, hour = 0, minute = 0, second = 0] = match.slice(2, 7).map(Number);
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = match.slice(1, 7).map(Number);
+  // Date.parse rolls 2026-02-30 over to March 2 instead of refusing it.
+  const lastOfMonth = new Date(0);
+  lastOfMonth.setUTCFullYear(year, month, 0); // day 0 of the next month; setUTCFullYear keeps years 0-99
+  const daysInMonth = lastOfMonth.getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) {
     throw new InvalidRequest("since is not a real date and time", { parameter: "since" });
   }
-  return new Date(millis).toISOString();
+  // An offset can carry 0000-01-01 or 9999-12-31 out of four-digit years, where toISOString writes `-000001`
+  // or `+010000`, which compare wrongly as text against stored timestamps.
+  return new Date(Math.min(Math.max(millis, FIRST_INSTANT), LAST_INSTANT)).toISOString();
 }
+
+const FIRST_INSTANT = Date.parse("0000-01-01T00:00:00.000Z");
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
