@@ -19,7 +19,9 @@ import { formatRate, formatRatio, renderTable } from "./table.js";
 
 const CLIENTS = 8;
 const WARMUP_MS = 500;
-const DURATION_MS = 3000;
+const DURATION_MS = 2000;
+/** svc and the baseline take turns this many times; the median round of each is reported (less drift). */
+const ROUNDS = 3;
 const SEED_ISSUES = 100;
 const PROJECT = "bench";
 /** GET must reach this fraction of the bare server's rate. */
@@ -84,6 +86,14 @@ interface Measured {
   readonly scenario: Scenario;
   readonly svc: LoadResult;
   readonly baseline: LoadResult;
+}
+
+/** The round with the median rate. */
+function medianRound(rounds: readonly LoadResult[]): LoadResult {
+  const sorted = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (!middle) throw new Error("no rounds were measured");
+  return middle;
 }
 
 function countAuditRows(dbPath: string): number {
@@ -157,12 +167,17 @@ export async function benchSim(out: NodeJS.WritableStream, progress: (line: stri
     const measured: Measured[] = [];
     for (const scenario of SCENARIOS) {
       const load = { clients: CLIENTS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, shape: scenario.shape };
-      progress(`${scenario.name}: svc sim`);
-      const svc = await runLoad({ ...load, baseUrl: sim.url });
-      simAnswered += svc.answered;
-      progress(`${scenario.name}: bare node:http`);
-      const baseline = await runLoad({ ...load, baseUrl: bare.url });
-      measured.push({ scenario, svc, baseline });
+      const svcRounds: LoadResult[] = [];
+      const baselineRounds: LoadResult[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        progress(`${scenario.name}: svc sim, round ${round} of ${ROUNDS}`);
+        const svc = await runLoad({ ...load, baseUrl: sim.url });
+        simAnswered += svc.answered;
+        svcRounds.push(svc);
+        progress(`${scenario.name}: bare node:http, round ${round} of ${ROUNDS}`);
+        baselineRounds.push(await runLoad({ ...load, baseUrl: bare.url }));
+      }
+      measured.push({ scenario, svc: medianRound(svcRounds), baseline: medianRound(baselineRounds) });
     }
 
     const simExit = await sim.stop();
@@ -170,8 +185,9 @@ export async function benchSim(out: NodeJS.WritableStream, progress: (line: stri
     const auditRows = countAuditRows(dbPath);
 
     out.write(
-      `${CLIENTS} concurrent keep-alive clients, ${DURATION_MS / 1000} s per scenario after a ` +
-        `${WARMUP_MS / 1000} s warm-up; ${issueBody.length}-byte issue JSON from both servers\n`,
+      `${CLIENTS} concurrent keep-alive clients; svc and baseline alternate ${ROUNDS} rounds of ` +
+        `${DURATION_MS / 1000} s (after a ${WARMUP_MS / 1000} s warm-up each), median round shown; ` +
+        `${issueBody.length}-byte issue JSON from both servers\n`,
     );
     out.write(`machine: ${machine()}\n\n`);
     report(out, measured);

@@ -12,7 +12,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import { send, serve } from "micro";
 import { SIM_STATUSES } from "../../backends/sim/schema.js";
 import { RateLimiter } from "./rate-limit.js";
-import type { SimStore } from "./store.js";
+import type { AuditRow, SimStore } from "./store.js";
 import {
   InvalidRequest,
   isValidSlug,
@@ -34,6 +34,39 @@ interface Reply {
   readonly status: number;
   readonly body?: Buffer;
   readonly headers?: Record<string, string>;
+  /** The first 16 hex digits of the body's SHA-256, when already known (cached answers). */
+  readonly bodyDigest?: string;
+}
+
+function digest16(body: Buffer): string {
+  return createHash("sha256").update(body).digest("hex").slice(0, 16);
+}
+
+/**
+ * Serialized GET answers of single issues, keyed by project and id, dropped on every write to that issue.
+ * One process serves one store (Document 1), so the cache is exact; it saves the read, the JSON and the
+ * SHA-256 on the hottest route.
+ */
+class IssueAnswers {
+  private readonly answers = new Map<string, Reply>();
+
+  constructor(private readonly limit = 10_000) {}
+
+  get(slug: string, id: number): Reply | undefined {
+    return this.answers.get(`${slug}/${id}`);
+  }
+
+  remember(slug: string, id: number, reply: Reply): Reply {
+    if (this.answers.size >= this.limit) this.answers.clear();
+    const body = reply.body ?? Buffer.alloc(0);
+    const cached = { ...reply, bodyDigest: digest16(body) };
+    this.answers.set(`${slug}/${id}`, cached);
+    return cached;
+  }
+
+  forget(slug: string, id: number): void {
+    this.answers.delete(`${slug}/${id}`);
+  }
 }
 
 function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
@@ -81,7 +114,13 @@ interface ReceivedBody {
  * leaves the request paused rather than destroyed: destroying it would take the socket down before the 413
  * is written.
  */
+const NO_BODY: ReceivedBody = { bytes: Buffer.alloc(0), tooLarge: false, abandoned: false };
+
 function readBody(req: IncomingMessage): Promise<ReceivedBody> {
+  // Most requests (GET, DELETE) have no body; waiting for their `end` event costs a turn of the event loop.
+  if (req.headers["transfer-encoding"] === undefined && (req.headers["content-length"] ?? "0") === "0") {
+    return Promise.resolve(NO_BODY);
+  }
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_DRAIN_BYTES) {
     req.pause();
@@ -187,6 +226,7 @@ export interface SimAppOptions {
 export function createSimHandler(options: SimAppOptions): RequestListener {
   const { store } = options;
   const limiter = new RateLimiter(options.rateLimit);
+  const answers = new IssueAnswers();
   const logError = options.logError ?? ((message: string) => process.stderr.write(`${message}\n`));
 
   function issueRoute(
@@ -197,18 +237,25 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     body: Buffer,
   ): Reply {
     const id = parseIssueId(idSegment);
+    // GET needs no project check: a missing project has no issues (and this is the hot path).
+    if (id !== undefined && method === "GET") {
+      const cached = answers.get(slug, id);
+      if (cached) return cached;
+      const issue = store.getIssue(slug, id);
+      if (issue) return answers.remember(slug, id, json(200, issue));
+    }
     if (id === undefined || !store.hasProject(slug)) {
       return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
         project: slug,
       });
     }
     if (method === "GET") {
-      const issue = store.getIssue(slug, id);
-      return issue ? json(200, issue) : notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
+      return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
     }
     if (method === "PATCH") {
       const changes = parseIssueInput(parseJsonBody(req, body), "update");
       const expected = parseIfMatch(req.headers["if-match"]);
+      answers.forget(slug, id);
       const outcome = store.patchIssue(slug, id, changes, expected);
       if (outcome.kind === "ok") return json(200, outcome.issue);
       if (outcome.kind === "not_found")
@@ -217,6 +264,7 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     }
     if (method === "DELETE") {
       const expected = parseIfMatch(req.headers["if-match"]);
+      answers.forget(slug, id);
       const outcome = store.deleteIssue(slug, id, expected);
       if (outcome.kind === "ok") return { status: 204 };
       if (outcome.kind === "not_found")
@@ -307,6 +355,29 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     }
   }
 
+  /**
+   * Audit rows are committed in batches: the rows of every request answered in one turn of the event loop
+   * go into one transaction, and only then do their responses leave. A client that has its answer also
+   * finds its row, and the commit (a WAL write) is paid once per batch instead of once per request.
+   */
+  let pending: { row: AuditRow; respond: (committed: boolean) => void }[] = [];
+  const flushAudit = () => {
+    const batch = pending;
+    pending = [];
+    let committed = true;
+    try {
+      store.appendAuditBatch(batch.map((entry) => entry.row));
+    } catch (error) {
+      committed = false;
+      logError(`svc-sim: cannot write ${batch.length} audit rows: ${(error as Error).message}`);
+    }
+    for (const entry of batch) entry.respond(committed);
+  };
+  const auditThenRespond = (row: AuditRow, respond: (committed: boolean) => void) => {
+    if (pending.length === 0) setImmediate(flushAudit);
+    pending.push({ row, respond });
+  };
+
   return serve(async (req: IncomingMessage, res: ServerResponse) => {
     const agentHeader = req.headers["x-svc-agent"];
     const agent =
@@ -326,28 +397,29 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     }
     // What the client receives: a HEAD answer carries the headers of GET but no body.
     const responseBody = (req.method !== "HEAD" && reply.body) || Buffer.alloc(0);
-    try {
-      store.appendAudit({
-        ts: new Date().toISOString(),
-        agent_id: agent === "" ? null : agent,
-        method: (req.method ?? "").slice(0, 16),
-        path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
-        status: reply.status,
-        request_body: auditBody(received.bytes),
-        response_summary: `${reply.status}:${createHash("sha256").update(responseBody).digest("hex").slice(0, 16)}`,
-      });
-    } catch (error) {
-      logError(`svc-sim: cannot write the audit row: ${(error as Error).message}`);
-      reply = failure(500, "internal", "the simulator could not record this request in its audit log");
-    }
-    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-    if (received.abandoned || received.tooLarge) res.setHeader("connection", "close");
-    if (reply.status === 204) {
-      res.statusCode = 204;
-      res.end();
-    } else {
-      send(res, reply.status, reply.body ?? Buffer.alloc(0));
-    }
-    if (received.abandoned) res.on("finish", () => socket.destroySoon());
+    const row: AuditRow = {
+      ts: new Date().toISOString(),
+      agent_id: agent === "" ? null : agent,
+      method: (req.method ?? "").slice(0, 16),
+      path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
+      status: reply.status,
+      request_body: auditBody(received.bytes),
+      response_summary: `${reply.status}:${reply.bodyDigest !== undefined && responseBody === reply.body ? reply.bodyDigest : digest16(responseBody)}`,
+    };
+    const finalReply = reply;
+    auditThenRespond(row, (committed) => {
+      const sent = committed
+        ? finalReply
+        : failure(500, "internal", "the simulator could not record this request in its audit log");
+      for (const [name, value] of Object.entries(sent.headers ?? {})) res.setHeader(name, value);
+      if (received.abandoned || received.tooLarge) res.setHeader("connection", "close");
+      if (sent.status === 204) {
+        res.statusCode = 204;
+        res.end();
+      } else {
+        send(res, sent.status, sent.body ?? Buffer.alloc(0));
+      }
+      if (received.abandoned) res.on("finish", () => socket.destroySoon());
+    });
   });
 }
