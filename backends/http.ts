@@ -89,7 +89,8 @@ export class BackendUnreachableError extends UserFacingError {
 
 export interface HttpResponse {
   readonly status: number;
-  readonly headers: Headers;
+  /** Response headers by lower-case name; repeated headers joined with `, ` (node:http's rule). */
+  readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
 }
 
@@ -145,7 +146,7 @@ export class HttpClient {
     for (let attempt = 1; ; attempt++) {
       const response = await this.once(url, request);
       if (response.status !== 429 || attempt >= MAX_ATTEMPTS) return response;
-      const retryAfter = Number(response.headers.get("retry-after"));
+      const retryAfter = Number(response.headers["retry-after"] ?? Number.NaN);
       const wait =
         Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(retryAfter, 60) * 1000 : 2 ** attempt * 250;
       await this.sleep(wait);
@@ -181,10 +182,11 @@ export class HttpClient {
           chunks.push(chunk);
         });
         res.on("end", () => {
-          const responseHeaders = new Headers();
+          // Not the global `Headers`: like `fetch`, it loads undici's internals on first use (~30 ms).
+          const responseHeaders: Record<string, string> = {};
           for (const [name, value] of Object.entries(res.headers)) {
-            if (typeof value === "string") responseHeaders.set(name, value);
-            else if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item);
+            if (typeof value === "string") responseHeaders[name] = value;
+            else if (Array.isArray(value)) responseHeaders[name] = value.join(", ");
           }
           resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: Buffer.concat(chunks) });
         });

@@ -149,11 +149,7 @@ export class ProjectCache {
    * wrote. Unknown OIDs (commits, trees, anything else) are left to upload-pack.
    */
   async materialize(oids: Iterable<string>): Promise<{ written: number; bytes: number }> {
-    const pending: string[] = [];
-    for (const oid of new Set(oids)) {
-      if (this.db.blobState(oid) === "unwritten") pending.push(oid);
-    }
-    return this.writeBlobs(pending);
+    return this.writeBlobs(this.db.classifyWants([...new Set(oids)]).unwritten);
   }
 
   /** Every blob the cache knows but has not written: what a fetch without a blob filter needs. */
@@ -167,12 +163,17 @@ export class ProjectCache {
     let bytes = 0;
     const db = this.db;
     function* contents(): Generator<Buffer> {
-      for (const oid of oids) {
-        const content = db.blob(oid)?.content;
-        if (!content)
-          throw new SvcError("SVC_STORE", `blob ${oid} vanished from the cache database while being written`);
-        bytes += content.length;
-        yield content;
+      let count = 0;
+      for (const blob of db.blobContents(oids)) {
+        bytes += blob.content.length;
+        count++;
+        yield blob.content;
+      }
+      if (count !== oids.length) {
+        throw new SvcError(
+          "SVC_STORE",
+          `${oids.length - count} blobs vanished from the cache database while being written`,
+        );
       }
     }
     if (oids.length < LOOSE_BATCH_LIMIT) {
@@ -191,7 +192,13 @@ export class ProjectCache {
       const stdin = child.stdin;
       if (!stdin) throw new SvcError("SVC_STORE", "git index-pack has no stdin");
       stdin.on("error", () => {});
-      await writeBlobPack(contents(), oids.length, stdin);
+      try {
+        await writeBlobPack(contents(), oids.length, stdin);
+      } catch (error) {
+        child.kill();
+        await exited.catch(() => undefined);
+        throw error;
+      }
       const code = await exited;
       if (code !== 0) throw new GitCommandError(["index-pack", "--stdin"], code, stderr);
     }

@@ -123,6 +123,9 @@ export class CacheDb {
       record: db.prepare(
         "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE key = ? AND deleted = 0",
       ),
+      liveRecord: db.prepare(
+        "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
+      ),
       versions: db.prepare(
         "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
       ),
@@ -140,7 +143,14 @@ export class CacheDb {
       oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
       unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
       blobState: db.prepare("SELECT written FROM oid_map WHERE oid = ?").pluck(),
-      markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid = ?"),
+      markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid IN (SELECT value FROM json_each(?))"),
+      unwrittenAmong: db
+        .prepare("SELECT oid FROM oid_map WHERE written = 0 AND oid IN (SELECT value FROM json_each(?))")
+        .pluck(),
+      knownAmong: db
+        .prepare("SELECT count(*) FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))")
+        .pluck(),
+      contents: db.prepare("SELECT oid, content FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))"),
       syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
       setSyncState: db.prepare(
         "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
@@ -192,6 +202,23 @@ export class CacheDb {
     return new Map(rows.map((row) => [row.key, row]));
   }
 
+  /** Like `liveRecords`, for the given keys only. */
+  liveRecordsFor(
+    keys: readonly string[],
+  ): Map<string, { version: number | null; updated_at: string; rendered_oid: string; path: string }> {
+    const found = new Map<
+      string,
+      { version: number | null; updated_at: string; rendered_oid: string; path: string }
+    >();
+    for (const key of keys) {
+      const row = this.statements.liveRecord.get(key) as
+        | { version: number | null; updated_at: string; rendered_oid: string; path: string }
+        | undefined;
+      if (row) found.set(key, row);
+    }
+    return found;
+  }
+
   upsertRecord(record: CachedRecord): void {
     this.statements.upsertRecord.run(record);
   }
@@ -225,9 +252,30 @@ export class CacheDb {
   }
 
   markWritten(oids: readonly string[]): void {
-    this.db.transaction(() => {
-      for (const oid of oids) this.statements.markWritten.run(oid);
-    })();
+    this.statements.markWritten.run(JSON.stringify(oids));
+  }
+
+  /**
+   * Of `oids`, how many are blobs the cache knows, and which of those it has not written yet: one query
+   * each, however many wants a fetch has (a checkout of 10,000 files sends 10,000).
+   */
+  classifyWants(oids: readonly string[]): { known: number; unwritten: string[] } {
+    const list = JSON.stringify(oids);
+    return {
+      known: this.statements.knownAmong.get(list) as number,
+      unwritten: this.statements.unwrittenAmong.all(list) as string[],
+    };
+  }
+
+  /** The contents of the blobs `oids`, streamed in batches (order not kept). */
+  *blobContents(oids: readonly string[], batch = 1000): Generator<{ oid: string; content: Buffer }> {
+    for (let start = 0; start < oids.length; start += batch) {
+      const rows = this.statements.contents.all(JSON.stringify(oids.slice(start, start + batch))) as {
+        oid: string;
+        content: Buffer;
+      }[];
+      yield* rows;
+    }
   }
 
   syncState(): SyncState {

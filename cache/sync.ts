@@ -21,6 +21,7 @@ export interface SyncOptions {
   /** A full listing is also made when the last one is older than this (ms). */
   readonly reconcileIntervalMs?: number;
   readonly now?: number;
+  readonly trace?: (message: string) => void;
 }
 
 export interface SyncResult {
@@ -88,10 +89,14 @@ export async function syncCache(
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
   const listing =
     full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since);
+  options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
   return cache.db.exclusive(() => {
     const state = cache.db.syncState();
-    const live = cache.db.liveRecords();
+    // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
+    const live = full
+      ? cache.db.liveRecords()
+      : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
     let changed = 0;
     let deleted = 0;
     let cursor = state.cursor;

@@ -91,6 +91,7 @@ export async function openSession(options: {
       const tip = cache.tip();
       if (!sync && tip) return tip;
       const settings = await settingsRead;
+      trace("settings read");
       const interval = seconds(
         settings.get("svc.syncinterval") ?? process.env.SVC_SYNC_INTERVAL,
         "svc.syncInterval",
@@ -106,7 +107,7 @@ export async function openSession(options: {
         return tip;
       }
       try {
-        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile });
+        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace });
         trace(`synced: ${JSON.stringify(result)}`);
         return result.tip;
       } catch (error) {
@@ -133,6 +134,7 @@ export async function openSession(options: {
         limit: blobLimit(),
         folder: backend.schema.folder,
         log,
+        trace,
         beforeListRefs: async () => {
           await session.prepare({ sync: true });
         },

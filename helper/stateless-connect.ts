@@ -122,6 +122,7 @@ export interface TunnelOptions {
   readonly limit: number;
   readonly folder: string;
   readonly log: (message: string) => void;
+  readonly trace: (message: string) => void;
   /**
    * Runs before an `ls-refs` is answered: the sync. Lazy blob fetches (checkout, `git log -p`) send only
    * `fetch`, so they never wait for the server; `git fetch`/`pull`/`clone` always list refs first. (git
@@ -135,6 +136,7 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
   const { cache, input, output } = options;
   cache.db.audit({ op: "connect", detail: { service: "git-upload-pack" } });
   await runUploadPack(cache, ["--advertise-refs"], undefined, output);
+  options.trace("advertised");
   for (;;) {
     const raw: Buffer[] = [];
     const lines: string[] = [];
@@ -150,6 +152,7 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
       if (next.pkt.type === "flush") break;
     }
     const request = parseRequest(lines);
+    options.trace(`request ${request.command} wants=${request.wants.length}`);
     cache.db.audit({
       op: "rpc",
       detail: {
@@ -169,6 +172,7 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
     }
     if (request.command === "fetch") await prepareFetch(options, request);
     await runUploadPack(cache, [], Buffer.concat(raw), output);
+    options.trace(`answered ${request.command}`);
     output.write(RESPONSE_END);
   }
 }
@@ -178,11 +182,9 @@ async function prepareFetch(options: TunnelOptions, request: FetchRequest): Prom
   let pending: string[];
   let wanted: number;
   if (filterOmitsBlobs(request.filter)) {
-    const known = request.wants
-      .map((oid) => ({ oid, state: cache.db.blobState(oid) }))
-      .filter((blob) => blob.state !== "unknown");
-    wanted = known.length;
-    pending = known.filter((blob) => blob.state === "unwritten").map((blob) => blob.oid);
+    const wants = cache.db.classifyWants([...new Set(request.wants)]);
+    wanted = wants.known;
+    pending = wants.unwritten;
   } else {
     pending = cache.unwrittenBlobs();
     wanted = pending.length;
