@@ -1,9 +1,9 @@
 /**
- * The interface every backend implements (DESIGN.md §6), as far as the read path needs it. A backend turns
- * the server's records into `BackendRecord`s: the record's key, its file path, its concurrency token and
- * the content the canonical renderer writes.
+ * The interface every backend implements (DESIGN.md §6). A backend turns the server's records into
+ * `BackendRecord`s (key, file path, concurrency token, the content the canonical renderer writes) and
+ * carries out the writes a push plans, each guarded by the version the user based the edit on.
  */
-import type { RecordContent, RecordSchema } from "./record.js";
+import type { FieldValue, RecordContent, RecordSchema } from "./record.js";
 
 export interface BackendRecord {
   /** Stable identity on the server: the sim's issue id as a string. */
@@ -37,4 +37,35 @@ export interface Backend {
   listAll(): Promise<Listing>;
   /** Records with `updatedAt >= since` (inclusive). */
   listChangedSince(since: string): Promise<Listing>;
+}
+
+/** The fields (writable ones only) and body a write sends; absent members are left as they are. */
+export interface RecordChanges {
+  readonly fields: Readonly<Record<string, FieldValue>>;
+  readonly body?: string;
+}
+
+/** What the user's edit was based on: the concurrency token the write is conditional on. */
+export interface BaseToken {
+  readonly version: number | null;
+  readonly updatedAt: string;
+}
+
+export type WriteOutcome =
+  | { readonly kind: "ok"; readonly record: BackendRecord }
+  /** The record changed on the server since the base (409 or a newer token). */
+  | { readonly kind: "conflict"; readonly current: string }
+  /** The record no longer exists on the server. */
+  | { readonly kind: "gone" };
+
+export type DeleteOutcome = { readonly kind: "ok" } | Exclude<WriteOutcome, { kind: "ok" }>;
+
+export interface WritableBackend extends Backend {
+  create(content: RecordChanges): Promise<BackendRecord>;
+  update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome>;
+  remove(key: string, base: BaseToken): Promise<DeleteOutcome>;
+}
+
+export function isWritable(backend: Backend): backend is WritableBackend {
+  return "create" in backend && "update" in backend && "remove" in backend;
 }

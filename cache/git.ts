@@ -92,3 +92,23 @@ export function runGit(
     child.stdin?.end(options.input);
   });
 }
+
+/** The contents of `oids` from one `git cat-file --batch`; missing objects are left out of the map. */
+export async function readObjects(repo: string, oids: readonly string[]): Promise<Map<string, Buffer>> {
+  const objects = new Map<string, Buffer>();
+  if (oids.length === 0) return objects;
+  const { stdout } = await runGit(repo, ["cat-file", "--batch"], { input: `${oids.join("\n")}\n` });
+  let offset = 0;
+  for (const oid of oids) {
+    const newline = stdout.indexOf(0x0a, offset);
+    const header = stdout.subarray(offset, newline).toString("utf8").split(" ");
+    const size = Number(header[2]);
+    if (header[1] === "missing" || Number.isNaN(size)) {
+      offset = newline + 1;
+      continue;
+    }
+    objects.set(oid, stdout.subarray(newline + 1, newline + 1 + size));
+    offset = newline + 1 + size + 1;
+  }
+  return objects;
+}

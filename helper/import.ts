@@ -9,7 +9,7 @@
  */
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
-import { runGit } from "../cache/git.js";
+import { readObjects, runGit } from "../cache/git.js";
 
 interface Change {
   readonly mode: string;
@@ -75,25 +75,6 @@ export function quotePath(path: string): string {
   return `"${path.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
-async function readObjects(cache: ProjectCache, oids: readonly string[]): Promise<Map<string, Buffer>> {
-  const objects = new Map<string, Buffer>();
-  if (oids.length === 0) return objects;
-  const { stdout } = await runGit(cache.repo, ["cat-file", "--batch"], { input: `${oids.join("\n")}\n` });
-  let offset = 0;
-  for (const oid of oids) {
-    const newline = stdout.indexOf(0x0a, offset);
-    const header = stdout.subarray(offset, newline).toString("utf8").split(" ");
-    const size = Number(header[2]);
-    if (header[1] === "missing" || Number.isNaN(size)) {
-      offset = newline + 1;
-      continue;
-    }
-    objects.set(oid, stdout.subarray(newline + 1, newline + 1 + size));
-    offset = newline + 1 + size + 1;
-  }
-  return objects;
-}
-
 export interface ImportOptions {
   readonly cache: ProjectCache;
   readonly ref: string;
@@ -131,7 +112,7 @@ export async function writeImportStream(options: ImportOptions): Promise<{ commi
     .toString("utf8")
     .split("\n")
     .filter((line) => line !== "");
-  const commitObjects = await readObjects(cache, commitIds);
+  const commitObjects = await readObjects(cache.repo, commitIds);
   const parsed = new Map(
     commitIds.map((oid) => [oid, parseCommitObject(commitObjects.get(oid) ?? Buffer.alloc(0))]),
   );
@@ -159,7 +140,7 @@ export async function writeImportStream(options: ImportOptions): Promise<{ commi
     if (blob) contents.set(oid, blob.content);
     else missing.push(oid);
   }
-  for (const [oid, content] of await readObjects(cache, missing)) contents.set(oid, content);
+  for (const [oid, content] of await readObjects(cache.repo, missing)) contents.set(oid, content);
 
   const marks = new Map<string, number>();
   commitIds.forEach((oid, index) => {

@@ -3,7 +3,15 @@
  * is untrusted (Document 1 "What the service does" 9): each issue is checked field by field before it
  * becomes a record, and a malformed answer fails the sync with a message instead of writing garbage files.
  */
-import type { Backend, BackendRecord, Listing } from "../backend.js";
+import type {
+  BackendRecord,
+  BaseToken,
+  DeleteOutcome,
+  Listing,
+  RecordChanges,
+  WritableBackend,
+  WriteOutcome,
+} from "../backend.js";
 import { excerpt, SvcError } from "../errors.js";
 import type { HttpClient } from "../http.js";
 import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
@@ -59,7 +67,7 @@ export function simIssueToRecord(value: unknown): BackendRecord | string {
   };
 }
 
-export class SimBackend implements Backend {
+export class SimBackend implements WritableBackend {
   readonly kind = "sim";
   readonly schema = SIM_SCHEMA;
   readonly overlapMs = 1000;
@@ -128,5 +136,93 @@ export class SimBackend implements Backend {
       records.push(record);
     }
     return { records, complete: true };
+  }
+
+  /** The JSON body of a POST or PATCH: the writable fields that are set, and the body. */
+  private writeBody(changes: RecordChanges): string {
+    const body: Record<string, unknown> = {};
+    for (const spec of this.schema.fields) {
+      if (spec.serverControlled) continue;
+      const value = changes.fields[spec.name];
+      if (value !== undefined) body[spec.name] = value;
+    }
+    if (changes.body !== undefined) body.body = changes.body;
+    return JSON.stringify(body);
+  }
+
+  private parseIssue(what: string, text: string): BackendRecord {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with a body that is not JSON`);
+    }
+    const record = simIssueToRecord(value);
+    if (typeof record === "string") {
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: ${what} answered with a malformed issue (${record})`,
+      );
+    }
+    return record;
+  }
+
+  private failure(what: string, status: number, body: Buffer): SvcError {
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: ${what} answered ${status}: ${excerpt(body.toString("utf8"), 300)}`,
+      { data: { status } },
+    );
+  }
+
+  async create(changes: RecordChanges): Promise<BackendRecord> {
+    const response = await this.http.request({
+      method: "POST",
+      url: `${this.base}/issues`,
+      headers: { "content-type": "application/json" },
+      body: this.writeBody(changes),
+    });
+    if (response.status !== 201) throw this.failure("creating an issue", response.status, response.body);
+    return this.parseIssue("creating an issue", response.body.toString("utf8"));
+  }
+
+  async update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome> {
+    const what = `updating issue ${key}`;
+    const response = await this.http.request({
+      method: "PATCH",
+      url: `${this.base}/issues/${encodeURIComponent(key)}`,
+      headers: {
+        "content-type": "application/json",
+        ...(base.version === null ? {} : { "if-match": `"${base.version}"` }),
+      },
+      body: this.writeBody(changes),
+    });
+    if (response.status === 200)
+      return { kind: "ok", record: this.parseIssue(what, response.body.toString("utf8")) };
+    if (response.status === 409) return { kind: "conflict", current: conflictVersion(response.body) };
+    if (response.status === 404) return { kind: "gone" };
+    throw this.failure(what, response.status, response.body);
+  }
+
+  async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
+    const response = await this.http.request({
+      method: "DELETE",
+      url: `${this.base}/issues/${encodeURIComponent(key)}`,
+      headers: base.version === null ? {} : { "if-match": `"${base.version}"` },
+    });
+    if (response.status === 204 || response.status === 200) return { kind: "ok" };
+    if (response.status === 409) return { kind: "conflict", current: conflictVersion(response.body) };
+    if (response.status === 404) return { kind: "gone" };
+    throw this.failure(`deleting issue ${key}`, response.status, response.body);
+  }
+}
+
+/** The `current` member of a 409 `version_mismatch` body, as text for messages. */
+function conflictVersion(body: Buffer): string {
+  try {
+    const value = JSON.parse(body.toString("utf8")) as { current?: unknown };
+    return typeof value.current === "number" ? `version ${value.current}` : "a newer version";
+  } catch {
+    return "a newer version";
   }
 }
