@@ -53,6 +53,8 @@ export interface RecordSchema {
   /** The collection folder, without a trailing slash: `issues`, `pages`. */
   readonly folder: string;
   readonly fields: readonly FieldSpec[];
+  /** The canonical file of the record with this key: `issues/0042.md`. Records are never renamed. */
+  readonly fileName: (key: string) => string;
 }
 
 export type RecordFields = Readonly<Record<string, FieldValue>>;

@@ -41,6 +41,10 @@ const MIGRATIONS: Record<number, string> = {
       created_at TEXT NOT NULL,
       PRIMARY KEY (local_path, content_oid)
     );
+    CREATE TABLE pushes (
+      user_commit TEXT PRIMARY KEY,
+      result_commit TEXT NOT NULL
+    );
     CREATE TABLE audit_events_cache (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       ts TEXT NOT NULL,
@@ -87,7 +91,12 @@ export type AuditOp =
   | "sync-failed"
   | "blob-limit-refused"
   | "egress-denied"
-  | "import";
+  | "import"
+  | "push-start"
+  | "push-accept"
+  | "push-reject"
+  | "push-partial"
+  | "write";
 
 export interface AuditEvent {
   readonly op: AuditOp;
@@ -154,6 +163,19 @@ export class CacheDb {
       syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
       setSyncState: db.prepare(
         "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
+      ),
+      journalGet: db
+        .prepare("SELECT created_key FROM pending_creates WHERE local_path = ? AND content_oid = ?")
+        .pluck(),
+      journalStart: db.prepare(
+        "INSERT INTO pending_creates (local_path, content_oid, created_key, created_at) VALUES (?, ?, NULL, ?) ON CONFLICT DO NOTHING",
+      ),
+      journalDone: db.prepare(
+        "UPDATE pending_creates SET created_key = ? WHERE local_path = ? AND content_oid = ?",
+      ),
+      pushResult: db.prepare("SELECT result_commit FROM pushes WHERE user_commit = ?").pluck(),
+      recordPush: db.prepare(
+        "INSERT INTO pushes (user_commit, result_commit) VALUES (?, ?) ON CONFLICT (user_commit) DO UPDATE SET result_commit = excluded.result_commit",
       ),
       audit: db.prepare(
         `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
@@ -276,6 +298,30 @@ export class CacheDb {
       }[];
       yield* rows;
     }
+  }
+
+  /** The key an earlier push created from the file `path` with content `oid`, if any. */
+  createdKey(path: string, oid: string): string | undefined {
+    return (this.statements.journalGet.get(path, oid) as string | null | undefined) ?? undefined;
+  }
+
+  /** Records that a create of `path`/`oid` is about to be sent (before the request leaves). */
+  journalCreate(path: string, oid: string): void {
+    this.statements.journalStart.run(path, oid, new Date().toISOString());
+  }
+
+  /** Records the key the server gave the create of `path`/`oid`. */
+  journalCreated(path: string, oid: string, key: string): void {
+    this.statements.journalDone.run(key, path, oid);
+  }
+
+  /** The commit a push of `userCommit` produced (the user's commit plus what the server assigned). */
+  pushResult(userCommit: string): string | undefined {
+    return (this.statements.pushResult.get(userCommit) as string | undefined) ?? undefined;
+  }
+
+  recordPush(userCommit: string, resultCommit: string): void {
+    this.statements.recordPush.run(userCommit, resultCommit);
   }
 
   syncState(): SyncState {

@@ -74,6 +74,29 @@ export function writeTree(cache: ProjectCache, files: readonly { path: string; o
   return write(root);
 }
 
+/**
+ * Stores `record` as the server's current state (after a sync listing or a write's answer); returns
+ * whether its file changed.
+ */
+export function rememberRecord(
+  cache: ProjectCache,
+  backend: Backend,
+  record: BackendRecord,
+  known?: { rendered_oid: string; path: string },
+): boolean {
+  const blob = renderBlob(backend, record);
+  cache.db.rememberBlob(blob.oid, record.key, blob.content);
+  cache.db.upsertRecord({
+    key: record.key,
+    path: record.path,
+    version: record.version,
+    updated_at: record.updatedAt,
+    rendered_oid: blob.oid,
+    raw_json: JSON.stringify(record.content.fields),
+  });
+  return !known || known.rendered_oid !== blob.oid || known.path !== record.path;
+}
+
 export async function syncCache(
   cache: ProjectCache,
   backend: Backend,
@@ -111,17 +134,7 @@ export async function syncCache(
       ) {
         continue;
       }
-      const blob = renderBlob(backend, record);
-      cache.db.rememberBlob(blob.oid, record.key, blob.content);
-      cache.db.upsertRecord({
-        key: record.key,
-        path: record.path,
-        version: record.version,
-        updated_at: record.updatedAt,
-        rendered_oid: blob.oid,
-        raw_json: JSON.stringify(record.content.fields),
-      });
-      if (!known || known.rendered_oid !== blob.oid || known.path !== record.path) changed++;
+      if (rememberRecord(cache, backend, record, known)) changed++;
     }
     if (full && listing.complete) {
       const present = new Set(listing.records.map((record) => record.key));
@@ -152,13 +165,11 @@ export async function syncCache(
   });
 }
 
-function writeSyncCommit(
-  cache: ProjectCache,
-  backend: Backend,
-  parent: string | undefined,
-  changed: number,
-  deleted: number,
-): string {
+/**
+ * A commit whose tree is the server state the cache holds (every live record's file), with fixed identity
+ * and time = newest `updated_at`: deterministic for a given state and parents.
+ */
+export function writeStateCommit(cache: ProjectCache, parents: readonly string[], message: string): string {
   const entries = cache.db.treeEntries();
   const tree = writeTree(
     cache,
@@ -166,13 +177,22 @@ function writeSyncCommit(
   );
   let newest = 0;
   for (const entry of entries) newest = Math.max(newest, seconds(entry.updated_at));
-  const project = backend.project;
-  const message =
-    parent === undefined
-      ? `svc: import ${backend.kind} project ${project}\n\n${entries.length} records\n`
-      : `svc: sync ${backend.kind} project ${project}\n\n${changed} changed, ${deleted} removed\n`;
   return cache.writeObject(
     "commit",
-    encodeCommit({ tree, parents: parent ? [parent] : [], identity: SVC_IDENTITY, time: newest, message }),
+    encodeCommit({ tree, parents, identity: SVC_IDENTITY, time: newest, message }),
   );
+}
+
+function writeSyncCommit(
+  cache: ProjectCache,
+  backend: Backend,
+  parent: string | undefined,
+  changed: number,
+  deleted: number,
+): string {
+  const message =
+    parent === undefined
+      ? `svc: import ${backend.kind} project ${backend.project}\n\n${cache.db.treeEntries().length} records\n`
+      : `svc: sync ${backend.kind} project ${backend.project}\n\n${changed} changed, ${deleted} removed\n`;
+  return writeStateCommit(cache, parent ? [parent] : [], message);
 }

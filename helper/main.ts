@@ -9,6 +9,7 @@ import { ByteReader } from "./pktline.js";
 import type { Session } from "./session.js";
 
 /** Exit codes (DESIGN.md §4): 0 ok, 1 push rejected, 2 broken. */
+const EXIT_REJECTED = 1;
 const EXIT_BROKEN = 2;
 
 function remoteRefPrefix(remote: string): string {
@@ -40,6 +41,7 @@ export async function main(
   const input = new ByteReader(io.stdin);
   const refPrefix = `refs/svc/${remoteRefPrefix(remote)}`;
   let session: Session | undefined;
+  let rejected = false;
   const open = async () => {
     if (!session) {
       const { openSession } = await import("./session.js");
@@ -51,12 +53,12 @@ export async function main(
   try {
     for (;;) {
       const line = await input.readLine();
-      if (line === undefined || line === "") return 0;
+      if (line === undefined || line === "") return rejected ? EXIT_REJECTED : 0;
       trace(`< ${line}`);
       const [command = "", ...args] = line.split(" ");
       switch (command) {
         case "capabilities":
-          io.stdout.write(`stateless-connect\nimport\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
+          io.stdout.write(`stateless-connect\nimport\npush\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
           break;
         case "option": {
           const [name] = args;
@@ -68,6 +70,12 @@ export async function main(
           break;
         }
         case "list": {
+          if (args[0] === "for-push") {
+            // Unknown on purpose: with the real id git would lazily fetch it and then refuse, by itself, a
+            // user who is behind on other records; staleness is judged per record by the push itself.
+            io.stdout.write("? refs/heads/main\n@refs/heads/main HEAD\n\n");
+            break;
+          }
           const current = await open();
           const tip = await current.prepare({ sync: true });
           io.stdout.write(`${tip} refs/heads/main\n@refs/heads/main HEAD\n\n`);
@@ -82,6 +90,19 @@ export async function main(
           }
           const current = await open();
           await current.importRefs(`${refPrefix}/main`, io.stdout);
+          break;
+        }
+        case "push": {
+          const specs = [args.join(" ")];
+          for (;;) {
+            const next = await input.readLine();
+            if (next === undefined || next === "") break;
+            if (next.startsWith("push ")) specs.push(next.slice(5));
+          }
+          const current = await open();
+          const replies = await current.push(specs);
+          io.stdout.write(`${replies.join("\n")}\n\n`);
+          if (replies.some((reply) => reply.startsWith("error"))) rejected = true;
           break;
         }
         case "stateless-connect": {

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import type { Writable } from "node:stream";
-import type { Backend } from "../backends/backend.js";
+import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import { EgressDeniedError } from "../backends/http.js";
@@ -14,9 +14,26 @@ import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { writeImportStream } from "./import.js";
 import type { ByteReader } from "./pktline.js";
+import { pushMain } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
+/** The simulator refuses request bodies over 1 MiB (DESIGN.md §5); a record file cannot be larger. */
+const MAX_RECORD_BYTES = 1024 * 1024;
+
+/** `SVC_BULK_DELETE_LIMIT`: default 5; 0 means no limit. */
+function bulkDeleteLimit(): number {
+  const raw = process.env.SVC_BULK_DELETE_LIMIT;
+  if (raw === undefined || raw === "") return 5;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `SVC_BULK_DELETE_LIMIT=${JSON.stringify(raw)} is not a whole number; use e.g. 5, or 0 for no limit`,
+    );
+  }
+  return value;
+}
 
 /** Runs git on the user's repository (the helper's inherited environment), returning stdout or undefined. */
 function userGit(args: readonly string[]): Promise<string | undefined> {
@@ -60,6 +77,8 @@ export interface Session {
   prepare(options: { sync: boolean }): Promise<string>;
   serve(input: ByteReader, output: Writable): Promise<void>;
   importRefs(ref: string, output: Writable): Promise<void>;
+  /** Carries out `push` commands (`[+]<src>:<dst>`); returns one `ok`/`error` reply (with options) each. */
+  push(specs: readonly string[]): Promise<string[]>;
   close(): void;
 }
 
@@ -144,6 +163,44 @@ export async function openSession(options: {
       const have = (await userGit(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
       const result = await writeImportStream({ cache, ref, have: have || undefined, output, log });
       cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
+    },
+    async push(specs) {
+      const replies: string[] = [];
+      const settings = await settingsRead;
+      for (const spec of specs) {
+        const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
+        if (dst !== "refs/heads/main") {
+          replies.push(`error ${dst} svc keeps one branch, main; push to it with git push origin HEAD:main`);
+          continue;
+        }
+        if (src === "") {
+          replies.push(`error ${dst} the server's main cannot be deleted`);
+          continue;
+        }
+        if (!isWritable(backend)) {
+          replies.push(`error ${dst} the ${backend.kind} backend does not accept writes`);
+          continue;
+        }
+        const reply = await pushMain(
+          {
+            cache,
+            backend,
+            remote: options.remote,
+            autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
+            bulkDeleteLimit: bulkDeleteLimit(),
+            maxFileBytes: MAX_RECORD_BYTES,
+            log,
+            trace,
+          },
+          src,
+        );
+        if (reply.ok) {
+          replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
+        } else {
+          replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);
+        }
+      }
+      return replies;
     },
     close() {
       cache.close();

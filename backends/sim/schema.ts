@@ -20,6 +20,7 @@ export const SIM_SCHEMA: RecordSchema = {
     field("version", "integer", { serverControlled: true, required: true }),
     field("assignee", "string", { nullable: true, omitWhenAbsent: true }),
   ],
+  fileName: (key) => simFileName(Number(key)),
 };
 
 /** `issues/0042.md`: the id zero-padded to four digits; wider ids are written in full, never truncated. */
