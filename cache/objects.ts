@@ -49,10 +49,24 @@ function treeSortKey(entry: TreeEntry): Buffer {
 }
 
 export function encodeTree(entries: readonly TreeEntry[]): Buffer {
-  const sorted = [...entries].sort((a, b) => Buffer.compare(treeSortKey(a), treeSortKey(b)));
-  return Buffer.concat(
-    sorted.flatMap((entry) => [Buffer.from(`${entry.mode} ${entry.name}\0`), Buffer.from(entry.oid, "hex")]),
-  );
+  // Plain string order is byte order for ASCII names (the usual case: `0042.md`); otherwise sort keys
+  // are made once per entry, not once per comparison.
+  const keyed = entries.map((entry) => ({ entry, text: entry.mode === "40000" ? `${entry.name}/` : entry.name }));
+  if (keyed.every(({ text }) => /^[\x20-\x7e]*$/.test(text))) {
+    keyed.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+  } else {
+    const bytes = new Map(keyed.map(({ entry }) => [entry, treeSortKey(entry)]));
+    keyed.sort((a, b) => Buffer.compare(bytes.get(a.entry) as Buffer, bytes.get(b.entry) as Buffer));
+  }
+  let size = 0;
+  for (const { entry } of keyed) size += Buffer.byteLength(`${entry.mode} ${entry.name}`) + 21;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const { entry } of keyed) {
+    at += out.write(`${entry.mode} ${entry.name}\0`, at);
+    at += out.write(entry.oid, at, "hex");
+  }
+  return out;
 }
 
 export interface CommitFields {

@@ -82,9 +82,10 @@ export function parseRawDiff(output: Buffer): DiffEntry[] {
   return entries;
 }
 
-/** path → blob oid of every file of `tree` under `folder`. */
-async function listTree(cache: ProjectCache, treeish: string, folder: string): Promise<Map<string, string>> {
-  const { stdout } = await runGit(cache.repo, ["ls-tree", "-r", "-z", treeish, "--", `${folder}/`]);
+/** path → blob oid of the files `paths` in `treeish` (only those: a tree may have 10,000 entries). */
+async function listTree(cache: ProjectCache, treeish: string, paths: readonly string[]): Promise<Map<string, string>> {
+  if (paths.length === 0) return new Map();
+  const { stdout } = await runGit(cache.repo, ["ls-tree", "-z", "--full-tree", treeish, "--", ...paths]);
   const files = new Map<string, string>();
   for (const line of stdout.toString("utf8").split("\0")) {
     const tab = line.indexOf("\t");
@@ -179,6 +180,7 @@ async function integrate(
   // Tokens (versions) come from the state the user last saw: the commit a push of the base produced, if
   // the base is a pushed commit, else the base itself.
   const tokenTree = cache.db.pushResult(mergeBase) ?? mergeBase;
+  context.trace(`base ${mergeBase}, tokens from ${tokenTree}`);
   const diff = parseRawDiff(
     (await runGit(cache.repo, ["diff-tree", "-r", "-z", "--raw", "--no-renames", mergeBase, commit])).stdout,
   );
@@ -194,7 +196,17 @@ async function integrate(
   }
   for (const [oid, content] of await readObjects(cache.repo, fromRepo)) contents.set(oid, content);
 
-  const tokenFiles = await listTree(cache, tokenTree, schema.folder);
+  // The files of the token tree the plan can ask about: the records the changed files name.
+  const keys = new Set<string>();
+  for (const entry of diff) {
+    for (const oid of [entry.oldOid, entry.newOid]) {
+      const id = /^id: *"?([^"\n]+)"?$/m.exec(contents.get(oid)?.toString("utf8").slice(0, 4096) ?? "")?.[1];
+      if (id) keys.add(id);
+      const created = cache.db.createdKey(entry.path, oid);
+      if (created) keys.add(created);
+    }
+  }
+  const tokenFiles = await listTree(cache, tokenTree, [...keys].map((key) => schema.fileName(key)));
   const tokenOf = (key: string) => {
     const oid = tokenFiles.get(schema.fileName(key));
     const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
@@ -220,6 +232,7 @@ async function integrate(
     maxFileBytes: context.maxFileBytes,
   });
 
+  context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
   for (const ignored of plan.ignoredEdits) {
     log(
       `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${ignored.fields.length === 1 ? "is" : "are"} set by the server; your edit of it is not sent`,
@@ -317,6 +330,7 @@ async function integrate(
 
   const done = await applyWrites(context, writes, commit);
   if (done.failure) return done.failure;
+  context.trace(`wrote ${writes.length}`);
 
   // The cache's main: on top of the user's commit (a merge when the user was behind), with the tree of
   // the server state after the writes. `git pull` then fast-forwards.
@@ -334,6 +348,7 @@ async function integrate(
     return written;
   });
   cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result } });
+  context.trace(`result commit ${result}`);
   log(
     `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted` +
       `${writes.length > 0 ? "; git pull brings the server's versions and ids" : ""}`,

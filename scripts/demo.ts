@@ -1,6 +1,7 @@
 /**
  * `npm run demo`: an ephemeral simulator seeded with fixtures/demo-seed.json, then the read path as a user
- * walks it: `svc init`, `ls`, `cat`, `grep`, a change made on the server, `git pull`. Each command is
+ * walks it: `svc init`, `ls`, `cat`, `grep`, a change made on the server, `git pull`, then an edit that
+ * `git push` turns into a PATCH. Each command is
  * printed before it runs. Everything happens in a temporary folder with its own git configuration, and the
  * simulator is stopped at the end.
  */
@@ -100,6 +101,13 @@ async function main(): Promise<number> {
     await show("git", ["-c", "svc.syncInterval=0", "pull"], env, join(root, "demo"));
     await show("git", ["log", "--oneline"], env, join(root, "demo"));
     await show("cat", ["issues/0001.md"], env, join(root, "demo"));
+    const demo = join(root, "demo");
+    await show("sed", ["-i", "s/^status: in_progress/status: in_review/", "issues/0002.md"], env, demo);
+    await show("git", ["commit", "-qam", "CSV export is ready for review"], env, demo);
+    await show("git", ["push"], env, demo);
+    out(`\n$ curl ${sim.url}/projects/demo/issues/2\n`);
+    const after = await fetch(`${sim.url}/projects/demo/issues/2`, { headers: { "x-svc-agent": "svc-demo" } });
+    out(`${after.status} ${await after.text()}\n`);
     out("\nsvc demo: done; the simulator is stopped and the temporary folder removed\n");
     return 0;
   } finally {

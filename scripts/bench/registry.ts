@@ -4,6 +4,7 @@
  * only when it cannot measure.
  */
 import { benchClone } from "./clone.js";
+import { benchPush } from "./push.js";
 import { benchSim } from "./sim.js";
 
 export interface Benchmark {
@@ -22,5 +23,10 @@ export const BENCHMARKS: readonly Benchmark[] = [
     name: "clone",
     description: "svc init, no-op fetch and helper start-up against plain git on an equivalent repo",
     run: benchClone,
+  },
+  {
+    name: "push",
+    description: "git push of one changed record in a 10,000-issue clone against a plain bare repo",
+    run: benchPush,
   },
 ];

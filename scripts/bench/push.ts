@@ -1,0 +1,143 @@
+/**
+ * The push benchmark (issue 4): pushing one changed record in a 10,000-issue clone, beside `git push` of
+ * the same kind of commit to a plain local bare repo of the same size, and the REST calls each push made
+ * (counted in the simulator's audit table). Goals: at most 3 REST calls, time within 3x the plain push.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { spawnListening } from "./children.js";
+import { renderTable } from "./table.js";
+
+const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
+const SVC_BIN = join(BIN, "svc");
+const ISSUES = 10_000;
+const RUNS = 5;
+
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on("close", (code) => {
+      if (code === 0) resolve(performance.now() - started);
+      else reject(new Error(`${command} ${args.join(" ")} failed (${code}):\n${stderr}`));
+    });
+  });
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+function auditRows(dbPath: string): { method: string; path: string }[] {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT method, path FROM audit_events ORDER BY id").all() as { method: string; path: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+/** Flips the status line of a record file (open ↔ done), the smallest real edit. */
+function editRecord(path: string): void {
+  const text = readFileSync(path, "utf8");
+  writeFileSync(path, text.includes("status: open") ? text.replace("status: open", "status: done") : text.replace(/status: \w+/, "status: open"));
+}
+
+export async function benchPush(out: NodeJS.WritableStream, progress: (line: string) => void): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "svc-bench-push-"));
+  try {
+    const home = join(root, "home");
+    mkdirSync(home);
+    writeFileSync(join(home, "gitconfig"), "[user]\n\tname = Bench\n\temail = bench@localhost\n");
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
+      HOME: home,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
+      SVC_CACHE_DIR: join(root, "cache"),
+      SVC_BLOB_LIMIT: "0",
+    };
+    const seed = join(root, "seed.json");
+    writeFileSync(
+      seed,
+      JSON.stringify({
+        projects: [
+          {
+            slug: "bench",
+            name: "Benchmark",
+            description: "Seeded by npm run bench -- push",
+            issues: Array.from({ length: ISSUES }, (_, i) => ({
+              title: `Issue ${i + 1}: the export drops rows after a retry`,
+              status: "open",
+              labels: ["bench"],
+              body: `Steps to reproduce issue ${i + 1}:\n\n1. Export.\n2. Interrupt the network.\n\nExpected: every row once.\n`,
+            })),
+          },
+        ],
+      }),
+    );
+    const dbPath = join(root, "sim.db");
+    progress(`seeding a simulator with ${ISSUES} issues`);
+    const sim = await spawnListening(
+      [SVC_BIN, "sim", "--bind", "127.0.0.1:0", "--db", dbPath, "--rate-limit", "0", "--seed-file", seed],
+      /svc-sim listening on (\S+)/,
+      120_000,
+    );
+    try {
+      const work = join(root, "svc");
+      progress("svc init");
+      await run(process.execPath, [SVC_BIN, "init", "sim::bench", work, "--origin", sim.url], env);
+      const bare = join(root, "plain.git");
+      await run("git", ["clone", "--quiet", "--bare", "--no-local", work, bare], env);
+      const plain = join(root, "plain");
+      await run("git", ["clone", "--quiet", bare, plain], env);
+
+      const svcTimes: number[] = [];
+      const plainTimes: number[] = [];
+      const restCalls: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const file = `issues/${String(i + 1).padStart(4, "0")}.md`;
+        progress(`run ${i + 1} of ${RUNS}: ${file}`);
+        editRecord(join(work, file));
+        await run("git", ["-C", work, "commit", "--quiet", "-am", `edit ${file}`], env);
+        const before = auditRows(dbPath).length;
+        svcTimes.push(await run("git", ["-C", work, "push", "--quiet"], env));
+        restCalls.push(auditRows(dbPath).length - before);
+        editRecord(join(plain, file));
+        await run("git", ["-C", plain, "commit", "--quiet", "-am", `edit ${file}`], env);
+        plainTimes.push(await run("git", ["-C", plain, "push", "--quiet"], env));
+      }
+      const svc = median(svcTimes);
+      const baseline = median(plainTimes);
+      const calls = median(restCalls);
+      out.write(`${ISSUES} issues; median of ${RUNS} pushes of one changed record (no pull between them)\n\n`);
+      out.write(
+        renderTable(
+          ["scenario", "svc", "baseline", "ratio", "goal"],
+          [
+            ["git push, one record", `${Math.round(svc)} ms`, `${Math.round(baseline)} ms`, (svc / baseline).toFixed(2), "<= 3.00"],
+            ["REST calls per push", String(calls), "-", "-", "<= 3"],
+          ],
+        ),
+      );
+      const missed: string[] = [];
+      if (svc / baseline > 3) missed.push("push is over 3x the plain push");
+      if (calls > 3) missed.push("more than 3 REST calls");
+      out.write(missed.length === 0 ? "\nall goals met\n" : `\ngoal missed: ${missed.join("; ")}\n`);
+    } finally {
+      await sim.stop();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
