@@ -51,7 +51,10 @@ function treeSortKey(entry: TreeEntry): Buffer {
 export function encodeTree(entries: readonly TreeEntry[]): Buffer {
   // Plain string order is byte order for ASCII names (the usual case: `0042.md`); otherwise sort keys
   // are made once per entry, not once per comparison.
-  const keyed = entries.map((entry) => ({ entry, text: entry.mode === "40000" ? `${entry.name}/` : entry.name }));
+  const keyed = entries.map((entry) => ({
+    entry,
+    text: entry.mode === "40000" ? `${entry.name}/` : entry.name,
+  }));
   if (keyed.every(({ text }) => /^[\x20-\x7e]*$/.test(text))) {
     keyed.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
   } else {

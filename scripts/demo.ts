@@ -106,7 +106,9 @@ async function main(): Promise<number> {
     await show("git", ["commit", "-qam", "CSV export is ready for review"], env, demo);
     await show("git", ["push"], env, demo);
     out(`\n$ curl ${sim.url}/projects/demo/issues/2\n`);
-    const after = await fetch(`${sim.url}/projects/demo/issues/2`, { headers: { "x-svc-agent": "svc-demo" } });
+    const after = await fetch(`${sim.url}/projects/demo/issues/2`, {
+      headers: { "x-svc-agent": "svc-demo" },
+    });
     out(`${after.status} ${await after.text()}\n`);
     out("\nsvc demo: done; the simulator is stopped and the temporary folder removed\n");
     return 0;

@@ -17,7 +17,12 @@ const SVC_BIN = join(BIN, "svc");
 const ISSUES = 10_000;
 const RUNS = 5;
 
-function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<number> {
+function run(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, args, { env, cwd, stdio: ["ignore", "ignore", "pipe"] });
@@ -41,7 +46,10 @@ function median(values: readonly number[]): number {
 function auditRows(dbPath: string): { method: string; path: string }[] {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare("SELECT method, path FROM audit_events ORDER BY id").all() as { method: string; path: string }[];
+    return db.prepare("SELECT method, path FROM audit_events ORDER BY id").all() as {
+      method: string;
+      path: string;
+    }[];
   } finally {
     db.close();
   }
@@ -50,7 +58,12 @@ function auditRows(dbPath: string): { method: string; path: string }[] {
 /** Flips the status line of a record file (open ↔ done), the smallest real edit. */
 function editRecord(path: string): void {
   const text = readFileSync(path, "utf8");
-  writeFileSync(path, text.includes("status: open") ? text.replace("status: open", "status: done") : text.replace(/status: \w+/, "status: open"));
+  writeFileSync(
+    path,
+    text.includes("status: open")
+      ? text.replace("status: open", "status: done")
+      : text.replace(/status: \w+/, "status: open"),
+  );
 }
 
 export async function benchPush(out: NodeJS.WritableStream, progress: (line: string) => void): Promise<void> {
@@ -120,12 +133,20 @@ export async function benchPush(out: NodeJS.WritableStream, progress: (line: str
       const svc = median(svcTimes);
       const baseline = median(plainTimes);
       const calls = median(restCalls);
-      out.write(`${ISSUES} issues; median of ${RUNS} pushes of one changed record (no pull between them)\n\n`);
+      out.write(
+        `${ISSUES} issues; median of ${RUNS} pushes of one changed record (no pull between them)\n\n`,
+      );
       out.write(
         renderTable(
           ["scenario", "svc", "baseline", "ratio", "goal"],
           [
-            ["git push, one record", `${Math.round(svc)} ms`, `${Math.round(baseline)} ms`, (svc / baseline).toFixed(2), "<= 3.00"],
+            [
+              "git push, one record",
+              `${Math.round(svc)} ms`,
+              `${Math.round(baseline)} ms`,
+              (svc / baseline).toFixed(2),
+              "<= 3.00",
+            ],
             ["REST calls per push", String(calls), "-", "-", "<= 3"],
           ],
         ),
