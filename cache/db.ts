@@ -6,6 +6,7 @@
 import { chmodSync, existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { SvcError } from "../backends/errors.js";
+import { migrateSchema } from "../backends/settings.js";
 
 const SCHEMA_VERSION = 1;
 
@@ -185,19 +186,13 @@ export class CacheDb {
   }
 
   private migrate(path: string): void {
-    const current = this.db.pragma("user_version", { simple: true }) as number;
-    if (current > SCHEMA_VERSION) {
-      throw new SvcError(
-        "SVC_STORE",
+    migrateSchema(
+      this.db,
+      MIGRATIONS,
+      SCHEMA_VERSION,
+      (current) =>
         `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
-      );
-    }
-    for (let revision = current + 1; revision <= SCHEMA_VERSION; revision++) {
-      this.db.transaction(() => {
-        this.db.exec(MIGRATIONS[revision] ?? "");
-        this.db.pragma(`user_version = ${revision}`);
-      })();
-    }
+    );
   }
 
   /** Runs `work` holding SQLite's write lock (BEGIN IMMEDIATE): one writer per cache across processes. */

@@ -102,7 +102,10 @@ export async function main(
           const current = await open();
           const replies = await current.push(specs);
           io.stdout.write(`${replies.join("\n")}\n\n`);
-          if (replies.some((reply) => reply.startsWith("error"))) rejected = true;
+          // `error <ref> up to date` is how git is told there was nothing to push ("Everything up-to-date"),
+          // not a rejection: git exits with the helper's status, and a no-op push must exit 0.
+          if (replies.some((reply) => reply.startsWith("error") && !/^error \S+ up to date$/.test(reply)))
+            rejected = true;
           break;
         }
         case "stateless-connect": {

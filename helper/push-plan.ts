@@ -13,7 +13,7 @@
  * - A deleted file is a delete.
  */
 import type { BaseToken, RecordChanges } from "../backends/backend.js";
-import { excerpt, UserFacingError } from "../backends/errors.js";
+import { UserFacingError } from "../backends/errors.js";
 import {
   type FieldValue,
   parseRecordFile,
@@ -194,6 +194,16 @@ export function planPush(input: PlanInput): Plan {
     });
   };
 
+  const create = (entry: DiffEntry, mine: RecordContent) => {
+    writes.push({
+      kind: "create",
+      path: entry.path,
+      oid: entry.newOid,
+      changes: { fields: writable(schema, mine).fields, body: mine.body },
+      createdKey: input.journal(entry.path, entry.newOid),
+    });
+  };
+
   for (const entry of input.entries) {
     if (!recordFile.test(entry.path)) {
       if (entry.status === "D") {
@@ -247,13 +257,7 @@ export function planPush(input: PlanInput): Plan {
     const mineKey = keyOf(mine.fields);
     if (entry.status === "A") {
       if (mineKey === undefined) {
-        writes.push({
-          kind: "create",
-          path: entry.path,
-          oid: entry.newOid,
-          changes: { fields: writable(schema, mine).fields, body: mine.body },
-          createdKey: input.journal(entry.path, entry.newOid),
-        });
+        create(entry, mine);
         continue;
       }
       const other = addedIds.get(mineKey);
@@ -287,13 +291,7 @@ export function planPush(input: PlanInput): Plan {
     const baseKey = keyOf(base.fields) ?? input.journal(entry.path, entry.oldOid);
     if (!baseKey) {
       // A file this user created in a push that never reached the server: still a create.
-      writes.push({
-        kind: "create",
-        path: entry.path,
-        oid: entry.newOid,
-        changes: { fields: writable(schema, mine).fields, body: mine.body },
-        createdKey: input.journal(entry.path, entry.newOid),
-      });
+      create(entry, mine);
       continue;
     }
     update(baseKey, entry.path, base, mine);
@@ -308,5 +306,8 @@ export function problemSummary(problems: readonly PlanProblem[]): string {
   const first = problems[0];
   if (!first) return "";
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : "";
-  return `${first.path}: ${excerpt(first.message.split("\n")[0] ?? "", 120).slice(1, -1)}${more}`;
+  // Cut by code points, not through excerpt(): its JSON quoting would show up as `\"` in git's output.
+  const line = Array.from(first.message.split("\n")[0] ?? "");
+  const short = line.length <= 118 ? line.join("") : `${line.slice(0, 117).join("")}…`;
+  return `${first.path}: ${short}${more}`;
 }

@@ -83,7 +83,11 @@ export function parseRawDiff(output: Buffer): DiffEntry[] {
 }
 
 /** path → blob oid of the files `paths` in `treeish` (only those: a tree may have 10,000 entries). */
-async function listTree(cache: ProjectCache, treeish: string, paths: readonly string[]): Promise<Map<string, string>> {
+async function listTree(
+  cache: ProjectCache,
+  treeish: string,
+  paths: readonly string[],
+): Promise<Map<string, string>> {
   if (paths.length === 0) return new Map();
   const { stdout } = await runGit(cache.repo, ["ls-tree", "-z", "--full-tree", treeish, "--", ...paths]);
   const files = new Map<string, string>();
@@ -206,7 +210,11 @@ async function integrate(
       if (created) keys.add(created);
     }
   }
-  const tokenFiles = await listTree(cache, tokenTree, [...keys].map((key) => schema.fileName(key)));
+  const tokenFiles = await listTree(
+    cache,
+    tokenTree,
+    [...keys].map((key) => schema.fileName(key)),
+  );
   const tokenOf = (key: string) => {
     const oid = tokenFiles.get(schema.fileName(key));
     const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
@@ -334,14 +342,18 @@ async function integrate(
 
   // The cache's main: on top of the user's commit (a merge when the user was behind), with the tree of
   // the server state after the writes. `git pull` then fast-forwards.
-  const tip = cache.tip() ?? tipBefore;
-  const parents = (await isAncestor(cache, tip, commit)) ? [commit] : [tip, commit];
+  const tipSeen = cache.tip() ?? tipBefore;
+  const parentsSeen = (await isAncestor(cache, tipSeen, commit)) ? [commit] : [tipSeen, commit];
   const counts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;
   const message =
     `svc: push to ${backend.kind} project ${backend.project}\n\n` +
     `${counts.create} created, ${counts.update} updated, ${counts.delete} deleted\n`;
   const result = cache.db.exclusive(() => {
+    // Another working tree's push or fetch may have moved main since tipSeen was read (every writer moves
+    // it under this lock): then build on the tip as it is now, or that commit would drop out of main.
+    const tip = cache.tip() ?? tipBefore;
+    const parents = tip === tipSeen ? parentsSeen : [tip, commit];
     const written = writeStateCommit(cache, parents, message);
     cache.setTip(written);
     cache.db.recordPush(commit, written);

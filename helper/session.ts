@@ -10,6 +10,7 @@ import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import { EgressDeniedError } from "../backends/http.js";
 import { parseRemoteUrl } from "../backends/remote-url.js";
+import { envCount } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { writeImportStream } from "./import.js";
@@ -20,20 +21,6 @@ import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
 /** The simulator refuses request bodies over 1 MiB (DESIGN.md §5); a record file cannot be larger. */
 const MAX_RECORD_BYTES = 1024 * 1024;
-
-/** `SVC_BULK_DELETE_LIMIT`: default 5; 0 means no limit. */
-function bulkDeleteLimit(): number {
-  const raw = process.env.SVC_BULK_DELETE_LIMIT;
-  if (raw === undefined || raw === "") return 5;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new UserFacingError(
-      "SVC_USAGE",
-      `SVC_BULK_DELETE_LIMIT=${JSON.stringify(raw)} is not a whole number; use e.g. 5, or 0 for no limit`,
-    );
-  }
-  return value;
-}
 
 /** Runs git on the user's repository (the helper's inherited environment), returning stdout or undefined. */
 function userGit(args: readonly string[]): Promise<string | undefined> {
@@ -187,7 +174,7 @@ export async function openSession(options: {
             backend,
             remote: options.remote,
             autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
-            bulkDeleteLimit: bulkDeleteLimit(),
+            bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", 5),
             maxFileBytes: MAX_RECORD_BYTES,
             log,
             trace,

@@ -10,6 +10,7 @@
  */
 import type { Writable } from "node:stream";
 import { UserFacingError } from "../backends/errors.js";
+import { envCount } from "../backends/settings.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
 import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
@@ -40,16 +41,7 @@ export function filterOmitsBlobs(filter: string | undefined): boolean {
 
 /** `SVC_BLOB_LIMIT`: default 500; 0 means no limit. */
 export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SVC_BLOB_LIMIT;
-  if (raw === undefined || raw === "") return 500;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new UserFacingError(
-      "SVC_USAGE",
-      `SVC_BLOB_LIMIT=${JSON.stringify(raw)} is not a whole number; use e.g. 500, or 0 for no limit`,
-    );
-  }
-  return value;
+  return envCount("SVC_BLOB_LIMIT", 500, env);
 }
 
 export class BlobLimitError extends UserFacingError {

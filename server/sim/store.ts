@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { SvcError } from "../../backends/errors.js";
+import { migrateSchema } from "../../backends/settings.js";
 import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
 
 /** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
@@ -207,20 +208,14 @@ export class SimStore {
   }
 
   private migrate(path: string): void {
-    const current = this.db.pragma("user_version", { simple: true }) as number;
-    if (current > SCHEMA_VERSION) {
-      throw new SvcError(
-        "SVC_STORE",
+    migrateSchema(
+      this.db,
+      MIGRATIONS,
+      SCHEMA_VERSION,
+      (current) =>
         `the simulator store ${path} has schema revision ${current}, newer than this svc knows (${SCHEMA_VERSION}); ` +
-          "upgrade svc, or start with another --db",
-      );
-    }
-    for (let revision = current + 1; revision <= SCHEMA_VERSION; revision++) {
-      this.db.transaction(() => {
-        this.db.exec(MIGRATIONS[revision] ?? "");
-        this.db.pragma(`user_version = ${revision}`);
-      })();
-    }
+        "upgrade svc, or start with another --db",
+    );
   }
 
   /** RFC 3339 UTC with milliseconds, never earlier than the last one this store handed out. */
