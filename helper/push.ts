@@ -243,7 +243,7 @@ async function integrate(
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
   for (const ignored of plan.ignoredEdits) {
     log(
-      `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${ignored.fields.length === 1 ? "is" : "are"} set by the server; your edit of it is not sent`,
+      `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${ignored.fields.length === 1 ? "is" : "are"} set by the server; your edit of ${ignored.fields.length === 1 ? "it" : "them"} is not sent`,
     );
   }
   if (plan.problems.length > 0) {

@@ -1,0 +1,705 @@
+/**
+ * The push planner's rules (DESIGN.md §4 "Push"), table-driven: which changed files become which REST
+ * writes, which are refused (naming the file), and which edits of server-controlled fields are ignored and
+ * reported. Blob contents, base tokens and the create journal are plain maps; nothing touches git.
+ */
+import test from "ava";
+import fc from "fast-check";
+import type { BaseToken } from "../backends/backend.js";
+import { type RecordFields, renderRecordFile } from "../backends/record.js";
+import { SIM_SCHEMA } from "../backends/sim/schema.js";
+import {
+  changesBetween,
+  type DiffEntry,
+  type Plan,
+  type PlannedWrite,
+  planPush,
+  problemSummary,
+  sameBody,
+} from "./push-plan.js";
+
+const ZERO = "0".repeat(40);
+const MAX_FILE_BYTES = 4096;
+
+/** Fake blob ids: 40 hex digits, distinct per name. */
+function oid(name: string): string {
+  return Buffer.from(name).toString("hex").padEnd(40, "0").slice(0, 40);
+}
+
+const ISSUE_42 = {
+  id: 42,
+  title: "Fix login",
+  status: "open",
+  labels: ["bug"],
+  created_at: "2026-01-01T00:00:42.000Z",
+  updated_at: "2026-01-02T00:00:00.000Z",
+  version: 3,
+} as const satisfies RecordFields;
+
+const ISSUE_7 = {
+  ...ISSUE_42,
+  id: 7,
+  title: "Seven",
+  version: 1,
+  updated_at: "2026-01-01T00:00:07.000Z",
+} as const satisfies RecordFields;
+
+const TOKENS: Readonly<Record<string, BaseToken>> = {
+  "42": { version: 3, updatedAt: "2026-01-02T00:00:00.000Z" },
+  "7": { version: 1, updatedAt: "2026-01-01T00:00:07.000Z" },
+  "77": { version: 1, updatedAt: "2026-01-03T00:00:00.000Z" },
+};
+
+function file(fields: RecordFields, body = "Body.\n"): string {
+  return renderRecordFile(SIM_SCHEMA, { fields, body });
+}
+
+const BASE_42 = file(ISSUE_42, "The login button does nothing.\n");
+
+type Blobs = Readonly<Record<string, string | Buffer>>;
+
+/** A diff entry with contents named by key of `blobs` (the oid is derived from the name). */
+function added(path: string, blob: string, mode = "100644"): DiffEntry {
+  return { status: "A", path, oldMode: "000000", newMode: mode, oldOid: ZERO, newOid: oid(blob) };
+}
+function modified(path: string, before: string, after: string, newMode = "100644"): DiffEntry {
+  return { status: "M", path, oldMode: "100644", newMode, oldOid: oid(before), newOid: oid(after) };
+}
+function deleted(path: string, before: string): DiffEntry {
+  return { status: "D", path, oldMode: "100644", newMode: "000000", oldOid: oid(before), newOid: ZERO };
+}
+
+interface PlanCase {
+  readonly name: string;
+  readonly entries: readonly DiffEntry[];
+  readonly blobs: Blobs;
+  /** `path|blob name` → created key. */
+  readonly journal?: Readonly<Record<string, string>>;
+  readonly writes?: readonly unknown[];
+  /** Problems by path, each message matched by a pattern. */
+  readonly problems?: readonly (readonly [string, RegExp])[];
+  readonly ignoredEdits?: Plan["ignoredEdits"];
+}
+
+function plan(entries: readonly DiffEntry[], blobs: Blobs, journal: Record<string, string> = {}): Plan {
+  const byOid = new Map(Object.entries(blobs).map(([name, content]) => [oid(name), Buffer.from(content)]));
+  const journalByOid = new Map(
+    Object.entries(journal).map(([at, key]) => {
+      const [path = "", name = ""] = at.split("|");
+      return [`${path}|${oid(name)}`, key];
+    }),
+  );
+  return planPush({
+    schema: SIM_SCHEMA,
+    entries,
+    read: (id) => {
+      const content = byOid.get(id);
+      if (!content) throw new Error(`the planner read blob ${id}, which the test did not provide`);
+      return content;
+    },
+    baseToken: (key) => TOKENS[key],
+    journal: (path, id) => journalByOid.get(`${path}|${id}`),
+    maxFileBytes: MAX_FILE_BYTES,
+  });
+}
+
+/** The members of a write a test states (the merge inputs `desired`/`original` are checked separately). */
+function summary(write: PlannedWrite): unknown {
+  if (write.kind === "create")
+    return { kind: write.kind, path: write.path, changes: write.changes, createdKey: write.createdKey };
+  if (write.kind === "update")
+    return { kind: write.kind, key: write.key, path: write.path, base: write.base, changes: write.changes };
+  return { kind: write.kind, key: write.key, path: write.path, base: write.base };
+}
+
+const CASES: readonly PlanCase[] = [
+  {
+    name: "a new file without an id is a create with its writable fields and body",
+    entries: [added("issues/new-bug.md", "new")],
+    blobs: { new: file({ title: "New bug", status: "open", labels: ["p1"] }, "It breaks.\n") },
+    writes: [
+      {
+        kind: "create",
+        path: "issues/new-bug.md",
+        changes: { fields: { title: "New bug", status: "open", labels: ["p1"] }, body: "It breaks.\n" },
+        createdKey: undefined,
+      },
+    ],
+  },
+  {
+    name: "a new file the create journal knows is a create with the key it already got",
+    entries: [added("issues/new-bug.md", "new")],
+    blobs: { new: file({ title: "New bug" }, "") },
+    journal: { "issues/new-bug.md|new": "77" },
+    writes: [
+      {
+        kind: "create",
+        path: "issues/new-bug.md",
+        changes: { fields: { title: "New bug" }, body: "" },
+        createdKey: "77",
+      },
+    ],
+  },
+  {
+    name: "the journal matches on path and content: the same file edited again is a new create",
+    entries: [added("issues/new-bug.md", "edited")],
+    blobs: { edited: file({ title: "New bug, edited" }, "") },
+    journal: { "issues/new-bug.md|new": "77" },
+    writes: [
+      {
+        kind: "create",
+        path: "issues/new-bug.md",
+        changes: { fields: { title: "New bug, edited" }, body: "" },
+        createdKey: undefined,
+      },
+    ],
+  },
+  {
+    name: "server-controlled fields in a new file are not sent",
+    entries: [added("issues/new-bug.md", "new")],
+    blobs: { new: file({ title: "New", version: 5, created_at: "2020-01-01T00:00:00Z" }, "x\n") },
+    writes: [
+      {
+        kind: "create",
+        path: "issues/new-bug.md",
+        changes: { fields: { title: "New" }, body: "x\n" },
+        createdKey: undefined,
+      },
+    ],
+  },
+  {
+    name: "a changed status is an update carrying only status, conditional on the base token",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: { base: BASE_42, mine: file({ ...ISSUE_42, status: "done" }, "The login button does nothing.\n") },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { status: "done" } },
+      },
+    ],
+  },
+  {
+    name: "a changed body and labels are sent, unchanged title and status are not",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: { base: BASE_42, mine: file({ ...ISSUE_42, labels: ["bug", "ui"] }, "New text.\n") },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { labels: ["bug", "ui"] }, body: "New text.\n" },
+      },
+    ],
+  },
+  {
+    name: "reordered labels are a change (the server keeps their order)",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      base: file({ ...ISSUE_42, labels: ["a", "b"] }),
+      mine: file({ ...ISSUE_42, labels: ["b", "a"] }),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { labels: ["b", "a"] } },
+      },
+    ],
+  },
+  {
+    name: "adding an assignee sends it; removing the line clears it (null)",
+    entries: [modified("issues/0042.md", "base", "mine"), modified("issues/0007.md", "base7", "mine7")],
+    blobs: {
+      base: BASE_42,
+      mine: file({ ...ISSUE_42, assignee: "dana" }, "The login button does nothing.\n"),
+      base7: file({ ...ISSUE_7, assignee: "lee" }),
+      mine7: file(ISSUE_7),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { assignee: "dana" } },
+      },
+      {
+        kind: "update",
+        key: "7",
+        path: "issues/0007.md",
+        base: TOKENS["7"],
+        changes: { fields: { assignee: null } },
+      },
+    ],
+  },
+  {
+    name: "edited version and id are ignored and reported; the other changed fields are still sent",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      base: BASE_42,
+      mine: file(
+        { ...ISSUE_42, id: 1, version: 999, title: "Fix login now" },
+        "The login button does nothing.\n",
+      ),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { title: "Fix login now" } },
+      },
+    ],
+    ignoredEdits: [{ path: "issues/0042.md", fields: ["id", "version"] }],
+  },
+  {
+    name: "an edit of only server-controlled fields writes nothing but is reported",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      base: BASE_42,
+      mine: file({ ...ISSUE_42, updated_at: "2030-01-01T00:00:00.000Z" }, "The login button does nothing.\n"),
+    },
+    writes: [],
+    ignoredEdits: [{ path: "issues/0042.md", fields: ["updated_at"] }],
+  },
+  {
+    name: "removing server-controlled lines is neither a change nor an edit",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      base: BASE_42,
+      mine: file(
+        { title: ISSUE_42.title, status: "open", labels: ["bug"] },
+        "The login button does nothing.\n",
+      ),
+    },
+    writes: [],
+    ignoredEdits: [],
+  },
+  {
+    name: "a body that only gained a final newline is no change",
+    entries: [modified("issues/0042.md", "base", "mine"), modified("issues/0007.md", "base7", "mine7")],
+    blobs: {
+      base: BASE_42,
+      mine: file(ISSUE_42, "The login button does nothing.\n\n"),
+      base7: file(ISSUE_7, "no newline"),
+      mine7: file(ISSUE_7, "no newline\n"),
+    },
+    writes: [],
+  },
+  {
+    name: "a body that lost its final newline is no change",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: { base: BASE_42, mine: file(ISSUE_42, "The login button does nothing.") },
+    writes: [],
+  },
+  {
+    name: "an executable bit on a record file is no change",
+    entries: [modified("issues/0042.md", "base", "base", "100755")],
+    blobs: { base: BASE_42 },
+    writes: [],
+  },
+  {
+    name: "git rm of a record file is a delete conditional on the base token",
+    entries: [deleted("issues/0042.md", "base")],
+    blobs: { base: BASE_42 },
+    writes: [{ kind: "delete", key: "42", path: "issues/0042.md", base: TOKENS["42"] }],
+  },
+  {
+    name: "a deleted file without id that the journal created deletes that record",
+    entries: [deleted("issues/new-bug.md", "new")],
+    blobs: { new: file({ title: "New bug" }, "") },
+    journal: { "issues/new-bug.md|new": "77" },
+    writes: [{ kind: "delete", key: "77", path: "issues/new-bug.md", base: TOKENS["77"] }],
+  },
+  {
+    name: "a deleted file without id the server never saw writes nothing",
+    entries: [deleted("issues/new-bug.md", "new")],
+    blobs: { new: file({ title: "New bug" }, "") },
+    writes: [],
+    problems: [],
+  },
+  {
+    name: "a renamed file is an update of its record, not a delete and a create",
+    entries: [deleted("issues/0042.md", "base"), added("issues/login.md", "mine")],
+    blobs: {
+      base: BASE_42,
+      mine: file({ ...ISSUE_42, status: "in_progress" }, "The login button does nothing.\n"),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/login.md",
+        base: TOKENS["42"],
+        changes: { fields: { status: "in_progress" } },
+      },
+    ],
+  },
+  {
+    name: "a rename without a change writes nothing",
+    entries: [deleted("issues/0042.md", "base"), added("issues/login.md", "base")],
+    blobs: { base: BASE_42 },
+    writes: [],
+    problems: [],
+  },
+  {
+    name: "a modified file that was a create in the base (no id, journal knows it) is an update of that record",
+    entries: [modified("issues/new-bug.md", "new", "edited")],
+    blobs: { new: file({ title: "New bug" }, ""), edited: file({ title: "New bug", status: "done" }, "") },
+    journal: { "issues/new-bug.md|new": "77" },
+    writes: [
+      {
+        kind: "update",
+        key: "77",
+        path: "issues/new-bug.md",
+        base: TOKENS["77"],
+        changes: { fields: { status: "done" } },
+      },
+    ],
+  },
+  {
+    name: "a modified file without id that never reached the server is still a create",
+    entries: [modified("issues/new-bug.md", "new", "edited")],
+    blobs: { new: file({ title: "New bug" }, ""), edited: file({ title: "New bug", status: "done" }, "") },
+    writes: [
+      {
+        kind: "create",
+        path: "issues/new-bug.md",
+        changes: { fields: { title: "New bug", status: "done" }, body: "" },
+        createdKey: undefined,
+      },
+    ],
+  },
+  {
+    name: "a copy of a record file under a new name is refused as a duplicate id",
+    entries: [added("issues/copy.md", "base")],
+    blobs: { base: BASE_42 },
+    writes: [],
+    problems: [["issues/copy.md", /two files have id 42; a new record must not carry an id/]],
+  },
+  {
+    name: "two renamed copies of one record: the second is a duplicate",
+    entries: [deleted("issues/0042.md", "base"), added("issues/a.md", "mine"), added("issues/b.md", "mine")],
+    blobs: {
+      base: BASE_42,
+      mine: file({ ...ISSUE_42, title: "Changed" }, "The login button does nothing.\n"),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/a.md",
+        base: TOKENS["42"],
+        changes: { fields: { title: "Changed" } },
+      },
+    ],
+    problems: [["issues/b.md", /two files have id 42: issues\/a\.md and this one/]],
+  },
+  {
+    name: "a new file with the id of a record the server does not have is refused",
+    entries: [added("issues/9999.md", "ghost")],
+    blobs: { ghost: file({ ...ISSUE_42, id: 9999 }) },
+    writes: [],
+    problems: [["issues/9999.md", /id 9999 is not a record on the server; remove the `id:` line/]],
+  },
+  {
+    name: "a changed or deleted record the base does not have is refused",
+    entries: [modified("issues/0500.md", "a", "b"), deleted("issues/0501.md", "c")],
+    blobs: {
+      a: file({ ...ISSUE_42, id: 500 }),
+      b: file({ ...ISSUE_42, id: 500, title: "x" }),
+      c: file({ ...ISSUE_42, id: 501 }),
+    },
+    writes: [],
+    problems: [
+      ["issues/0500.md", /record 500 is not in the server state this push is based on/],
+      ["issues/0501.md", /record 501 is not in the server state this push is based on/],
+    ],
+  },
+  {
+    name: "files outside issues/, not ending in .md, or in a subfolder are refused",
+    entries: [
+      added("notes.txt", "text"),
+      added("issues/readme.txt", "text"),
+      added("issues/sub/0001.md", "new"),
+      added("README.md", "new"),
+    ],
+    blobs: { text: "hello\n", new: file({ title: "x" }) },
+    writes: [],
+    problems: [
+      ["notes.txt", /only issues\/<name>\.md files are records; move the file into issues\//],
+      ["issues/readme.txt", /only issues\/<name>\.md files are records/],
+      ["issues/sub/0001.md", /only issues\/<name>\.md files are records/],
+      ["README.md", /only issues\/<name>\.md files are records/],
+    ],
+  },
+  {
+    name: "deleting a file outside issues/ is refused",
+    entries: [deleted("notes.txt", "text")],
+    blobs: { text: "hello\n" },
+    writes: [],
+    problems: [["notes.txt", /deleting files outside issues\/ is not something the server can record/]],
+  },
+  {
+    name: "a symbolic link (mode 120000) or a file turned into one is refused",
+    entries: [
+      added("issues/link.md", "target", "120000"),
+      { ...modified("issues/0042.md", "base", "target", "120000"), status: "T" },
+    ],
+    blobs: { target: "0007.md", base: BASE_42 },
+    writes: [],
+    problems: [
+      ["issues/link.md", /a record must be a regular file \(not a link or a submodule\)/],
+      ["issues/0042.md", /a record must be a regular file/],
+    ],
+  },
+  {
+    name: "a submodule (mode 160000) is refused",
+    entries: [added("issues/sub.md", "target", "160000")],
+    blobs: { target: "x" },
+    writes: [],
+    problems: [["issues/sub.md", /a record must be a regular file/]],
+  },
+  {
+    name: "invalid YAML is refused with the YAML error, naming the file",
+    entries: [modified("issues/0042.md", "base", "broken")],
+    blobs: { base: BASE_42, broken: BASE_42.replace('title: "Fix login"', "title: [unclosed") },
+    writes: [],
+    problems: [
+      [
+        "issues/0042.md",
+        /^the frontmatter is not valid YAML\n {2}expected: `key: value` lines\n {2}received: /,
+      ],
+    ],
+  },
+  {
+    name: "a file without a frontmatter block, an unknown field or a bad status is refused",
+    entries: [added("issues/a.md", "nofm"), added("issues/b.md", "unknown"), added("issues/c.md", "status")],
+    blobs: {
+      nofm: "just text\n",
+      unknown: "---\ntitle: x\npriority: high\n---\n",
+      status: "---\ntitle: x\nstatus: closed\n---\n",
+    },
+    writes: [],
+    problems: [
+      ["issues/a.md", /does not start with a frontmatter block/],
+      ["issues/b.md", /unknown field `"priority"`/],
+      ["issues/c.md", /field `status` has a value this backend does not know/],
+    ],
+  },
+  {
+    name: "a file that is not UTF-8 is refused",
+    entries: [added("issues/latin1.md", "latin1")],
+    blobs: { latin1: Buffer.from("---\ntitle: caf\xe9\n---\n", "latin1") },
+    writes: [],
+    problems: [["issues/latin1.md", /not valid UTF-8/]],
+  },
+  {
+    name: "a file over the backend's size limit is refused",
+    entries: [added("issues/big.md", "big")],
+    blobs: { big: file({ title: "big" }, "x".repeat(MAX_FILE_BYTES)) },
+    writes: [],
+    problems: [["issues/big.md", new RegExp(`the file is \\d+ bytes; .* at most ${MAX_FILE_BYTES} bytes`)]],
+  },
+  {
+    name: "problems do not hide the writes planned beside them (the caller refuses the whole push)",
+    entries: [modified("issues/0042.md", "base", "mine"), added("notes.txt", "text")],
+    blobs: {
+      base: BASE_42,
+      mine: file({ ...ISSUE_42, status: "done" }, "The login button does nothing.\n"),
+      text: "",
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { status: "done" } },
+      },
+    ],
+    problems: [["notes.txt", /only issues\/<name>\.md files are records/]],
+  },
+];
+
+for (const c of CASES) {
+  test(`planPush: ${c.name}`, (t) => {
+    const result = plan(c.entries, c.blobs, { ...c.journal });
+    if (c.writes) t.deepEqual(result.writes.map(summary), c.writes);
+    const problems = c.problems ?? [];
+    t.deepEqual(
+      result.problems.map((problem) => problem.path),
+      problems.map(([path]) => path),
+      JSON.stringify(result.problems),
+    );
+    for (const [i, [, pattern]] of problems.entries()) t.regex(result.problems[i]?.message ?? "", pattern);
+    t.deepEqual(result.ignoredEdits, c.ignoredEdits ?? []);
+  });
+}
+
+test("planPush: an update carries the base content and the content the user wants, for merges and replays", (t) => {
+  const result = plan([modified("issues/0042.md", "base", "mine")], {
+    base: BASE_42,
+    mine: file({ ...ISSUE_42, version: 999, status: "done" }, "Edited.\n"),
+  });
+  const [write] = result.writes;
+  if (write?.kind !== "update") return t.fail(JSON.stringify(result));
+  t.deepEqual(write.original, { fields: ISSUE_42, body: "The login button does nothing.\n" });
+  t.deepEqual(write.desired, {
+    fields: { title: "Fix login", status: "done", labels: ["bug"] },
+    body: "Edited.\n",
+  });
+});
+
+test("planPush: a blob the planner cannot read is an error of the caller, not a problem of the user", (t) => {
+  t.throws(() => plan([modified("issues/0042.md", "base", "mine")], { base: BASE_42 }), {
+    message: /did not provide/,
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+const BODY_CASES: readonly (readonly [string, string, boolean])[] = [
+  ["a\n", "a\n", true],
+  ["a\n", "a", true],
+  ["a", "a\n", true],
+  ["a\n", "a\n\n", true],
+  ["", "\n", true],
+  ["\n", "", true],
+  ["a\n", "a\n\n\n", false],
+  ["a\n", "b\n", false],
+  ["a\n", "a \n", false],
+  ["a\r\n", "a\n", false],
+  ["a\n", "\na\n", false],
+];
+
+for (const [base, mine, expected] of BODY_CASES) {
+  test(`sameBody(${JSON.stringify(base)}, ${JSON.stringify(mine)}) is ${expected}`, (t) => {
+    t.is(sameBody(base, mine), expected);
+  });
+}
+
+test("sameBody is symmetric and reflexive", (t) => {
+  fc.assert(
+    fc.property(fc.string(), fc.string(), (a, b) => {
+      t.true(sameBody(a, a));
+      t.is(sameBody(a, b), sameBody(b, a));
+    }),
+  );
+});
+
+const CHANGE_CASES: readonly {
+  readonly name: string;
+  readonly base: RecordFields;
+  readonly mine: RecordFields;
+  readonly baseBody?: string;
+  readonly mineBody?: string;
+  readonly expected: unknown;
+}[] = [
+  { name: "nothing changed", base: ISSUE_42, mine: ISSUE_42, expected: { fields: {} } },
+  {
+    name: "only the changed writable field",
+    base: ISSUE_42,
+    mine: { ...ISSUE_42, title: "T", version: 9, id: 1, updated_at: "2030-01-01T00:00:00Z" },
+    expected: { fields: { title: "T" } },
+  },
+  {
+    name: "a missing non-optional field is unchanged, not cleared",
+    base: ISSUE_42,
+    mine: { title: "Fix login" },
+    expected: { fields: {} },
+  },
+  {
+    name: "a missing optional field clears it",
+    base: { ...ISSUE_42, assignee: "dana" },
+    mine: ISSUE_42,
+    expected: { fields: { assignee: null } },
+  },
+  {
+    name: "an explicit null assignee where the base had none is no change",
+    base: ISSUE_42,
+    mine: { ...ISSUE_42, assignee: null },
+    expected: { fields: {} },
+  },
+  {
+    name: "the body, when it differs by more than a final newline",
+    base: ISSUE_42,
+    mine: ISSUE_42,
+    baseBody: "one\n",
+    mineBody: "two\n",
+    expected: { fields: {}, body: "two\n" },
+  },
+  {
+    name: "an empty label list where the base had labels",
+    base: ISSUE_42,
+    mine: { ...ISSUE_42, labels: [] },
+    expected: { fields: { labels: [] } },
+  },
+];
+
+for (const c of CHANGE_CASES) {
+  test(`changesBetween: ${c.name}`, (t) => {
+    t.deepEqual(
+      changesBetween(
+        SIM_SCHEMA,
+        { fields: c.base, body: c.baseBody ?? "" },
+        { fields: c.mine, body: c.mineBody ?? "" },
+      ),
+      c.expected,
+    );
+  });
+}
+
+test("changesBetween never sends a server-controlled field", (t) => {
+  const serverControlled = SIM_SCHEMA.fields.filter((spec) => spec.serverControlled).map((spec) => spec.name);
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 1e6 }), (id, version) => {
+      const changes = changesBetween(
+        SIM_SCHEMA,
+        { fields: ISSUE_42, body: "" },
+        { fields: { ...ISSUE_42, id, version }, body: "" },
+      );
+      for (const name of serverControlled) t.false(name in changes.fields);
+    }),
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+test("problemSummary: empty for no problems", (t) => {
+  t.is(problemSummary([]), "");
+});
+
+test("problemSummary: the first problem's path and first line, and how many more", (t) => {
+  t.is(
+    problemSummary([
+      { path: "issues/a.md", message: "the frontmatter is not valid YAML\n  expected: `key: value` lines" },
+      { path: "notes.txt", message: "only issues/<name>.md files are records" },
+      { path: "b.txt", message: "x" },
+    ]),
+    "issues/a.md: the frontmatter is not valid YAML (and 2 more)",
+  );
+  t.is(problemSummary([{ path: "notes.txt", message: "outside" }]), "notes.txt: outside");
+});
+
+test("problemSummary: a long first line is cut, so git's [remote rejected] line stays one line", (t) => {
+  const summary = problemSummary([{ path: "issues/a.md", message: `${"y".repeat(300)}\nsecond` }]);
+  t.true(summary.length < 150, summary);
+  t.true(summary.startsWith("issues/a.md: yyyy"));
+  t.true(summary.endsWith("…"), summary);
+  t.false(summary.includes("\n"));
+});
+
+test("problemSummary: quotes and backslashes in the message reach git's line as they are", (t) => {
+  t.is(
+    problemSummary([{ path: "issues/b.md", message: 'unknown field `"priority"`\n  expected: …' }]),
+    'issues/b.md: unknown field `"priority"`',
+  );
+});
