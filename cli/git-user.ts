@@ -3,9 +3,10 @@
  * do. Git's own output goes to our stderr; only what we parse is captured.
  */
 import { spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cacheRoot } from "../cache/cache.js";
 
 export interface UserGitResult {
   readonly code: number | null;
@@ -39,7 +40,27 @@ export function runUserGit(
 }
 
 /** The folder of svc's own bins (`git-remote-svc` beside `svc`). */
-export const ownBinDir = fileURLToPath(new URL("../../bin/", import.meta.url));
+const checkoutBinDir = fileURLToPath(new URL("../../bin/", import.meta.url));
+const helperScript = fileURLToPath(new URL("../helper/bin.js", import.meta.url));
+
+/**
+ * A folder holding `git-remote-svc`: the checkout's `bin/`, or (in an installed package, which ships no
+ * `bin/` folder) a folder in the cache root with a link to the compiled helper.
+ */
+export function ownBinDir(): string {
+  if (existsSync(join(checkoutBinDir, "git-remote-svc"))) return checkoutBinDir;
+  const dir = join(cacheRoot(), "bin");
+  const link = join(dir, "git-remote-svc");
+  if (!existsSync(link)) {
+    mkdirSync(dir, { recursive: true });
+    try {
+      symlinkSync(helperScript, link);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+  return dir;
+}
 
 function onPath(name: string, path: string | undefined): boolean {
   for (const dir of (path ?? "").split(delimiter)) {
@@ -61,5 +82,8 @@ function onPath(name: string, path: string | undefined): boolean {
 export function helperEnvironment(): { env: NodeJS.ProcessEnv; helperOnPath: boolean } {
   const helperOnPath = onPath("git-remote-svc", process.env.PATH);
   if (helperOnPath) return { env: process.env, helperOnPath };
-  return { env: { ...process.env, PATH: `${ownBinDir}${delimiter}${process.env.PATH ?? ""}` }, helperOnPath };
+  return {
+    env: { ...process.env, PATH: `${ownBinDir()}${delimiter}${process.env.PATH ?? ""}` },
+    helperOnPath,
+  };
 }

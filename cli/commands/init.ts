@@ -76,7 +76,7 @@ export class InitCommand extends SvcCommand {
     await runUserGit(["config", "pull.rebase", "false"], { cwd: dir, stderr: this.context.stderr });
     if (!helperOnPath) {
       this.context.stderr.write(
-        `svc: note: git-remote-svc is not on your PATH; add ${ownBinDir} to PATH so that git pull and git push find it\n`,
+        `svc: note: git-remote-svc is not on your PATH; add ${ownBinDir()} to PATH so that git pull and git push find it\n`,
       );
     }
     this.context.stderr.write(

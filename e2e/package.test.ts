@@ -1,0 +1,59 @@
+/**
+ * The shipped artifact (STYLE.md rule 9): `npm pack`, unpacked into a temp folder the way npm installs it
+ * (bins linked from package.json's `bin`, the project's node_modules beside it since nothing can be
+ * downloaded here), then a clone, an edit and a push with only those bins on PATH.
+ */
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import test from "ava";
+import { git, givenGitEnv, run } from "../testing/git.js";
+import { repoRoot } from "../testing/paths.js";
+import { givenProject, givenSim, givenTempDir } from "../testing/sim.js";
+
+test("the packed package has both bins and works on its own: init, edit, push", async (t) => {
+  const root = givenTempDir(t, "svc-pack-");
+  const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", root], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    env: { ...process.env, npm_config_update_notifier: "false" },
+  })
+    .trim()
+    .split("\n")
+    .pop() as string;
+  const pkg = join(root, "package");
+  execFileSync("tar", ["-xzf", join(root, tarball), "-C", root]);
+  const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as {
+    bin: Record<string, string>;
+  };
+  t.deepEqual(Object.keys(manifest.bin).sort(), ["git-remote-svc", "svc"]);
+  t.false(existsSync(join(pkg, "dist", "e2e")), "tests are not shipped");
+  t.false(existsSync(join(pkg, "dist", "helper", "main.test.js")), "unit tests are not shipped");
+  t.false(existsSync(join(pkg, "bin")), "the checkout's bin/ links are not shipped");
+  symlinkSync(join(repoRoot, "node_modules"), join(pkg, "node_modules"));
+  const bin = join(root, "bin");
+  mkdirSync(bin);
+  for (const [name, target] of Object.entries(manifest.bin)) {
+    chmodSync(join(pkg, target), 0o755);
+    symlinkSync(join(pkg, target), join(bin, name));
+  }
+
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", [{ title: "First", body: "one\n" }, { title: "Second" }]);
+  const gitEnv = givenGitEnv(t);
+  const path = [bin, join(process.execPath, ".."), "/usr/bin", "/bin"].join(delimiter);
+  const init = await run(gitEnv, "svc", ["init", "sim::demo", "d", "--origin", sim.url], {
+    env: { PATH: path },
+  });
+  t.is(init.code, 0, init.stderr);
+  t.true(existsSync(join(gitEnv.dir, "d", "issues", "0001.md")));
+  const file = join(gitEnv.dir, "d", "issues", "0002.md");
+  execFileSync("sed", ["-i", "s/^status: open/status: done/", file]);
+  t.is((await git(gitEnv, ["commit", "-qam", "done"], { cwd: "d", env: { PATH: path } })).code, 0);
+  const push = await git(gitEnv, ["push"], { cwd: "d", env: { PATH: path } });
+  t.is(push.code, 0, push.stderr);
+  const issue = (await (await fetch(`${sim.url}/projects/demo/issues/2`)).json()) as {
+    frontmatter: { status: string };
+  };
+  t.is(issue.frontmatter.status, "done");
+});
