@@ -32,6 +32,8 @@ export interface Backend {
   readonly schema: RecordSchema;
   /** For messages: `sim project demo at http://127.0.0.1:7878`. */
   readonly description: string;
+  /** The largest record file a push may send. */
+  readonly maxRecordBytes: number;
   /** How far before the cursor a delta sync asks, to cover writes that landed in the same instant. */
   readonly overlapMs: number;
   listAll(): Promise<Listing>;
@@ -62,7 +64,11 @@ export type DeleteOutcome = { readonly kind: "ok" } | Exclude<WriteOutcome, { ki
 
 export interface WritableBackend extends Backend {
   create(content: RecordChanges): Promise<BackendRecord>;
-  update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome>;
+  /**
+   * Writes `changes` if the record is still at `base`. `desired` is the whole record as the user wants it
+   * (writable fields and body), for backends whose update replaces the record (the wiki's PUT).
+   */
+  update(key: string, changes: RecordChanges, base: BaseToken, desired: RecordContent): Promise<WriteOutcome>;
   remove(key: string, base: BaseToken): Promise<DeleteOutcome>;
 }
 

@@ -115,6 +115,28 @@ export interface HttpClientOptions {
 
 const MAX_ATTEMPTS = 4;
 
+/** origin → the instant (ms) before which no request may be sent to it. */
+const gates = new Map<string, number>();
+
+/** Whole seconds from a `Retry-After` header (the delta form), capped at 60; undefined if absent or unreadable. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Math.min(Number(value), 60);
+}
+
+function armGate(origin: string, seconds: number): void {
+  const until = Date.now() + seconds * 1000;
+  if (until > (gates.get(origin) ?? 0)) gates.set(origin, until);
+}
+
+async function waitForGate(origin: string, sleep: (ms: number) => Promise<void>): Promise<void> {
+  for (;;) {
+    const wait = (gates.get(origin) ?? 0) - Date.now();
+    if (wait <= 0) return;
+    await sleep(wait);
+  }
+}
+
 function redact(url: URL): string {
   return `${url.origin}${url.pathname}`;
 }
@@ -144,12 +166,18 @@ export class HttpClient {
   async request(request: HttpRequest): Promise<HttpResponse> {
     const url = this.checkEgress(request.url);
     for (let attempt = 1; ; attempt++) {
+      await waitForGate(url.origin, this.sleep);
       const response = await this.once(url, request);
+      const retryAfter = parseRetryAfter(response.headers["retry-after"]);
+      // The gate is shared by every request to the origin: one 429 (or a quota at zero) holds them all.
+      if (response.status === 429 || response.headers["x-ratelimit-remaining"] === "0") {
+        armGate(url.origin, retryAfter ?? (response.status === 429 ? undefined : 1) ?? 0);
+      }
       if (response.status !== 429 || attempt >= MAX_ATTEMPTS) return response;
-      const retryAfter = Number(response.headers["retry-after"] ?? Number.NaN);
-      const wait =
-        Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(retryAfter, 60) * 1000 : 2 ** attempt * 250;
-      await this.sleep(wait);
+      if (retryAfter === undefined) {
+        // No header says when: exponential backoff with jitter.
+        await this.sleep(2 ** attempt * 250 + Math.floor(Math.random() * 250));
+      }
     }
   }
 

@@ -25,6 +25,11 @@ export type FieldValue = string | number | null | readonly string[];
 export type FieldType =
   /** A safe integer. */
   | "integer"
+  /**
+   * A numeric identifier kept as a string (wiki page and space ids are 64-bit): rendered as bare digits,
+   * read back from a number or a string of digits.
+   */
+  | "numeric-id"
   /** Any string. */
   | "string"
   /** An RFC 3339 timestamp, kept as the server spelled it. */
@@ -137,8 +142,12 @@ export function renderYamlString(value: string): string {
   return `${out}"`;
 }
 
-function renderValue(value: FieldValue): string {
+function renderValue(spec: FieldSpec, value: FieldValue): string {
   if (value === null) return "null";
+  // Bare digits only where a YAML reader's number keeps every digit; larger ids stay quoted strings.
+  if (spec.type === "numeric-id" && typeof value === "string" && /^[0-9]+$/.test(value)) {
+    if (Number.isSafeInteger(Number(value))) return value;
+  }
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return renderYamlString(value);
   if (value.length === 0) return "[]";
@@ -153,7 +162,7 @@ export function renderRecordFile(schema: RecordSchema, content: RecordContent): 
   let out = "---\n";
   for (const spec of schema.fields) {
     const value = content.fields[spec.name];
-    if (value !== undefined) out += `${spec.name}: ${renderValue(value)}\n`;
+    if (value !== undefined) out += `${spec.name}: ${renderValue(spec, value)}\n`;
   }
   return `${out}---\n${content.body}`;
 }
@@ -235,6 +244,10 @@ function checkValue(path: string, spec: FieldSpec, value: unknown): FieldValue {
     case "integer":
       if (typeof value === "number" && Number.isSafeInteger(value)) return value;
       throw wrong("a whole number, for example `42`");
+    case "numeric-id":
+      if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
+      if (typeof value === "string" && /^[0-9]+$/.test(value)) return value;
+      throw wrong("an id made of digits, for example `2818063`");
     case "string":
     case "timestamp":
       if (typeof value !== "string") {

@@ -3,7 +3,9 @@
  */
 import { type BaseContext, Builtins, Cli } from "clipanion";
 import { InitCommand } from "./commands/init.js";
+import { ListCommand } from "./commands/list.js";
 import { SimCommand } from "./commands/sim.js";
+import { SpacesCommand } from "./commands/spaces.js";
 import { SyncCommand } from "./commands/sync.js";
 
 export const VERSION = "0.1.0";
@@ -15,6 +17,8 @@ export function createCli(): Cli {
   cli.register(SimCommand);
   cli.register(InitCommand);
   cli.register(SyncCommand);
+  cli.register(ListCommand);
+  cli.register(SpacesCommand);
   return cli;
 }
 

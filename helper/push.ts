@@ -427,7 +427,7 @@ async function applyWrites(
         });
         log(`svc: created record ${record.key} from ${write.path} (it becomes ${record.path})`);
       } else if (write.kind === "update") {
-        const outcome = await backend.update(write.key, write.changes, write.base);
+        const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
         if (outcome.kind !== "ok")
           return {
             failure: conflictAt(

@@ -19,8 +19,6 @@ import { pushMain } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
-/** The simulator refuses request bodies over 1 MiB (DESIGN.md §5); a record file cannot be larger. */
-const MAX_RECORD_BYTES = 1024 * 1024;
 
 /** Runs git on the user's repository (the helper's inherited environment), returning stdout or undefined. */
 function userGit(args: readonly string[]): Promise<string | undefined> {
@@ -175,7 +173,7 @@ export async function openSession(options: {
             remote: options.remote,
             autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
             bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", 5),
-            maxFileBytes: MAX_RECORD_BYTES,
+            maxFileBytes: backend.maxRecordBytes,
             log,
             trace,
           },

@@ -14,6 +14,7 @@ import type {
 } from "../backend.js";
 import { excerpt, SvcError } from "../errors.js";
 import type { HttpClient } from "../http.js";
+import type { RecordContent } from "../record.js";
 import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
@@ -71,6 +72,8 @@ export class SimBackend implements WritableBackend {
   readonly kind = "sim";
   readonly schema = SIM_SCHEMA;
   readonly overlapMs = 1000;
+  /** The simulator refuses request bodies over 1 MiB (DESIGN.md §5). */
+  readonly maxRecordBytes = 1024 * 1024;
   readonly description: string;
   private readonly base: string;
 
@@ -186,7 +189,12 @@ export class SimBackend implements WritableBackend {
     return this.parseIssue("creating an issue", response.body.toString("utf8"));
   }
 
-  async update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome> {
+  async update(
+    key: string,
+    changes: RecordChanges,
+    base: BaseToken,
+    _desired?: RecordContent,
+  ): Promise<WriteOutcome> {
     const what = `updating issue ${key}`;
     const response = await this.http.request({
       method: "PATCH",

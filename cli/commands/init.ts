@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
+import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { helperEnvironment, ownBinDir, runUserGit } from "../git-user.js";
 
@@ -17,14 +18,18 @@ export function remoteUrlFor(spec: string, simOrigin: string): string {
     );
   }
   const [, kind, project = ""] = match;
-  if (kind !== "sim") {
+  let url: string;
+  if (kind === "sim") {
+    url = `svc::${simOrigin.replace(/\/+$/, "")}/projects/${encodeURIComponent(project)}`;
+  } else if (kind === "wiki") {
+    // Checks the four variables and the tenant before anything else (Document 3).
+    url = `svc::${wikiConfig().baseUrl}/wiki/projects/${encodeURIComponent(project)}`;
+  } else {
     throw new UserFacingError(
       "SVC_USAGE",
-      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project>`,
+      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project> or wiki::<SPACE_KEY>`,
     );
   }
-  const origin = simOrigin.replace(/\/+$/, "");
-  const url = `svc::${origin}/projects/${encodeURIComponent(project)}`;
   parseRemoteUrl(url);
   return url;
 }

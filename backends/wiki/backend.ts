@@ -1,0 +1,385 @@
+/**
+ * The wiki backend (Document 3): a space of a hosted wiki's REST v2 API as `pages/<id>.md` records.
+ *
+ * - Basic auth from `VENDOR_EMAIL` and `VENDOR_API_KEY`; the header never appears in an error or a log.
+ * - Pagination follows `_links.next` joined to the tenant base URL, never `_links.base` (a server could
+ *   point it anywhere: request forgery). Every next URL still passes the egress allowlist.
+ * - Bodies are `body.storage.value`, byte for byte.
+ * - Writes: PUT with `version.number = base + 1` (the server refuses a stale one with 409), POST, DELETE
+ *   (to the trash). A delete is checked against a fresh GET first; the window between the two is the small
+ *   race DESIGN.md §4 accepts.
+ */
+import type {
+  BackendRecord,
+  BaseToken,
+  DeleteOutcome,
+  Listing,
+  RecordChanges,
+  WritableBackend,
+  WriteOutcome,
+} from "../backend.js";
+import { excerpt, SvcError, UserFacingError } from "../errors.js";
+import { HttpClient, type HttpResponse } from "../http.js";
+import type { RecordContent } from "../record.js";
+import type { WikiConfig } from "./config.js";
+import { WIKI_SCHEMA } from "./schema.js";
+
+/** The most the vendor serves per page of results. */
+const PAGE_LIMIT = 250;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+export interface WikiSpace {
+  readonly id: string;
+  readonly key: string;
+  readonly name: string;
+  /** The space's address in a browser. */
+  readonly url: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function digits(value: unknown): string | undefined {
+  if (typeof value === "string" && /^[0-9]+$/.test(value)) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
+  return undefined;
+}
+
+/** Validates one page of the v2 API; returns the reason it is malformed, or the record. */
+export function wikiPageToRecord(value: unknown): BackendRecord | string {
+  if (!isObject(value)) return "a page must be an object";
+  const id = digits(value.id);
+  if (!id) return `bad page id ${excerpt(String(value.id), 30)}`;
+  if (typeof value.title !== "string") return `page ${id}: title is not a string`;
+  const spaceId = digits(value.spaceId);
+  if (!spaceId) return `page ${id}: spaceId is not an id`;
+  const parentId = value.parentId === null || value.parentId === undefined ? null : digits(value.parentId);
+  if (parentId === undefined) return `page ${id}: parentId is not an id`;
+  if (typeof value.createdAt !== "string" || !TIMESTAMP.test(value.createdAt))
+    return `page ${id}: createdAt is not a timestamp`;
+  const version = isObject(value.version) ? value.version : undefined;
+  if (!version || typeof version.number !== "number" || !Number.isSafeInteger(version.number)) {
+    return `page ${id}: version.number is missing`;
+  }
+  const updatedAt =
+    typeof version.createdAt === "string" && TIMESTAMP.test(version.createdAt)
+      ? version.createdAt
+      : value.createdAt;
+  const storage = isObject(value.body) && isObject(value.body.storage) ? value.body.storage : undefined;
+  const body = storage?.value;
+  if (typeof body !== "string")
+    return `page ${id}: body.storage.value is missing (was body-format=storage sent?)`;
+  const fields = {
+    id,
+    title: value.title,
+    version: version.number,
+    spaceId,
+    parentId,
+    createdAt: value.createdAt,
+    updatedAt,
+    labels: [] as string[],
+  };
+  return {
+    key: id,
+    path: WIKI_SCHEMA.fileName(id),
+    version: version.number,
+    updatedAt,
+    content: { fields, body },
+    raw: { ...fields },
+  };
+}
+
+export class WikiBackend implements WritableBackend {
+  readonly kind = "wiki";
+  readonly schema = WIKI_SCHEMA;
+  /** Page timestamps are the server's; a minute covers clock and ordering slack of the sorted listing. */
+  readonly overlapMs = 60_000;
+  /** The vendor's page size limit is about 5 MB of storage format. */
+  readonly maxRecordBytes = 5 * 1024 * 1024;
+  readonly description: string;
+  private readonly auth: string;
+  private spaceId: string | undefined;
+
+  constructor(
+    private readonly config: WikiConfig,
+    readonly project: string,
+    private readonly http: HttpClient,
+  ) {
+    this.auth = `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`;
+    this.description = `wiki space ${project} at ${config.baseUrl}`;
+  }
+
+  static create(config: WikiConfig, project: string, agent: string): WikiBackend {
+    return new WikiBackend(config, project, new HttpClient({ agent, allowedOrigins: config.allowedOrigins }));
+  }
+
+  private async call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
+    const response = await this.http.request({
+      method,
+      url: `${this.config.baseUrl}${path}`,
+      headers: {
+        authorization: this.auth,
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (response.status === 401) {
+      const mismatch = response.headers["x-failure-category"] === "FAILURE_CLIENT_AUTH_MISMATCH";
+      throw new UserFacingError(
+        "SVC_BACKEND",
+        mismatch
+          ? `the wiki at ${this.config.baseUrl} refused the credentials: VENDOR_EMAIL (${this.config.email}) is not the account VENDOR_API_KEY was issued to; set the email of that account, or make a token for this one`
+          : `the wiki at ${this.config.baseUrl} refused the credentials (401); check VENDOR_EMAIL and VENDOR_API_KEY (a user API token; Bearer tokens are not accepted)`,
+        { data: { status: 401 } },
+      );
+    }
+    if (response.status === 403) {
+      throw new UserFacingError(
+        "SVC_BACKEND",
+        `the wiki account ${this.config.email} has no permission for ${method} ${path.split("?")[0]} (403); ask an admin of space ${this.project} for access, or use another space`,
+        { data: { status: 403 } },
+      );
+    }
+    return response;
+  }
+
+  private json(response: HttpResponse, what: string): unknown {
+    try {
+      return JSON.parse(response.body.toString("utf8"));
+    } catch {
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with a body that is not JSON`);
+    }
+  }
+
+  private failure(what: string, response: HttpResponse): SvcError {
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: ${what} answered ${response.status}: ${excerpt(response.body.toString("utf8"), 300)}`,
+      { data: { status: response.status } },
+    );
+  }
+
+  /** The `results` of `first` and of every page after it, following `_links.next` from the tenant base. */
+  private async *paginate(first: string, what: string): AsyncGenerator<unknown> {
+    let path: string | undefined = first;
+    while (path !== undefined) {
+      const response = await this.call("GET", path);
+      if (response.status !== 200) throw this.failure(what, response);
+      const value = this.json(response, what);
+      if (!isObject(value) || !Array.isArray(value.results)) {
+        throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a results list`);
+      }
+      yield* value.results;
+      const next: unknown = isObject(value._links) ? value._links.next : undefined;
+      if (typeof next !== "string" || next === "") break;
+      if (!next.startsWith("/")) {
+        throw new SvcError(
+          "SVC_BACKEND",
+          `${this.description}: ${what}: _links.next is not a path on this site: ${excerpt(next, 100)}`,
+        );
+      }
+      // Joined to the tenant base URL by `call`, never to `_links.base`.
+      path = next;
+    }
+  }
+
+  private toSpace(value: unknown): WikiSpace | undefined {
+    if (!isObject(value)) return undefined;
+    const id = digits(value.id);
+    if (!id || typeof value.key !== "string") return undefined;
+    const webui =
+      isObject(value._links) && typeof value._links.webui === "string"
+        ? value._links.webui
+        : `/spaces/${value.key}`;
+    return {
+      id,
+      key: value.key,
+      name: typeof value.name === "string" ? value.name : value.key,
+      url: `${this.config.baseUrl}/wiki${webui.startsWith("/") ? webui : `/${webui}`}`,
+    };
+  }
+
+  /** Every space the account can read. */
+  async spaces(): Promise<WikiSpace[]> {
+    const spaces: WikiSpace[] = [];
+    for await (const item of this.paginate(`/wiki/api/v2/spaces?limit=${PAGE_LIMIT}`, "listing spaces")) {
+      const space = this.toSpace(item);
+      if (space) spaces.push(space);
+    }
+    return spaces;
+  }
+
+  /** The numeric id of the space the project names (its key, or an active alias of it). */
+  async resolveSpace(): Promise<string> {
+    if (this.spaceId) return this.spaceId;
+    const wanted = this.project;
+    const response = await this.call("GET", `/wiki/api/v2/spaces?keys=${encodeURIComponent(wanted)}`);
+    if (response.status !== 200) throw this.failure(`looking up space ${wanted}`, response);
+    const value = this.json(response, `looking up space ${wanted}`);
+    const found =
+      isObject(value) && Array.isArray(value.results) ? value.results.map((item) => this.toSpace(item)) : [];
+    let match = found.find((space) => space !== undefined);
+    if (!match) {
+      // An alias: walk the readable spaces for one whose key or alias is the name given.
+      for await (const item of this.paginate(`/wiki/api/v2/spaces?limit=${PAGE_LIMIT}`, "listing spaces")) {
+        if (isObject(item) && (item.alias === wanted || item.key === wanted)) {
+          match = this.toSpace(item);
+          if (match) break;
+        }
+      }
+    }
+    if (!match) {
+      throw new UserFacingError(
+        "SVC_BACKEND",
+        `no wiki space with key or alias ${JSON.stringify(wanted)} is readable with these credentials; \`svc spaces --backend wiki\` lists the ones that are`,
+      );
+    }
+    this.spaceId = match.id;
+    return match.id;
+  }
+
+  private async pages(query: string, stopBefore?: string): Promise<BackendRecord[]> {
+    const spaceId = await this.resolveSpace();
+    const records: BackendRecord[] = [];
+    const what = `listing the pages of space ${this.project}`;
+    for await (const item of this.paginate(`/wiki/api/v2/spaces/${spaceId}/pages?${query}`, what)) {
+      const record = wikiPageToRecord(item);
+      if (typeof record === "string") {
+        throw new SvcError(
+          "SVC_BACKEND",
+          `${this.description}: the server sent a malformed page (${record}); nothing was written`,
+        );
+      }
+      if (stopBefore !== undefined && record.updatedAt < stopBefore) break;
+      records.push(record);
+    }
+    return records;
+  }
+
+  async listAll(): Promise<Listing> {
+    return {
+      records: await this.pages(`body-format=storage&status=current&limit=${PAGE_LIMIT}`),
+      complete: true,
+    };
+  }
+
+  /** Newest first (`sort=-modified-date`), stopping at the first page older than `since`. */
+  async listChangedSince(since: string): Promise<Listing> {
+    const records = await this.pages(
+      `body-format=storage&status=current&sort=-modified-date&limit=${PAGE_LIMIT}`,
+      since,
+    );
+    return { records, complete: false };
+  }
+
+  /** The first `limit` pages and whether there are more (for `svc list`). */
+  async listSome(limit: number): Promise<{ records: BackendRecord[]; more: boolean }> {
+    const spaceId = await this.resolveSpace();
+    const records: BackendRecord[] = [];
+    const what = `listing the pages of space ${this.project}`;
+    for await (const item of this.paginate(
+      `/wiki/api/v2/spaces/${spaceId}/pages?body-format=storage&status=current&limit=${PAGE_LIMIT}`,
+      what,
+    )) {
+      if (records.length === limit) return { records, more: true };
+      const record = wikiPageToRecord(item);
+      if (typeof record === "string")
+        throw new SvcError(
+          "SVC_BACKEND",
+          `${this.description}: the server sent a malformed page (${record})`,
+        );
+      records.push(record);
+    }
+    return { records, more: false };
+  }
+
+  private parsePage(what: string, response: HttpResponse): BackendRecord {
+    const record = wikiPageToRecord(this.json(response, what));
+    if (typeof record === "string")
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: ${what} answered with a malformed page (${record})`,
+      );
+    return record;
+  }
+
+  async create(changes: RecordChanges): Promise<BackendRecord> {
+    const spaceId = await this.resolveSpace();
+    const title = changes.fields.title;
+    const response = await this.call("POST", "/wiki/api/v2/pages", {
+      spaceId,
+      status: "current",
+      title: typeof title === "string" ? title : "",
+      body: { representation: "storage", value: changes.body ?? "" },
+    });
+    if (response.status !== 200 && response.status !== 201) throw this.failure("creating a page", response);
+    // The create answer may omit the body; read the page back in the form the listing gives.
+    const created = this.parsePageLoose(response);
+    return (await this.get(created)) ?? this.parsePage("creating a page", response);
+  }
+
+  private parsePageLoose(response: HttpResponse): string {
+    const value = this.json(response, "creating a page");
+    const id = isObject(value) ? digits(value.id) : undefined;
+    if (!id)
+      throw new SvcError("SVC_BACKEND", `${this.description}: creating a page answered without a page id`);
+    return id;
+  }
+
+  async get(key: string): Promise<BackendRecord | undefined> {
+    const response = await this.call(
+      "GET",
+      `/wiki/api/v2/pages/${encodeURIComponent(key)}?body-format=storage`,
+    );
+    if (response.status === 404) return undefined;
+    if (response.status !== 200) throw this.failure(`reading page ${key}`, response);
+    const record = this.parsePage(`reading page ${key}`, response);
+    const status = (this.json(response, `reading page ${key}`) as { status?: unknown }).status;
+    return status === undefined || status === "current" ? record : undefined;
+  }
+
+  async update(
+    key: string,
+    changes: RecordChanges,
+    base: BaseToken,
+    desired: RecordContent,
+  ): Promise<WriteOutcome> {
+    const title = changes.fields.title ?? desired.fields.title;
+    const response = await this.call("PUT", `/wiki/api/v2/pages/${encodeURIComponent(key)}`, {
+      id: key,
+      status: "current",
+      title: typeof title === "string" ? title : "",
+      body: { representation: "storage", value: changes.body ?? desired.body },
+      version: { number: (base.version ?? 0) + 1, message: "svc push" },
+    });
+    if (response.status === 200) return { kind: "ok", record: await this.reread(key, response) };
+    if (response.status === 409) return { kind: "conflict", current: "a newer version" };
+    if (response.status === 404) return { kind: "gone" };
+    throw this.failure(`updating page ${key}`, response);
+  }
+
+  /** The page after a write, with its body (an update's answer may carry it, or not). */
+  private async reread(key: string, response: HttpResponse): Promise<BackendRecord> {
+    const record = wikiPageToRecord(this.json(response, `updating page ${key}`));
+    if (typeof record !== "string") return record;
+    const fresh = await this.get(key);
+    if (!fresh)
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: page ${key} vanished right after it was written`,
+      );
+    return fresh;
+  }
+
+  async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
+    const current = await this.get(key);
+    if (!current) return { kind: "gone" };
+    if (current.version !== base.version) return { kind: "conflict", current: `version ${current.version}` };
+    const response = await this.call("DELETE", `/wiki/api/v2/pages/${encodeURIComponent(key)}`);
+    if (response.status === 204 || response.status === 200) return { kind: "ok" };
+    if (response.status === 404) return { kind: "gone" };
+    throw this.failure(`deleting page ${key}`, response);
+  }
+}

@@ -1,0 +1,98 @@
+import { Command, Option } from "clipanion";
+import type { BackendRecord } from "../../backends/backend.js";
+import { UserFacingError } from "../../backends/errors.js";
+import { HttpClient } from "../../backends/http.js";
+import { SimBackend } from "../../backends/sim/backend.js";
+import { WikiBackend } from "../../backends/wiki/backend.js";
+import { wikiConfig } from "../../backends/wiki/config.js";
+import { EXIT, SvcCommand } from "../command.js";
+import { formatTable } from "../table.js";
+
+/** Document 3 "Limits": pages per list call. */
+export const LIST_LIMIT = 500;
+
+export class ListCommand extends SvcCommand {
+  static override paths = [["list"]];
+
+  static override usage = Command.Usage({
+    description: "List the records of a project (the pages of a wiki space, the issues of a sim project)",
+    details: `
+      For the wiki, at most ${LIST_LIMIT} pages are listed; with more, the first ${LIST_LIMIT} are printed and a
+      warning goes to stderr, or, with \`--no-truncate\`, nothing is printed and the exit code is 1.
+    `,
+    examples: [
+      ["The pages of a wiki space, as a table", "svc list --backend wiki --project DOCS --format table"],
+      ["The issues of the demo project, as JSON", "svc list --backend sim --project demo --format json"],
+    ],
+  });
+
+  backend = Option.String("--backend", { required: true, description: "wiki or sim" });
+  project = Option.String("--project", {
+    required: true,
+    description: "Wiki space key (or alias), or sim project slug",
+  });
+  format = Option.String("--format", "table", { description: "table or json" });
+  noTruncate = Option.Boolean("--no-truncate", false, {
+    description: `Fail instead of listing only ${LIST_LIMIT} pages`,
+  });
+  origin = Option.String("--origin", {
+    description: "The simulator's origin (default $SVC_SIM_ORIGIN or http://127.0.0.1:7878)",
+  });
+
+  async run(): Promise<number> {
+    if (this.format !== "table" && this.format !== "json") {
+      throw new UserFacingError("SVC_USAGE", `--format ${this.format} is not known; use table or json`);
+    }
+    const agent = `svc-${process.pid}`;
+    let records: BackendRecord[];
+    if (this.backend === "wiki") {
+      const backend = WikiBackend.create(wikiConfig(), this.project, agent);
+      const some = await backend.listSome(LIST_LIMIT);
+      if (some.more) {
+        if (this.noTruncate) {
+          this.context.stderr.write(
+            `svc: space ${this.project} has more than ${LIST_LIMIT} pages; --no-truncate refuses a partial list (svc init wiki::${this.project} clones them all)\n`,
+          );
+          return EXIT.rejected;
+        }
+        this.context.stderr.write(
+          `svc: warning: space ${this.project} has more than ${LIST_LIMIT} pages; showing the first ${LIST_LIMIT} (--no-truncate makes this an error)\n`,
+        );
+      }
+      records = some.records;
+    } else if (this.backend === "sim") {
+      const origin = (this.origin ?? process.env.SVC_SIM_ORIGIN ?? "http://127.0.0.1:7878").replace(
+        /\/+$/,
+        "",
+      );
+      const http = new HttpClient({ agent });
+      http.checkEgress(origin);
+      records = [...(await new SimBackend(origin, this.project, http).listAll()).records];
+    } else {
+      throw new UserFacingError("SVC_USAGE", `--backend ${this.backend} is not known; use wiki or sim`);
+    }
+    if (this.format === "json") {
+      this.context.stdout.write(
+        `${JSON.stringify(
+          records.map((record) => ({ ...record.content.fields })),
+          null,
+          2,
+        )}\n`,
+      );
+      return EXIT.ok;
+    }
+    const rows = records.map((record) => {
+      const fields = record.content.fields;
+      return [
+        String(fields.id ?? record.key),
+        String(record.version ?? ""),
+        record.updatedAt,
+        String(fields.status ?? fields.parentId ?? ""),
+        String(fields.title ?? ""),
+      ];
+    });
+    const fourth = this.backend === "wiki" ? "PARENT" : "STATUS";
+    this.context.stdout.write(formatTable(["ID", "VERSION", "UPDATED", fourth, "TITLE"], rows));
+    return EXIT.ok;
+  }
+}
