@@ -58,6 +58,8 @@ export interface RecordSchema {
   /** The collection folder, without a trailing slash: `issues`, `pages`. */
   readonly folder: string;
   readonly fields: readonly FieldSpec[];
+  /** The frontmatter fields holding the concurrency token: the version number (if any) and the update time. */
+  readonly tokenFields: { readonly version: string | undefined; readonly updatedAt: string };
   /** The canonical file of the record with this key: `issues/0042.md`. Records are never renamed. */
   readonly fileName: (key: string) => string;
 }

@@ -220,7 +220,9 @@ async function integrate(
     const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
     if (!oid || !content) return undefined;
     const record = parseRecordFile(schema, schema.fileName(key), content.toString("utf8"));
-    const { version, updated_at: updatedAt } = record.fields;
+    const version =
+      schema.tokenFields.version === undefined ? undefined : record.fields[schema.tokenFields.version];
+    const updatedAt = record.fields[schema.tokenFields.updatedAt];
     return {
       version: typeof version === "number" ? version : null,
       updatedAt: typeof updatedAt === "string" ? updatedAt : "",

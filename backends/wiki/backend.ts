@@ -224,7 +224,10 @@ export class WikiBackend implements WritableBackend {
     if (!match) {
       // An alias: walk the readable spaces for one whose key or alias is the name given.
       for await (const item of this.paginate(`/wiki/api/v2/spaces?limit=${PAGE_LIMIT}`, "listing spaces")) {
-        if (isObject(item) && (item.alias === wanted || item.key === wanted)) {
+        if (
+          isObject(item) &&
+          (item.currentActiveAlias === wanted || item.alias === wanted || item.key === wanted)
+        ) {
           match = this.toSpace(item);
           if (match) break;
         }

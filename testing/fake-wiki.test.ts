@@ -1,0 +1,407 @@
+/**
+ * The fake wiki itself: cursor pagination through `_links.next` (and the `Link` header) over 1,234 pages,
+ * space resolution by key and alias, Basic authentication failures, 403 for a denied space, the version rule
+ * on PUT, trash and purge on DELETE, the 429 switch, and the hostile `_links.base` counter.
+ */
+import test from "ava";
+import { basicAuthorization, type FakeWiki, givenFakeWiki, type VendorErrorBody } from "./fake-wiki.js";
+
+interface WikiResponse {
+  readonly status: number;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly text: string;
+  json<T>(): T;
+}
+
+interface CallOptions {
+  /** `Authorization` value; the fake's own account unless given (`null` sends none). */
+  readonly authorization?: string | null;
+  readonly json?: unknown;
+}
+
+/** One request to the fake; `path` is relative to its origin, like the vendor's `_links.next`. */
+async function call(
+  wiki: FakeWiki,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<WikiResponse> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  const authorization = options.authorization === undefined ? wiki.authorization : options.authorization;
+  if (authorization !== null) headers.authorization = authorization;
+  if (options.json !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`${wiki.url}${path}`, {
+    method,
+    headers,
+    body: options.json === undefined ? undefined : JSON.stringify(options.json),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    text,
+    json<T>() {
+      return JSON.parse(text) as T;
+    },
+  };
+}
+
+interface Listing<T> {
+  readonly results: T[];
+  readonly _links: { readonly next?: string; readonly base: string };
+}
+
+interface PageJson {
+  readonly id: string;
+  readonly status: string;
+  readonly title: string;
+  readonly spaceId: string;
+  readonly parentId: string | null;
+  readonly createdAt: string;
+  readonly version: { readonly number: number; readonly createdAt: string; readonly message: string };
+  readonly body: { readonly storage?: { readonly representation: string; readonly value: string } };
+  readonly _links: Record<string, string>;
+}
+
+interface SpaceJson {
+  readonly id: string;
+  readonly key: string;
+  readonly name: string;
+  readonly currentActiveAlias: string;
+  readonly _links: { readonly webui: string };
+}
+
+const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Follows `_links.next`, joined to the fake's own origin, to the end; returns every result and each response. */
+async function walk<T>(wiki: FakeWiki, first: string): Promise<{ results: T[]; responses: WikiResponse[] }> {
+  const results: T[] = [];
+  const responses: WikiResponse[] = [];
+  let path: string | undefined = first;
+  while (path !== undefined) {
+    const response = await call(wiki, "GET", path);
+    if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${response.text}`);
+    responses.push(response);
+    const body = response.json<Listing<T>>();
+    results.push(...body.results);
+    path = body._links.next;
+  }
+  return { results, responses };
+}
+
+function pagesPath(wiki: FakeWiki, query = "body-format=storage"): string {
+  return `/wiki/api/v2/spaces/${wiki.space("SVC").id}/pages?${query}`;
+}
+
+test("a walk along _links.next returns all 1,234 pages once each, 25 at a time, with Link headers", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const seeded = wiki.seedPages("SVC", 1234);
+  const { results, responses } = await walk<PageJson>(wiki, pagesPath(wiki));
+
+  t.is(responses.length, Math.ceil(1234 / 25));
+  t.deepEqual(
+    results.map((page) => page.id),
+    seeded,
+  );
+  for (const [index, response] of responses.entries()) {
+    const body = response.json<Listing<PageJson>>();
+    t.is(body._links.base, wiki.linksBase);
+    t.regex(response.headers["content-type"] ?? "", /^application\/json/);
+    if (index < responses.length - 1) {
+      t.is(body.results.length, 25);
+      const next = body._links.next ?? "";
+      t.true(
+        next.startsWith(`/wiki/api/v2/spaces/${wiki.space("SVC").id}/pages?body-format=storage&cursor=`),
+        next,
+      );
+      t.is(response.headers.link, `<${next}>; rel="next", <${wiki.linksBase}>; rel="base"`);
+    } else {
+      t.is(body.results.length, 1234 % 25);
+      t.is(body._links.next, undefined);
+      t.is(response.headers.link, undefined);
+    }
+  }
+  t.is(wiki.baseHits, 0);
+});
+
+test("pages carry the vendor's fields, RFC 3339 timestamps with milliseconds, and exact storage bodies", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 30);
+  const { results } = await walk<PageJson>(wiki, pagesPath(wiki, "body-format=storage&limit=250"));
+  t.is(results.length, 30);
+  for (const page of results) {
+    const state = wiki.page(page.id);
+    t.truthy(state);
+    t.is(page.body.storage?.representation, "storage");
+    t.is(page.body.storage?.value, state?.body);
+    t.is(page.spaceId, wiki.space("SVC").id);
+    t.regex(page.createdAt, RFC3339_MS);
+    t.regex(page.version.createdAt, RFC3339_MS);
+    t.deepEqual(Object.keys(page._links).sort(), ["editui", "tinyui", "webui"]);
+  }
+  const bodies = results.map((page) => page.body.storage?.value ?? "");
+  t.true(bodies.some((body) => body.includes("<ac:structured-macro") && body.includes("<![CDATA[")));
+  t.true(bodies.some((body) => body.startsWith("---\n")));
+  t.true(bodies.some((body) => body.includes("日本語") && body.includes("🧪")));
+  t.true(bodies.some((body) => body.includes("\r\n")));
+  t.true(bodies.includes(""));
+  t.true(results.some((page) => page.parentId !== null));
+
+  const withoutFormat = await call(wiki, "GET", pagesPath(wiki, "limit=1"));
+  t.deepEqual(withoutFormat.json<Listing<PageJson>>().results[0]?.body, {});
+});
+
+test("limit defaults to 25, is clamped to 250, and must be at least 1", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 300);
+  const big = await call(wiki, "GET", pagesPath(wiki, "limit=1000"));
+  t.is(big.json<Listing<PageJson>>().results.length, 250);
+  t.true(big.json<Listing<PageJson>>()._links.next?.includes("limit=1000&cursor="));
+  const walked = await walk<PageJson>(wiki, pagesPath(wiki, "limit=250"));
+  t.is(walked.responses.length, 2);
+  t.is(walked.results.length, 300);
+  t.is((await call(wiki, "GET", pagesPath(wiki, "limit=0"))).status, 400);
+  t.is((await call(wiki, "GET", pagesPath(wiki, "cursor=not-a-cursor"))).status, 400);
+});
+
+test("sort=-modified-date puts a page edited on the server first", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 40);
+  const edited = wiki.editPage(ids[3] as string, { body: "<p>changed</p>" });
+  const { results } = await walk<PageJson>(wiki, pagesPath(wiki, "sort=-modified-date&limit=7"));
+  t.is(results.length, 40);
+  t.is(results[0]?.id, edited.id);
+  t.is(results[0]?.version.number, edited.version.number);
+  const stamps = results.map((page) => page.version.createdAt);
+  t.deepEqual(stamps, [...stamps].sort().reverse());
+});
+
+test("a space resolves by its raw key and by its alias; an unknown key finds nothing", async (t) => {
+  const wiki = await givenFakeWiki(t, {
+    spaces: [
+      { key: "DO", alias: "DOT", name: "dotfiles" },
+      { key: "OTHER", name: "Other" },
+    ],
+  });
+  const byKey = (await call(wiki, "GET", "/wiki/api/v2/spaces?keys=DO")).json<Listing<SpaceJson>>();
+  const byAlias = (await call(wiki, "GET", "/wiki/api/v2/spaces?keys=DOT")).json<Listing<SpaceJson>>();
+  t.is(byKey.results.length, 1);
+  t.deepEqual(byAlias.results, byKey.results);
+  t.like(byKey.results[0], {
+    key: "DO",
+    currentActiveAlias: "DOT",
+    name: "dotfiles",
+    id: wiki.space("DO").id,
+  });
+  t.is(byKey.results[0]?._links.webui, "/spaces/DOT");
+  const both = (await call(wiki, "GET", "/wiki/api/v2/spaces?keys=DO,OTHER")).json<Listing<SpaceJson>>();
+  t.deepEqual(
+    both.results.map((space) => space.key),
+    ["DO", "OTHER"],
+  );
+  const none = await call(wiki, "GET", "/wiki/api/v2/spaces?keys=NOPE");
+  t.is(none.status, 200);
+  t.deepEqual(none.json<Listing<SpaceJson>>().results, []);
+});
+
+test("authentication: missing, wrong token, token with another account's email, and Bearer all get 401", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const path = "/wiki/api/v2/spaces";
+
+  const missing = await call(wiki, "GET", path, { authorization: null });
+  t.is(missing.status, 401);
+  t.is(missing.json<VendorErrorBody>().errors[0]?.status, 401);
+  t.is(missing.headers["x-failure-category"], undefined);
+
+  const wrongToken = await call(wiki, "GET", path, {
+    authorization: basicAuthorization(wiki.credentials.email, "not-the-token"),
+  });
+  t.is(wrongToken.status, 401);
+  t.is(wrongToken.headers["x-failure-category"], undefined);
+  t.regex(wrongToken.text, /^Basic authentication with passwords is deprecated/);
+
+  const mismatch = await call(wiki, "GET", path, {
+    authorization: basicAuthorization("someone-else@example.test", wiki.credentials.token),
+  });
+  t.is(mismatch.status, 401);
+  t.is(mismatch.headers["x-failure-category"], "FAILURE_CLIENT_AUTH_MISMATCH");
+
+  const bearer = await call(wiki, "GET", path, { authorization: `Bearer ${wiki.credentials.token}` });
+  t.is(bearer.status, 401);
+
+  t.is((await call(wiki, "GET", path)).status, 200);
+  t.deepEqual(
+    wiki.requests.map((request) => request.status),
+    [401, 401, 401, 401, 200],
+  );
+});
+
+test("a denied space is listed but its pages answer 403 with the vendor's error body", async (t) => {
+  const wiki = await givenFakeWiki(t, { spaces: [{ key: "SVC" }, { key: "SECRET", denied: true }] });
+  const secretPage = wiki.createPage("SECRET", { title: "hidden", body: "<p>x</p>" });
+  const spaces = (await call(wiki, "GET", "/wiki/api/v2/spaces?keys=SECRET")).json<Listing<SpaceJson>>();
+  t.is(spaces.results.length, 1);
+  const list = await call(wiki, "GET", `/wiki/api/v2/spaces/${wiki.space("SECRET").id}/pages`);
+  t.is(list.status, 403);
+  t.like(list.json<VendorErrorBody>().errors[0], { status: 403, code: "FORBIDDEN" });
+  t.is((await call(wiki, "GET", `/wiki/api/v2/pages/${secretPage.id}`)).status, 403);
+
+  const vendorLike = await givenFakeWiki(t, { spaces: [{ key: "SECRET", denied: true }], deniedStatus: 404 });
+  t.is(
+    (await call(vendorLike, "GET", `/wiki/api/v2/spaces/${vendorLike.space("SECRET").id}/pages`)).status,
+    404,
+  );
+});
+
+test("PUT needs version current + 1: the right number updates, a stale one gets 409 CONFLICT", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const [id] = wiki.seedPages("SVC", 1) as [string];
+  const before = wiki.page(id);
+  const put = (number: number, value: string) =>
+    call(wiki, "PUT", `/wiki/api/v2/pages/${id}`, {
+      json: {
+        id,
+        status: "current",
+        title: before?.title,
+        body: { representation: "storage", value },
+        version: { number, message: "svc push" },
+      },
+    });
+
+  const ok = await put((before?.version.number ?? 0) + 1, "<p>mine</p>");
+  t.is(ok.status, 200);
+  const updated = ok.json<PageJson>();
+  t.is(updated.version.number, (before?.version.number ?? 0) + 1);
+  t.is(updated.version.message, "svc push");
+  t.is(updated.body.storage?.value, "<p>mine</p>");
+  t.is(updated._links.base, wiki.linksBase);
+  t.is(wiki.page(id)?.body, "<p>mine</p>");
+
+  wiki.editPage(id, { body: "<p>theirs</p>" });
+  const stale = await put(updated.version.number + 1, "<p>mine again</p>");
+  t.is(stale.status, 409);
+  const error = stale.json<VendorErrorBody>().errors[0];
+  t.like(error, { status: 409, code: "CONFLICT", detail: null });
+  t.regex(error?.title ?? "", /Current Version: \[\d+\]\. Provided version: \[\d+\]/);
+  t.is(wiki.page(id)?.body, "<p>theirs</p>");
+
+  const missingVersion = await call(wiki, "PUT", `/wiki/api/v2/pages/${id}`, {
+    json: { id, status: "current", title: "t", body: { representation: "storage", value: "" } },
+  });
+  t.is(missingVersion.status, 400);
+});
+
+test("POST creates a current page at version 1; a second page with the same title is refused", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const spaceId = wiki.space("SVC").id;
+  const create = () =>
+    call(wiki, "POST", "/wiki/api/v2/pages", {
+      json: {
+        spaceId,
+        status: "current",
+        title: "[svc-test] new page",
+        body: { representation: "storage", value: "<p>hello</p>" },
+      },
+    });
+  const created = await create();
+  t.is(created.status, 200);
+  const page = created.json<PageJson>();
+  t.regex(page.id, /^\d+$/);
+  t.like(page, { status: "current", spaceId, parentId: null, version: { number: 1 } });
+  t.is(wiki.page(page.id)?.body, "<p>hello</p>");
+  t.is((await create()).status, 400);
+});
+
+test("DELETE moves a page to the trash; purge removes a trashed page; PUT status current restores", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const [gone, kept, restored] = wiki.seedPages("SVC", 3) as [string, string, string];
+
+  t.is((await call(wiki, "DELETE", `/wiki/api/v2/pages/${gone}`)).status, 204);
+  t.is(wiki.page(gone)?.status, "trashed");
+  const current = await walk<PageJson>(wiki, pagesPath(wiki));
+  t.deepEqual(
+    current.results.map((page) => page.id),
+    [kept, restored],
+  );
+  t.is((await call(wiki, "GET", `/wiki/api/v2/pages/${gone}`)).status, 404);
+  t.is((await call(wiki, "GET", `/wiki/api/v2/pages/${gone}?status=trashed`)).status, 200);
+  const trashed = await walk<PageJson>(wiki, pagesPath(wiki, "status=trashed"));
+  t.deepEqual(
+    trashed.results.map((page) => page.id),
+    [gone],
+  );
+
+  t.is((await call(wiki, "DELETE", `/wiki/api/v2/pages/${kept}?purge=true`)).status, 400);
+  t.is((await call(wiki, "DELETE", `/wiki/api/v2/pages/${gone}?purge=true`)).status, 204);
+  t.is(wiki.page(gone), undefined);
+  t.is((await call(wiki, "DELETE", `/wiki/api/v2/pages/${gone}`)).status, 404);
+
+  wiki.trashPage(restored);
+  const before = wiki.page(restored);
+  const restore = await call(wiki, "PUT", `/wiki/api/v2/pages/${restored}`, {
+    json: {
+      id: restored,
+      status: "current",
+      title: "ignored on restore",
+      body: { representation: "storage", value: "<p>ignored</p>" },
+      version: { number: (before?.version.number ?? 0) + 1 },
+    },
+  });
+  t.is(restore.status, 200);
+  t.like(wiki.page(restored), { status: "current", title: before?.title, body: before?.body });
+});
+
+test("the 429 switch answers the next requests with Retry-After, then normal answers carry the quota", async (t) => {
+  const wiki = await givenFakeWiki(t, { rateLimitQuota: 500 });
+  wiki.setRateLimit(2, 3);
+  for (let i = 0; i < 2; i++) {
+    const limited = await call(wiki, "GET", "/wiki/api/v2/spaces");
+    t.is(limited.status, 429);
+    t.is(limited.headers["retry-after"], "3");
+    t.is(limited.headers["x-ratelimit-remaining"], "0");
+    t.regex(limited.headers["x-ratelimit-reset"] ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$/);
+    t.is(limited.json<VendorErrorBody>().errors[0]?.status, 429);
+  }
+  const ok = await call(wiki, "GET", "/wiki/api/v2/spaces");
+  t.is(ok.status, 200);
+  t.is(ok.headers["x-ratelimit-limit"], "500");
+  t.is(ok.headers["x-ratelimit-remaining"], "499");
+  t.is(ok.headers["retry-after"], undefined);
+});
+
+test("the fake's own quota runs out within a window and says when it resets", async (t) => {
+  let now = Date.UTC(2025, 5, 1, 12, 0, 0, 0);
+  const wiki = await givenFakeWiki(t, { rateLimitQuota: 2, rateLimitWindowMs: 10_000, now: () => now });
+  t.is((await call(wiki, "GET", "/wiki/api/v2/spaces")).headers["x-ratelimit-remaining"], "1");
+  const last = await call(wiki, "GET", "/wiki/api/v2/spaces");
+  t.is(last.status, 200);
+  t.is(last.headers["x-ratelimit-remaining"], "0");
+  now += 4_000;
+  const refused = await call(wiki, "GET", "/wiki/api/v2/spaces");
+  t.is(refused.status, 429);
+  t.is(refused.headers["retry-after"], "6");
+  now += 6_000;
+  t.is((await call(wiki, "GET", "/wiki/api/v2/spaces")).status, 200);
+});
+
+test("the hostile _links.base server counts every hit, and the request log keeps what was sent", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  t.true(wiki.linksBase.startsWith("http://127.0.0.1:"));
+  t.not(new URL(wiki.linksBase).origin, wiki.origin);
+  const spaces = await call(wiki, "GET", "/wiki/api/v2/spaces?keys=SVC");
+  t.is(spaces.json<Listing<SpaceJson>>()._links.base, wiki.linksBase);
+  t.is(wiki.baseHits, 0);
+  // A client that trusted _links.base would do this; the counter must notice.
+  await fetch(`${wiki.linksBase}/api/v2/spaces`, { signal: AbortSignal.timeout(10_000) });
+  t.is(wiki.baseHits, 1);
+  t.is(wiki.baseRequests[0]?.path, "/wiki/api/v2/spaces");
+
+  const [logged] = wiki.requests;
+  t.like(logged, { method: "GET", path: "/wiki/api/v2/spaces?keys=SVC", status: 200 });
+  t.is(logged?.headers.authorization, wiki.authorization);
+
+  const self = await givenFakeWiki(t, { linksBase: "self" });
+  t.is(self.linksBase, `${self.url}/wiki`);
+});
