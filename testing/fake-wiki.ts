@@ -124,6 +124,8 @@ export interface FakeWikiRequest {
   readonly body: string;
   /** The status answered; 0 while the request is in flight. */
   readonly status: number;
+  /** When the request arrived (`Date.now()`, not the `now` option: the real clock, for waits). */
+  readonly receivedAt: number;
 }
 
 export interface PageChanges {
@@ -475,6 +477,7 @@ interface Logged {
   headers: Record<string, string>;
   body: string;
   status: number;
+  receivedAt: number;
 }
 
 /** Starts the fake on `127.0.0.1:0` (and, unless `linksBase` says otherwise, the hostile base server). */
@@ -602,6 +605,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
         headers: flatHeaders(req),
         body: "",
         status: 200,
+        receivedAt: Date.now(),
       };
       baseRequests.push(entry);
       req.resume();
@@ -1112,6 +1116,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       headers: flatHeaders(req),
       body: text,
       status: 0,
+      receivedAt: Date.now(),
     };
     requests.push(entry);
     const answer = ((): Answer => {

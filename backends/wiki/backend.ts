@@ -6,8 +6,9 @@
  *   point it anywhere: request forgery). Every next URL still passes the egress allowlist.
  * - Bodies are `body.storage.value`, byte for byte.
  * - Writes: PUT with `version.number = base + 1` (the server refuses a stale one with 409), POST, DELETE
- *   (to the trash). A delete is checked against a fresh GET first; the window between the two is the small
- *   race DESIGN.md §4 accepts.
+ *   (to the trash). An update and a delete are checked against a fresh GET first (a PUT would restore a
+ *   trashed page without its new content); the window between the two is the small race DESIGN.md §4
+ *   accepts.
  */
 import type {
   BackendRecord,
@@ -349,6 +350,9 @@ export class WikiBackend implements WritableBackend {
     base: BaseToken,
     desired: RecordContent,
   ): Promise<WriteOutcome> {
+    // A PUT on a trashed page restores it and drops the new content (the vendor's rule), so a page trashed
+    // since the base is found with a GET first; the window between the two is the race `remove` accepts.
+    if (!(await this.get(key))) return { kind: "gone" };
     const title = changes.fields.title ?? desired.fields.title;
     const response = await this.call("PUT", `/wiki/api/v2/pages/${encodeURIComponent(key)}`, {
       id: key,

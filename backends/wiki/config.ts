@@ -33,7 +33,10 @@ export function checkTenant(tenant: string): void {
 }
 
 export function wikiConfig(env: NodeJS.ProcessEnv = process.env): WikiConfig {
-  const missing = REQUIRED.filter((name) => env[name] === undefined || env[name] === "");
+  // A tenant that is set but empty is not missing: it gets the tenant message (Document 3 "Errors").
+  const missing = REQUIRED.filter(
+    (name) => env[name] === undefined || (env[name] === "" && name !== "SVC_WIKI_TENANT"),
+  );
   if (missing.length > 0) {
     throw new UserFacingError(
       "SVC_USAGE",

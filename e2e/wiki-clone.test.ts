@@ -1,0 +1,181 @@
+/**
+ * Cloning a wiki space (issue 5, "What it must show" 2): a sparse checkout set before the first checkout
+ * fetches only the matching `pages/<id>.md` files, in one batch; every page file's body is byte for byte
+ * the page's `body.storage.value`; `svc init wiki::<KEY>` writes the wiki remote URL.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import test, { type ExecutionContext } from "ava";
+import type { FakeWiki } from "../testing/fake-wiki.js";
+import { givenFakeWiki } from "../testing/fake-wiki.js";
+import {
+  auditRows,
+  fetchRequests,
+  type GitEnv,
+  git,
+  gitOk,
+  lastAuditId,
+  missingObjects,
+  svc,
+} from "../testing/git.js";
+import { givenWikiEnv, pageFileBody, wikiRemote } from "../testing/wiki.js";
+
+function checkedOut(env: GitEnv, dir: string): string[] {
+  const folder = join(env.dir, dir, "pages");
+  return existsSync(folder) ? readdirSync(folder).sort() : [];
+}
+
+/** `pages/<id>.md` for every id starting with `prefix`, as `checkedOut` lists them. */
+function filesWithPrefix(ids: readonly string[], prefix: string): string[] {
+  return ids
+    .filter((id) => id.startsWith(prefix))
+    .map((id) => `${id}.md`)
+    .sort();
+}
+
+/** Each checked-out page file's body is byte-identical to the fake's `body.storage.value`. */
+function assertBodiesIdentical(t: ExecutionContext, env: GitEnv, dir: string, wiki: FakeWiki): void {
+  const files = checkedOut(env, dir);
+  t.true(files.length > 0);
+  for (const file of files) {
+    const id = file.replace(/\.md$/, "");
+    const page = wiki.page(id);
+    if (!page) {
+      t.fail(`pages/${file} has no page on the server`);
+      continue;
+    }
+    const bytes = readFileSync(join(env.dir, dir, "pages", file));
+    t.true(pageFileBody(bytes).equals(Buffer.from(page.body, "utf8")), `pages/${file}`);
+  }
+}
+
+test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, bodies byte-identical", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 1234);
+  const env = givenWikiEnv(t, wiki);
+  const wanted = filesWithPrefix(ids, "12");
+  t.is(wanted.length, 1 + 10 + 35, "12, 120-129, 1200-1234");
+
+  await gitOk(t, env, ["clone", "--filter=blob:none", "--sparse", wikiRemote(wiki.url, "SVC"), "d"]);
+  t.deepEqual(checkedOut(env, "d"), []);
+  t.is((await missingObjects(env, "d")).length, 1234);
+  const afterClone = lastAuditId(env);
+  const requestsAfterClone = wiki.requests.length;
+
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "pages/12*"], { cwd: "d" });
+  t.deepEqual(checkedOut(env, "d"), wanted);
+  const fetches = fetchRequests(auditRows(env, afterClone));
+  t.deepEqual(
+    fetches.map((row) => row.detail.wants),
+    [wanted.length],
+    "one fetch request wanting exactly the matching pages",
+  );
+  t.is((await missingObjects(env, "d")).length, 1234 - wanted.length);
+  // Blobs come from the cache: materializing them needs no page request (only the sync's listing, if any).
+  t.false(
+    wiki.requests.slice(requestsAfterClone).some((request) => /\/pages\/\d+/.test(request.path)),
+    "no single-page GETs",
+  );
+  assertBodiesIdentical(t, env, "d", wiki);
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  t.is(wiki.baseHits, 0);
+});
+
+test("svc init wiki::KEY of a space over the blob limit, then sparse-checkout set before checkout: only pages/12* in one batch", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 1234);
+  const env = givenWikiEnv(t, wiki);
+  const wanted = filesWithPrefix(ids, "12");
+
+  // 1,234 pages are over the default SVC_BLOB_LIMIT (500): the clone is made, its checkout refused.
+  const init = await svc(env, ["init", "wiki::SVC", "d"]);
+  t.is(init.code, 2, init.stderr);
+  t.regex(init.stderr, /this fetch wants 1234 record files, more than SVC_BLOB_LIMIT=500/);
+  t.regex(init.stderr, /git sparse-checkout set --no-cone 'pages\//);
+  t.deepEqual(checkedOut(env, "d"), []);
+  t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), wikiRemote(wiki.url, "SVC"));
+  t.is(
+    auditRows(env).filter((row) => row.op === "materialize").length,
+    0,
+    "nothing materialized for the refused checkout",
+  );
+  const before = lastAuditId(env);
+
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "pages/12*"], { cwd: "d" });
+  await gitOk(t, env, ["checkout", "main"], { cwd: "d" });
+  t.deepEqual(checkedOut(env, "d"), wanted);
+  t.deepEqual(
+    fetchRequests(auditRows(env, before)).map((row) => row.detail.wants),
+    [wanted.length],
+  );
+  t.is((await missingObjects(env, "d")).length, 1234 - wanted.length);
+  assertBodiesIdentical(t, env, "d", wiki);
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  t.is(wiki.baseHits, 0);
+});
+
+test("svc init wiki::KEY with SVC_BLOB_LIMIT=0 checks out every page, bodies byte-identical, in one batch", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  // 27 pages: every tricky body of the fake three times (CDATA holding `---`, CRLF, a leading `---` line,
+  // trailing blank lines, the empty body, entities, non-ASCII).
+  const ids = wiki.seedPages("SVC", 27);
+  const env = givenWikiEnv(t, wiki, { SVC_BLOB_LIMIT: "0" });
+
+  const init = await svc(env, ["init", "wiki::SVC", "d"]);
+  t.is(init.code, 0, init.stderr);
+  t.deepEqual(checkedOut(env, "d"), ids.map((id) => `${id}.md`).sort());
+  t.deepEqual(await missingObjects(env, "d"), []);
+  // The clone's first fetch wants only the commit; the checkout's one fetch wants every page at once.
+  t.is(fetchRequests(auditRows(env)).at(-1)?.detail.wants, 27);
+  t.deepEqual(
+    auditRows(env)
+      .filter((row) => row.op === "materialize")
+      .map((row) => row.detail.blobs),
+    [27],
+  );
+  assertBodiesIdentical(t, env, "d", wiki);
+  t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), wikiRemote(wiki.url, "SVC"));
+  t.is(await gitOk(t, env, ["config", "pull.rebase"], { cwd: "d" }), "false");
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+
+  // The frontmatter of DESIGN.md §2, in order; labels always empty.
+  const page = wiki.page(ids[1] as string);
+  const text = readFileSync(join(env.dir, "d", "pages", `${ids[1]}.md`), "utf8");
+  t.true(
+    text.startsWith(
+      `---\nid: ${page?.id}\ntitle: "Design / \\"Notes\\" #0002"\nversion: ${page?.version.number}\n` +
+        `spaceId: ${page?.spaceId}\nparentId: ${page?.parentId}\ncreatedAt: ${page?.createdAt}\n` +
+        `updatedAt: ${page?.version.createdAt}\nlabels: []\n---\n`,
+    ),
+    text.slice(0, 400),
+  );
+  t.is(wiki.baseHits, 0);
+});
+
+test("git fetch after server-side changes brings them; the new page's body is byte-identical", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 5);
+  const env = givenWikiEnv(t, wiki);
+  await gitOk(t, env, ["clone", "--filter=blob:none", wikiRemote(wiki.url, "SVC"), "d"]);
+
+  const body = "<p>Added in the browser &amp; <strong>bold</strong></p>\r\n<p>ünïcödé</p>\n";
+  const added = wiki.createPage("SVC", { title: "Added later", body });
+  wiki.editPage(ids[0] as string, { body: "<p>Changed in the browser</p>" });
+  wiki.trashPage(ids[1] as string);
+  const fetch = await git(env, ["pull", "--ff-only"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.true(checkedOut(env, "d").includes(`${added.id}.md`));
+  const file = readFileSync(join(env.dir, "d", "pages", `${added.id}.md`));
+  t.true(pageFileBody(file).equals(Buffer.from(body, "utf8")));
+  t.is(
+    pageFileBody(readFileSync(join(env.dir, "d", "pages", `${ids[0]}.md`))).toString("utf8"),
+    "<p>Changed in the browser</p>",
+  );
+
+  // A trashed page is found by a full listing (DESIGN.md §3), which `svc sync --reconcile` makes.
+  const reconcile = await svc(env, ["sync", "--reconcile", "d"]);
+  t.is(reconcile.code, 0, reconcile.stderr);
+  await gitOk(t, env, ["pull", "--ff-only"], { cwd: "d" });
+  t.false(checkedOut(env, "d").includes(`${ids[1]}.md`));
+  t.is(wiki.baseHits, 0);
+});

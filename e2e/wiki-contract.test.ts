@@ -1,0 +1,385 @@
+/**
+ * The wiki contract suite (DESIGN.md §6; Document 3 "Sanctioned real-backend test targets"): the same read
+ * and write checks, driven through `svc` and real `git`, against
+ * - the fake wiki, always;
+ * - the real test space, only when `SVC_REAL_BACKEND_TESTS=1` and VENDOR_API_KEY, VENDOR_EMAIL,
+ *   SVC_WIKI_TENANT, SVC_ALLOWED_ORIGINS and SVC_WIKI_TEST_SPACE are all set (`npm run test:real`), so CI
+ *   never reaches a real service. Otherwise each real test writes `SKIP: env vars unset` on stderr and is
+ *   skipped.
+ *
+ * The checks observe the server only through its REST API (never through the fake's own handles), so they
+ * run unchanged against both. Against the real space they create only pages titled `[svc-test] …`, change
+ * and delete only pages they created, refuse to touch a page labelled `svc-durable-fixture`, and delete what
+ * they created at teardown if a check failed half-way.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import test, { type ExecutionContext } from "ava";
+import { HttpClient } from "../backends/http.js";
+import { givenFakeWiki } from "../testing/fake-wiki.js";
+import { type GitEnv, git, gitOk, givenGitEnv, svc } from "../testing/git.js";
+import { commitAll, readWorkFile, writeWorkFile } from "../testing/push.js";
+import { pageFileBody, wikiRemote, wikiVars, wikiWrites } from "../testing/wiki.js";
+
+const REAL_VARS = [
+  "VENDOR_API_KEY",
+  "VENDOR_EMAIL",
+  "SVC_WIKI_TENANT",
+  "SVC_ALLOWED_ORIGINS",
+  "SVC_WIKI_TEST_SPACE",
+] as const;
+const TITLE_PREFIX = "[svc-test]";
+const DURABLE_LABEL = "svc-durable-fixture";
+const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
+
+/** Where the checks run: the variables for `svc` and `git`, and the space to use. */
+interface ContractTarget {
+  readonly vars: Readonly<Record<string, string>>;
+  /** The tenant base URL the REST API is reached at. */
+  readonly baseUrl: string;
+  /** The space key or alias. */
+  readonly space: string;
+}
+
+interface ApiPage {
+  readonly id: string;
+  readonly status: string;
+  readonly title: string;
+  readonly spaceId: string;
+  readonly version: { readonly number: number };
+  readonly body: { readonly storage?: { readonly value: string } };
+}
+
+/** The wiki's REST API as the checks use it, through svc's own egress-checked client. */
+class WikiApi {
+  private readonly http: HttpClient;
+  private readonly authorization: string;
+  /** Pages this run created: the only ones it may change or delete. */
+  readonly created = new Set<string>();
+
+  constructor(private readonly target: ContractTarget) {
+    this.http = new HttpClient({
+      agent: "svc-wiki-contract-test",
+      allowedOrigins: target.vars.SVC_ALLOWED_ORIGINS,
+    });
+    const { VENDOR_EMAIL: email = "", VENDOR_API_KEY: token = "" } = target.vars;
+    this.authorization = `Basic ${Buffer.from(`${email}:${token}`).toString("base64")}`;
+  }
+
+  private async call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; value: unknown }> {
+    const response = await this.http.request({
+      method,
+      url: `${this.target.baseUrl}${path}`,
+      headers: {
+        authorization: this.authorization,
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = response.body.toString("utf8");
+    return { status: response.status, value: text === "" ? null : (JSON.parse(text) as unknown) };
+  }
+
+  async spaceKey(): Promise<string> {
+    const { status, value } = await this.call(
+      "GET",
+      `/wiki/api/v2/spaces?keys=${encodeURIComponent(this.target.space)}`,
+    );
+    const key = (value as { results?: { key?: string }[] } | null)?.results?.[0]?.key;
+    if (status !== 200 || !key) throw new Error(`space ${this.target.space}: ${status}`);
+    return key;
+  }
+
+  /** The page, or undefined when the API answers 404 or it is in the trash. */
+  async page(id: string): Promise<ApiPage | undefined> {
+    const { status, value } = await this.call("GET", `/wiki/api/v2/pages/${id}?body-format=storage`);
+    if (status === 404) return undefined;
+    if (status !== 200) throw new Error(`GET page ${id}: ${status}`);
+    const page = value as ApiPage;
+    return page.status === "trashed" ? undefined : page;
+  }
+
+  /** Throws unless this run created page `id`, its title has the test prefix and it is not a durable fixture. */
+  async assertOurs(id: string): Promise<ApiPage> {
+    if (!this.created.has(id)) throw new Error(`page ${id} was not created by this run; not touching it`);
+    const page = await this.page(id);
+    if (!page?.title.startsWith(TITLE_PREFIX)) throw new Error(`page ${id} is not a ${TITLE_PREFIX} page`);
+    const labels = await this.call("GET", `/wiki/api/v2/pages/${id}/labels`);
+    const names = ((labels.value as { results?: { name?: string }[] } | null)?.results ?? []).map(
+      (label) => label.name,
+    );
+    if (labels.status === 200 && names.includes(DURABLE_LABEL)) {
+      throw new Error(`page ${id} is labelled ${DURABLE_LABEL}; not touching it`);
+    }
+    return page;
+  }
+
+  /** Someone else edits one of our pages in the browser: PUT with version + 1. */
+  async editBody(id: string, body: string): Promise<void> {
+    const page = await this.assertOurs(id);
+    const { status } = await this.call("PUT", `/wiki/api/v2/pages/${id}`, {
+      id,
+      status: "current",
+      title: page.title,
+      body: { representation: "storage", value: body },
+      version: { number: page.version.number + 1, message: "svc contract test: a concurrent edit" },
+    });
+    if (status !== 200) throw new Error(`PUT page ${id}: ${status}`);
+  }
+
+  /** Teardown: moves every page this run created, and still has, to the trash. */
+  async deleteCreated(): Promise<void> {
+    for (const id of this.created) {
+      if (await this.page(id)) {
+        await this.assertOurs(id);
+        await this.call("DELETE", `/wiki/api/v2/pages/${id}`);
+      }
+    }
+  }
+}
+
+function givenTargetEnv(t: ExecutionContext, target: ContractTarget): GitEnv {
+  return givenGitEnv(t, { ...target.vars, SVC_SYNC_INTERVAL: "0" });
+}
+
+/** A page body of one line (so a concurrent edit of it conflicts), unique to this run. */
+function oneLine(text: string): string {
+  return `<p>${text}</p>`;
+}
+
+/** Replaces everything after the frontmatter of a page file. */
+function withBody(text: string, body: string): string {
+  const close = text.indexOf("\n---\n", 3);
+  if (close < 0) throw new Error(`no frontmatter in ${text.slice(0, 80)}`);
+  return text.slice(0, close + "\n---\n".length) + body;
+}
+
+/** The read checks: spaces, list, a sparse clone with lazily fetched bodies identical to the API's. */
+async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<void> {
+  const api = new WikiApi(target);
+  const env = givenTargetEnv(t, target);
+  const key = await api.spaceKey();
+
+  const spaces = await svc(env, ["spaces", "--backend", "wiki", "--format", "json"]);
+  t.is(spaces.code, 0, spaces.stderr);
+  const listed = JSON.parse(spaces.stdout) as { key: string; name: string; url: string }[];
+  const space = listed.find((entry) => entry.key === key);
+  t.truthy(space, `svc spaces lists ${key}`);
+  t.true(space?.url.startsWith(`${target.baseUrl}/wiki/`), space?.url);
+
+  const list = await svc(env, ["list", "--backend", "wiki", "--project", target.space, "--format", "json"]);
+  t.is(list.code, 0, list.stderr);
+  const pages = JSON.parse(list.stdout) as Record<string, unknown>[];
+  t.true(pages.length > 0 && pages.length <= 500, `${pages.length} pages`);
+  for (const page of pages) {
+    t.deepEqual(Object.keys(page), [
+      "id",
+      "title",
+      "version",
+      "spaceId",
+      "parentId",
+      "createdAt",
+      "updatedAt",
+      "labels",
+    ]);
+    t.deepEqual(page.labels, []);
+  }
+
+  await gitOk(
+    t,
+    env,
+    ["clone", "-q", "--filter=blob:none", "--sparse", wikiRemote(target.baseUrl, target.space), "d"],
+    {
+      timeoutMs: 120_000,
+    },
+  );
+  const files = (await gitOk(t, env, ["ls-tree", "-r", "--name-only", "HEAD"], { cwd: "d" })).split("\n");
+  t.true(
+    files.length > 0 && files.every((file) => /^pages\/[1-9][0-9]*\.md$/.test(file)),
+    files.slice(0, 5).join(),
+  );
+  // Listed pages are in the tree (the list is the first 500 of them).
+  const inTree = new Set(files);
+  t.true(pages.every((page) => inTree.has(`pages/${String(page.id)}.md`)));
+
+  // Check out three pages lazily; each body is byte for byte the API's body.storage.value.
+  const sample = pages.slice(0, 3).map((page) => String(page.id));
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", ...sample.map((id) => `pages/${id}.md`)], {
+    cwd: "d",
+  });
+  for (const id of sample) {
+    const page = await api.page(id);
+    const bytes = readFileSync(join(env.dir, "d", "pages", `${id}.md`));
+    t.true(
+      pageFileBody(bytes).equals(Buffer.from(page?.body.storage?.value ?? "\u0000", "utf8")),
+      `pages/${id}.md`,
+    );
+  }
+}
+
+/**
+ * The write checks on one page this run creates: create (POST) → pull renames it to `pages/<id>.md`; edit
+ * (PUT, version + 1); a concurrent edit → `fetch first` → pull conflicts → the resolution is pushed; delete.
+ */
+async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise<string | undefined> {
+  const api = new WikiApi(target);
+  t.teardown(() => api.deleteCreated());
+  const env = givenTargetEnv(t, target);
+  const run = randomBytes(4).toString("hex");
+  const title = `${TITLE_PREFIX} contract ${run}`;
+
+  await gitOk(
+    t,
+    env,
+    ["clone", "-q", "--filter=blob:none", "--sparse", wikiRemote(target.baseUrl, target.space), "d"],
+    {
+      timeoutMs: 120_000,
+    },
+  );
+  await gitOk(t, env, ["config", "pull.rebase", "false"], { cwd: "d" });
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "pages/new-*"], { cwd: "d" });
+
+  // Create (the sparse checkout has no pages/ folder yet).
+  mkdirSync(join(env.dir, "d", "pages"), { recursive: true });
+  writeWorkFile(env, "d", `pages/new-${run}.md`, `---\ntitle: "${title}"\n---\n${oneLine(`created ${run}`)}`);
+  await commitAll(t, env, "d", `Create ${title}`);
+  const create = await git(env, ["push"], { cwd: "d" });
+  t.is(create.code, 0, create.stderr);
+  const id = /svc: created record (\d+) from pages\/new-/.exec(create.stderr)?.[1];
+  if (!id) {
+    t.fail(`no created id in:\n${create.stderr}`);
+    return undefined;
+  }
+  api.created.add(id);
+  const created = await api.assertOurs(id);
+  t.is(created.title, title);
+  t.is(created.body.storage?.value, oneLine(`created ${run}`));
+
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  await gitOk(t, env, ["sparse-checkout", "add", `pages/${id}.md`], { cwd: "d" });
+  const path = `pages/${id}.md`;
+  t.regex(readWorkFile(env, "d", path), new RegExp(`^id: ${id}$`, "m"));
+  t.true(
+    pageFileBody(readFileSync(join(env.dir, "d", path))).equals(
+      Buffer.from(created.body.storage?.value ?? "", "utf8"),
+    ),
+  );
+
+  // Edit: PUT with version + 1.
+  const edited = oneLine(`edited ${run}`);
+  writeWorkFile(env, "d", path, withBody(readWorkFile(env, "d", path), edited));
+  await commitAll(t, env, "d", `Edit ${title}`);
+  const edit = await git(env, ["push"], { cwd: "d" });
+  t.is(edit.code, 0, edit.stderr);
+  const afterEdit = await api.assertOurs(id);
+  t.is(afterEdit.version.number, created.version.number + 1);
+  t.is(afterEdit.body.storage?.value, edited);
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+
+  // A concurrent edit of the same line: fetch first, then a conflict on pull, then the resolution.
+  await api.editBody(id, oneLine(`server ${run}`));
+  writeWorkFile(env, "d", path, withBody(readWorkFile(env, "d", path), oneLine(`local ${run}`)));
+  await commitAll(t, env, "d", `Local edit of ${title}`);
+  const rejected = await git(env, ["push"], { cwd: "d" });
+  t.is(rejected.code, 1, rejected.stderr);
+  t.regex(rejected.stderr, FETCH_FIRST);
+  t.is((await api.page(id))?.body.storage?.value, oneLine(`server ${run}`), "nothing was written");
+  const pull = await git(env, ["pull", "--no-rebase"], { cwd: "d" });
+  t.not(pull.code, 0);
+  t.true(pull.stdout.includes(`CONFLICT (content): Merge conflict in ${path}`), pull.stdout);
+  const conflicted = readWorkFile(env, "d", path);
+  t.true(
+    conflicted.includes(
+      `<<<<<<< HEAD\n${oneLine(`local ${run}`)}\n=======\n${oneLine(`server ${run}`)}\n>>>>>>> `,
+    ),
+    conflicted,
+  );
+  const resolved = oneLine(`resolved ${run}`);
+  writeWorkFile(env, "d", path, withBody(conflicted, resolved));
+  await gitOk(t, env, ["add", path], { cwd: "d" });
+  await gitOk(t, env, ["commit", "-q", "--no-edit"], { cwd: "d" });
+  const beforeResolve = (await api.page(id))?.version.number ?? 0;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  const afterResolve = await api.assertOurs(id);
+  t.is(afterResolve.body.storage?.value, resolved);
+  t.is(afterResolve.version.number, beforeResolve + 1);
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+
+  // Delete: to the trash.
+  await api.assertOurs(id);
+  await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
+  await gitOk(t, env, ["commit", "-q", "-m", `Delete ${title}`], { cwd: "d" });
+  const remove = await git(env, ["push"], { cwd: "d" });
+  t.is(remove.code, 0, remove.stderr);
+  t.is(await api.page(id), undefined, "the page is in the trash");
+  return id;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Against the fake wiki: always.
+
+test("fake: read checks", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 40);
+  await readChecks(t, { vars: wikiVars(wiki), baseUrl: wiki.url, space: "SVC" });
+  t.is(wiki.baseHits, 0);
+  t.deepEqual(wikiWrites(wiki), []);
+});
+
+test("fake: write checks", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const seeded = wiki.seedPages("SVC", 10).map((id) => wiki.page(id));
+  const id = await writeChecks(t, { vars: wikiVars(wiki), baseUrl: wiki.url, space: "SVC" });
+  t.is(wiki.baseHits, 0);
+  // Only the page the checks created was written to; the others are as seeded.
+  t.deepEqual(
+    wikiWrites(wiki).map((write) => `${write.method} ${write.path}`),
+    [
+      "POST /wiki/api/v2/pages",
+      `PUT /wiki/api/v2/pages/${id}`,
+      `PUT /wiki/api/v2/pages/${id}`,
+      `PUT /wiki/api/v2/pages/${id}`,
+      `DELETE /wiki/api/v2/pages/${id}`,
+    ],
+  );
+  t.deepEqual(
+    seeded.map((page) => wiki.page(page?.id ?? "")),
+    seeded,
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Against the real test space: only when asked for and configured.
+
+const missing = [
+  ...(process.env.SVC_REAL_BACKEND_TESTS === "1" ? [] : ["SVC_REAL_BACKEND_TESTS=1"]),
+  ...REAL_VARS.filter((name) => !process.env[name]),
+];
+
+if (missing.length === 0) {
+  const env = process.env;
+  const vars: Record<string, string> = {};
+  for (const name of [...REAL_VARS, "SVC_WIKI_BASE_URL"]) {
+    const value = env[name];
+    if (value) vars[name] = value;
+  }
+  const target: ContractTarget = {
+    vars,
+    baseUrl: (env.SVC_WIKI_BASE_URL || `https://${env.SVC_WIKI_TENANT}.atlassian.net`).replace(/\/+$/, ""),
+    space: env.SVC_WIKI_TEST_SPACE ?? "",
+  };
+  test.serial("real: read checks", (t) => readChecks(t, target));
+  test.serial("real: write checks", (t) => writeChecks(t, target));
+} else {
+  for (const name of ["real: read checks", "real: write checks"]) {
+    process.stderr.write(`SKIP: env vars unset (${missing.join(", ")}): ${name}\n`);
+    test.skip(name, () => {});
+  }
+}
