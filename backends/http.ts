@@ -114,6 +114,8 @@ export interface HttpClientOptions {
 }
 
 const MAX_ATTEMPTS = 4;
+/** The longest a request waits in all for a server that keeps answering 429 with `Retry-After`. */
+const MAX_WAIT_S = 600;
 
 /** origin → the instant (ms) before which no request may be sent to it. */
 const gates = new Map<string, number>();
@@ -165,19 +167,25 @@ export class HttpClient {
 
   async request(request: HttpRequest): Promise<HttpResponse> {
     const url = this.checkEgress(request.url);
-    for (let attempt = 1; ; attempt++) {
+    let backoffs = 0;
+    let waited = 0;
+    for (;;) {
       await waitForGate(url.origin, this.sleep);
       const response = await this.once(url, request);
       const retryAfter = parseRetryAfter(response.headers["retry-after"]);
       // The gate is shared by every request to the origin: one 429 (or a quota at zero) holds them all.
-      if (response.status === 429 || response.headers["x-ratelimit-remaining"] === "0") {
-        armGate(url.origin, retryAfter ?? (response.status === 429 ? undefined : 1) ?? 0);
+      if (response.status === 429 && retryAfter !== undefined) armGate(url.origin, retryAfter);
+      else if (response.headers["x-ratelimit-remaining"] === "0") armGate(url.origin, retryAfter ?? 1);
+      if (response.status !== 429) return response;
+      if (retryAfter !== undefined) {
+        // The server says when: keep waiting as long as it keeps saying so, up to a total of MAX_WAIT_S.
+        waited += retryAfter;
+        if (waited > MAX_WAIT_S) return response;
+        continue;
       }
-      if (response.status !== 429 || attempt >= MAX_ATTEMPTS) return response;
-      if (retryAfter === undefined) {
-        // No header says when: exponential backoff with jitter.
-        await this.sleep(2 ** attempt * 250 + Math.floor(Math.random() * 250));
-      }
+      // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
+      if (++backoffs >= MAX_ATTEMPTS) return response;
+      await this.sleep(2 ** backoffs * 250 + Math.floor(Math.random() * 250));
     }
   }
 

@@ -430,6 +430,7 @@ async function applyWrites(
         log(`svc: created record ${record.key} from ${write.path} (it becomes ${record.path})`);
       } else if (write.kind === "update") {
         const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
+        if (outcome.kind === "gone") recordServerDeletion(context, write.key);
         if (outcome.kind !== "ok")
           return {
             failure: conflictAt(
@@ -470,6 +471,26 @@ async function applyWrites(
     }
   }
   return {};
+}
+
+/**
+ * A record the server no longer has, found out at write time (a delta sync cannot see deletions): the
+ * cache drops it and its `main` gains a commit without the file, so the `git pull` the message asks for
+ * brings the deletion.
+ */
+function recordServerDeletion(context: PushContext, key: string): void {
+  const { cache, backend } = context;
+  cache.db.exclusive(() => {
+    if (!cache.db.record(key)) return;
+    cache.db.markDeleted(key);
+    const tip = cache.tip();
+    const commit = writeStateCommit(
+      cache,
+      tip ? [tip] : [],
+      `svc: sync ${backend.kind} project ${backend.project}\n\n0 changed, 1 removed\n`,
+    );
+    cache.setTip(commit);
+  });
 }
 
 function conflictAt(context: PushContext, write: PlannedWrite, done: number, current: string): PushReply {

@@ -8,7 +8,7 @@ import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
-import { EgressDeniedError } from "../backends/http.js";
+import { BackendUnreachableError, EgressDeniedError } from "../backends/http.js";
 import { parseRemoteUrl } from "../backends/remote-url.js";
 import { envCount } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
@@ -120,7 +120,9 @@ export async function openSession(options: {
         if (!tip) {
           throw new UserFacingError(
             "SVC_BACKEND",
-            `${error.message}\nno cached copy of ${backend.description} exists yet, so there is nothing to serve; start the server or check the URL ${remote.url}`,
+            error instanceof BackendUnreachableError
+              ? `${error.message}\nno cached copy of ${backend.description} exists yet, so there is nothing to serve; start the server or check the URL ${remote.url}`
+              : error.message,
             { cause: error },
           );
         }
@@ -137,6 +139,7 @@ export async function openSession(options: {
         output,
         limit: blobLimit(),
         folder: backend.schema.folder,
+        exampleGlob: backend.schema.exampleGlob,
         log,
         trace,
         beforeListRefs: async () => {

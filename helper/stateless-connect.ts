@@ -45,11 +45,11 @@ export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 export class BlobLimitError extends UserFacingError {
-  constructor(wanted: number, limit: number, folder: string) {
+  constructor(wanted: number, limit: number, glob: string) {
     super(
       "SVC_USAGE",
       `this fetch wants ${wanted} record files, more than SVC_BLOB_LIMIT=${limit}. Check out only what you need:\n` +
-        `  git sparse-checkout set --no-cone '${folder}/00[1-2]*'\n` +
+        `  git sparse-checkout set --no-cone '${glob}'\n` +
         "then `git checkout main` (or `git sparse-checkout reapply`). To fetch everything anyway, run the command again " +
         "with SVC_BLOB_LIMIT=0.",
       { data: { wanted, limit } },
@@ -113,6 +113,8 @@ export interface TunnelOptions {
   readonly output: Writable;
   readonly limit: number;
   readonly folder: string;
+  /** A sparse-checkout pattern for the refusal message. */
+  readonly exampleGlob: string;
   readonly log: (message: string) => void;
   readonly trace: (message: string) => void;
   /**
@@ -183,7 +185,7 @@ async function prepareFetch(options: TunnelOptions, request: FetchRequest): Prom
   }
   if (limit > 0 && wanted > limit) {
     cache.db.audit({ op: "blob-limit-refused", detail: { wanted, limit } });
-    const error = new BlobLimitError(wanted, limit, options.folder);
+    const error = new BlobLimitError(wanted, limit, options.exampleGlob);
     const hint = `git sparse-checkout set --no-cone '${options.folder}/<glob>'`;
     options.output.write(
       encodePkt(

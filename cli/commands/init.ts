@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
@@ -70,15 +71,21 @@ export class InitCommand extends SvcCommand {
       env,
       stderr: this.context.stderr,
     });
+    const cloned = existsSync(join(dir, ".git"));
+    if (cloned) {
+      // git 2.27+ refuses to pull divergent branches without a choice; merging is the flow svc is built on
+      // (a conflicting record becomes conflict markers in its file). Set even when the checkout failed
+      // (the blob limit): the clone is there and the user finishes it with a sparse checkout.
+      await runUserGit(["config", "pull.rebase", "false"], { cwd: dir, stderr: this.context.stderr });
+    }
     if (clone.code !== 0) {
       this.context.stderr.write(
-        `svc: git clone of ${url} failed (exit ${clone.code}); the lines above say why\n`,
+        cloned
+          ? `svc: the clone in ${dir} is made but its checkout failed (exit ${clone.code}); the lines above say why and what to run\n`
+          : `svc: git clone of ${url} failed (exit ${clone.code}); the lines above say why\n`,
       );
       return EXIT.broken;
     }
-    // git 2.27+ refuses to pull divergent branches without a choice; merging is the flow svc is built on
-    // (a conflicting record becomes conflict markers in its file).
-    await runUserGit(["config", "pull.rebase", "false"], { cwd: dir, stderr: this.context.stderr });
     if (!helperOnPath) {
       this.context.stderr.write(
         `svc: note: git-remote-svc is not on your PATH; add ${ownBinDir()} to PATH so that git pull and git push find it\n`,
