@@ -34,9 +34,9 @@ function userGit(args: readonly string[]): Promise<string | undefined> {
   });
 }
 
-/** `svc.*` settings of the user's repository, from one `git config --get-regexp`. */
+/** `svc.*` and `pull.*` settings of the user's repository, from one `git config --get-regexp`. */
 async function readSettings(): Promise<Map<string, string>> {
-  const text = (await userGit(["config", "--get-regexp", "^svc\\."])) ?? "";
+  const text = (await userGit(["config", "--get-regexp", "^(svc|pull)\\."])) ?? "";
   const settings = new Map<string, string>();
   for (const line of text.split("\n")) {
     const space = line.indexOf(" ");
@@ -78,6 +78,7 @@ export async function openSession(options: {
   const agent = `git-remote-svc-${process.pid}`;
   // Read in parallel with opening the cache: one git spawn for every svc.* setting.
   const settingsRead = readSettings();
+  let pullConfigured = false;
   const cache = await ProjectCache.open(remote, agent);
   trace(`cache ${cache.dir}`);
   let backend: Backend;
@@ -96,6 +97,13 @@ export async function openSession(options: {
       if (!sync && tip) return tip;
       const settings = await settingsRead;
       trace("settings read");
+      if (!settings.has("pull.rebase") && !settings.has("pull.ff") && !pullConfigured) {
+        // git 2.27+ stops `git pull` on divergent branches until one of these is chosen; svc's flow is the
+        // merge (a record changed on both sides becomes conflict markers), so a clone that has no choice
+        // at any level gets `pull.rebase=false` in its own config. A user's own choice is left alone.
+        pullConfigured = true;
+        await userGit(["config", "pull.rebase", "false"]);
+      }
       const interval = seconds(
         settings.get("svc.syncinterval") ?? process.env.SVC_SYNC_INTERVAL,
         "svc.syncInterval",
