@@ -112,7 +112,14 @@ export async function startSimServer(options: SimServerOptions): Promise<Running
     store.close();
     throw error;
   }
-  const host = bound.family === "IPv6" ? `[${bound.address}]` : bound.address;
+  // `--bind localhost:…` is announced as localhost: the address it resolved to (often ::1) is not on the
+  // default egress allowlist, the name is.
+  const host =
+    address.host === "localhost"
+      ? "localhost"
+      : bound.family === "IPv6"
+        ? `[${bound.address}]`
+        : bound.address;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${bound.port}`,
