@@ -8,7 +8,6 @@
  * whose server version differs from that base is stale, and the push is rejected with git's own
  * `fetch first` before anything is written (unless `svc.autoMerge` merges it cleanly).
  */
-import { spawn } from "node:child_process";
 import type { RecordChanges, WritableBackend } from "../backends/backend.js";
 import { SvcError } from "../backends/errors.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
@@ -17,6 +16,7 @@ import { readObjects, runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { mergeRecord } from "./merge.js";
 import { type DiffEntry, type PlannedWrite, planPush, problemSummary } from "./push-plan.js";
+import { userGit } from "./user-git.js";
 
 export type PushReply =
   | { readonly ok: true; readonly oldOid: string | undefined }
@@ -35,25 +35,6 @@ export interface PushContext {
 }
 
 export const ALLOW_BULK_DELETE = "[allow-bulk-delete]";
-
-/** Runs git in the user's repository with the helper's inherited environment. */
-function userGit(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn("git", args, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8");
-    child.stderr.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", (error) => resolve({ code: null, stdout, stderr: error.message }));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 async function cacheHas(cache: ProjectCache, oid: string): Promise<boolean> {
   return runGit(cache.repo, ["cat-file", "-e", `${oid}^{commit}`]).then(
@@ -124,7 +105,8 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
   // The newest server state first: staleness is judged against it.
   await syncCache(cache, backend, { trace });
   const tipBefore = cache.tip();
-  if (tipBefore && (await cacheHas(cache, commit)) && (await isAncestor(cache, commit, tipBefore))) {
+  // One spawn: `merge-base --is-ancestor` also fails when the cache does not have the commit at all.
+  if (tipBefore && (await isAncestor(cache, commit, tipBefore))) {
     return { ok: false, reason: "up to date" };
   }
 

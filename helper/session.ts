@@ -3,7 +3,6 @@
  * when to sync (debounced by `svc.syncInterval`; never for lazy blob fetches; with the cached state when
  * the backend cannot be reached but the cache has one).
  */
-import { spawn } from "node:child_process";
 import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
@@ -17,26 +16,13 @@ import { writeImportStream } from "./import.js";
 import type { ByteReader } from "./pktline.js";
 import { pushMain } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
+import { userGit, userGitOutput } from "./user-git.js";
 
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
 
-/** Runs git on the user's repository (the helper's inherited environment), returning stdout or undefined. */
-function userGit(args: readonly string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn("git", args, { stdio: ["ignore", "pipe", "ignore"] });
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      out += chunk;
-    });
-    child.on("error", () => resolve(undefined));
-    child.on("close", (code) => resolve(code === 0 ? out : undefined));
-  });
-}
-
 /** `svc.*` and `pull.*` settings of the user's repository, from one `git config --get-regexp`. */
 async function readSettings(): Promise<Map<string, string>> {
-  const text = (await userGit(["config", "--get-regexp", "^(svc|pull)\\."])) ?? "";
+  const text = (await userGitOutput(["config", "--get-regexp", "^(svc|pull)\\."])) ?? "";
   const settings = new Map<string, string>();
   for (const line of text.split("\n")) {
     const space = line.indexOf(" ");
@@ -77,7 +63,12 @@ export async function openSession(options: {
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
   // Read in parallel with opening the cache: one git spawn for every svc.* setting.
-  const settingsRead = readSettings();
+  // Read on first need: a lazy blob fetch (one helper start per blob outside a checkout) never needs it.
+  let settingsRead: Promise<Map<string, string>> | undefined;
+  const userSettings = () => {
+    settingsRead ??= readSettings();
+    return settingsRead;
+  };
   let pullConfigured = false;
   const cache = await ProjectCache.open(remote, agent);
   trace(`cache ${cache.dir}`);
@@ -95,7 +86,7 @@ export async function openSession(options: {
     async prepare({ sync }) {
       const tip = cache.tip();
       if (!sync && tip) return tip;
-      const settings = await settingsRead;
+      const settings = await userSettings();
       trace("settings read");
       if (!settings.has("pull.rebase") && !settings.has("pull.ff") && !pullConfigured) {
         // git 2.27+ stops `git pull` on divergent branches until one of these is chosen; svc's flow is the
@@ -156,13 +147,13 @@ export async function openSession(options: {
       });
     },
     async importRefs(ref, output) {
-      const have = (await userGit(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
+      const have = (await userGitOutput(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
       const result = await writeImportStream({ cache, ref, have: have || undefined, output, log });
       cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
     },
     async push(specs) {
       const replies: string[] = [];
-      const settings = await settingsRead;
+      const settings = await userSettings();
       for (const spec of specs) {
         const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
         if (dst !== "refs/heads/main") {
