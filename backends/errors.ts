@@ -12,7 +12,8 @@ export type ErrorCode =
   | "SVC_STORE"
   | "SVC_EGRESS_DENIED"
   | "SVC_BACKEND"
-  | "SVC_CONFLICT";
+  | "SVC_CONFLICT"
+  | "SVC_CONFIG";
 
 export class SvcError extends Error {
   readonly code: ErrorCode;

@@ -100,6 +100,8 @@ export interface HttpRequest {
   readonly headers?: Record<string, string>;
   readonly body?: string;
   readonly timeoutMs?: number;
+  /** Aborting ends the exchange at once (a long poll on shutdown); the promise rejects with the abort reason. */
+  readonly signal?: AbortSignal;
 }
 
 export interface HttpClientOptions {
@@ -201,38 +203,43 @@ export class HttpClient {
       const body = request.body === undefined ? undefined : Buffer.from(request.body);
       const headers: Record<string, string> = { "x-svc-agent": this.options.agent, ...request.headers };
       if (body) headers["content-length"] = String(body.length);
-      const req = send(url, { method: request.method, headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        let total = 0;
-        res.on("data", (chunk: Buffer) => {
-          total += chunk.length;
-          if (total > this.maxResponseBytes) {
-            req.destroy(
-              new SvcError(
-                "SVC_BACKEND",
-                `${request.method} ${where}: response larger than ${this.maxResponseBytes} bytes`,
-              ),
-            );
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on("end", () => {
-          // Not the global `Headers`: like `fetch`, it loads undici's internals on first use (~30 ms).
-          const responseHeaders: Record<string, string> = {};
-          for (const [name, value] of Object.entries(res.headers)) {
-            if (typeof value === "string") responseHeaders[name] = value;
-            else if (Array.isArray(value)) responseHeaders[name] = value.join(", ");
-          }
-          resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: Buffer.concat(chunks) });
-        });
-        res.on("error", (error) => req.destroy(error));
-      });
+      const req = send(
+        url,
+        { method: request.method, headers, agent: false, signal: request.signal },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let total = 0;
+          res.on("data", (chunk: Buffer) => {
+            total += chunk.length;
+            if (total > this.maxResponseBytes) {
+              req.destroy(
+                new SvcError(
+                  "SVC_BACKEND",
+                  `${request.method} ${where}: response larger than ${this.maxResponseBytes} bytes`,
+                ),
+              );
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on("end", () => {
+            // Not the global `Headers`: like `fetch`, it loads undici's internals on first use (~30 ms).
+            const responseHeaders: Record<string, string> = {};
+            for (const [name, value] of Object.entries(res.headers)) {
+              if (typeof value === "string") responseHeaders[name] = value;
+              else if (Array.isArray(value)) responseHeaders[name] = value.join(", ");
+            }
+            resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: Buffer.concat(chunks) });
+          });
+          res.on("error", (error) => req.destroy(error));
+        },
+      );
       req.setTimeout(timeout, () =>
         req.destroy(Object.assign(new Error("timeout"), { code: "ETIMEDOUT_SVC" })),
       );
       req.on("error", (error: NodeJS.ErrnoException) => {
         if (error instanceof SvcError) reject(error);
+        else if (request.signal?.aborted) reject(request.signal.reason);
         else {
           const reason =
             error.code === "ETIMEDOUT_SVC" ? `no answer within ${timeout} ms` : (error.code ?? error.message);

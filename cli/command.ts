@@ -12,6 +12,8 @@ export const EXIT = {
   rejected: 1,
   /** Bad input, missing configuration, unreachable backend. */
   broken: 2,
+  /** The pulse daemon's configuration is unusable (sysexits EX_CONFIG); systemd does not restart on it. */
+  config: 78,
 } as const;
 
 export abstract class SvcCommand extends Command {
@@ -23,7 +25,7 @@ export abstract class SvcCommand extends Command {
     } catch (error) {
       if (error instanceof SvcError) {
         this.context.stderr.write(`svc: ${error.message}\n`);
-        return EXIT.broken;
+        return error.code === "SVC_CONFIG" ? EXIT.config : EXIT.broken;
       }
       this.context.stderr.write(
         `svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}\n`,

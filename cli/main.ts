@@ -4,6 +4,14 @@
 import { type BaseContext, Builtins, Cli } from "clipanion";
 import { InitCommand } from "./commands/init.js";
 import { ListCommand } from "./commands/list.js";
+import { PulseBackupCommand } from "./commands/pulse-backup.js";
+import { PulseDaemonCommand } from "./commands/pulse-daemon.js";
+import { PulseHeartbeatCommand } from "./commands/pulse-heartbeat.js";
+import { PulseKeepaliveCommand } from "./commands/pulse-keepalive.js";
+import { PulseListenerCommand } from "./commands/pulse-listener.js";
+import { PulseMigrateCommand } from "./commands/pulse-migrate.js";
+import { PulseProviderOauthCommand } from "./commands/pulse-provider.js";
+import { PulseTriggerCommand } from "./commands/pulse-trigger.js";
 import { SimCommand } from "./commands/sim.js";
 import { SpacesCommand } from "./commands/spaces.js";
 import { SyncCommand } from "./commands/sync.js";
@@ -19,6 +27,14 @@ export function createCli(): Cli {
   cli.register(SyncCommand);
   cli.register(ListCommand);
   cli.register(SpacesCommand);
+  cli.register(PulseDaemonCommand);
+  cli.register(PulseTriggerCommand);
+  cli.register(PulseMigrateCommand);
+  cli.register(PulseBackupCommand);
+  cli.register(PulseHeartbeatCommand);
+  cli.register(PulseKeepaliveCommand);
+  cli.register(PulseListenerCommand);
+  cli.register(PulseProviderOauthCommand);
   return cli;
 }
 

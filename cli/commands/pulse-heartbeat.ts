@@ -1,0 +1,92 @@
+import { Command, Option } from "clipanion";
+import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { isBusy, openPulseDb } from "../../server/pulse/db.js";
+import { formatLocalSlot, hourlySlotAtOrBefore } from "../../server/pulse/heartbeat.js";
+import { Logger } from "../../server/pulse/log.js";
+import { PulseQueue } from "../../server/pulse/queue.js";
+import { Schedules } from "../../server/pulse/schedules.js";
+import { EXIT, SvcCommand } from "../command.js";
+
+/** sysexits EX_TEMPFAIL: the database stayed locked past the busy timeout; cron may simply try again. */
+export const EXIT_TEMPFAIL = 75;
+
+export class PulseHeartbeatCommand extends SvcCommand {
+  static override paths = [["pulse", "heartbeat"]];
+
+  static override usage = Command.Usage({
+    description: "Queue the hourly heartbeat pulse once (for cron users)",
+    details: `
+      Queues the heartbeat pulse of the newest local hh:00 slot in PULSE_TZ (or TZ), with the prompt for
+      its time of day, unless that slot already has one: the daemon's built-in schedule and this command
+      share the bookkeeping in PULSE_DB_PATH, so running both, or running this twice, queues one pulse per
+      slot. A slot missed while nothing ran is caught up once, marked backfilled.
+
+      Prints \`heartbeat <slot> <zone>: pulse <id> queued\`, \`…: already queued as pulse <id>\` or
+      \`…: nothing due\`. Exits 78 on a configuration error (missing PULSE_DB_PATH, old schema) and 75 when
+      the database stayed locked for 5 s.
+    `,
+    examples: [["Every hour from crontab", "0 * * * * svc pulse heartbeat --environment /etc/svc/pulse.env"]],
+  });
+
+  envFile = Option.String("--environment", {
+    description: "Environment file (KEY=value) read under the process environment; default $PULSE_ENV_FILE",
+  });
+
+  async run(): Promise<number> {
+    try {
+      return this.queueHeartbeat();
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        this.context.stderr.write(`svc: ${error.message}\n`);
+        return EXIT_CONFIG;
+      }
+      if (isBusy(error)) {
+        this.context.stderr.write(
+          "svc: PULSE_DB_PATH stayed locked by another process for 5 s; nothing was queued, run svc pulse heartbeat again\n",
+        );
+        return EXIT_TEMPFAIL;
+      }
+      throw error;
+    }
+  }
+
+  private queueHeartbeat(): number {
+    const reader = new ConfigReader(loadEnvironment(this.envFile));
+    const path = reader.required(
+      "PULSE_DB_PATH",
+      "set it to the pulse database file, e.g. /var/lib/svc/pulse.db",
+    );
+    const tz = reader.timeZone();
+    const level = reader.logLevel();
+    reader.check();
+    const db = openPulseDb(path, { migrate: false });
+    try {
+      // Warnings (missed slots, clock corrections) go to stderr, where cron mails them.
+      const logger = new Logger({ level, stderr: this.context.stderr, component: "heartbeat" });
+      const schedules = new Schedules(new PulseQueue(db), { tz, logger });
+      const queued = schedules.heartbeat();
+      if (queued !== undefined) {
+        // scheduled_at, not run_at: a retried pulse's run_at has moved on.
+        const slot = Date.parse(queued.pulse.scheduled_at);
+        const label = `heartbeat ${formatLocalSlot(slot, tz)} ${tz}`;
+        this.context.stdout.write(
+          queued.created
+            ? `${label}: pulse ${queued.pulse.id} queued${queued.pulse.backfilled ? " (late, backfilled)" : ""}\n`
+            : `${label}: already queued as pulse ${queued.pulse.id}\n`,
+        );
+        return EXIT.ok;
+      }
+      const slot = hourlySlotAtOrBefore(schedules.queue.now(), tz);
+      const label = `heartbeat ${formatLocalSlot(slot, tz)} ${tz}`;
+      const existing = schedules.heartbeatPulseFor(slot);
+      this.context.stdout.write(
+        existing === undefined
+          ? `${label}: nothing due\n`
+          : `${label}: already queued as pulse ${existing.id}\n`,
+      );
+      return EXIT.ok;
+    } finally {
+      db.close();
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { Command, Option } from "clipanion";
+import { ConfigError, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { MessengerListener, readListenerConfig } from "../../server/pulse/listener.js";
+import { Logger } from "../../server/pulse/log.js";
+import { EXIT, SvcCommand } from "../command.js";
+
+export class PulseListenerCommand extends SvcCommand {
+  static override paths = [["pulse", "listener"]];
+
+  static override usage = Command.Usage({
+    description: "Turn messenger chat messages into pulses (Document 2's messenger listener)",
+    details: `
+      Long-polls a Telegram-Bot-API-compatible getUpdates (MESSENGER_API_BASE, default
+      https://api.telegram.org) with MESSENGER_BOT_TOKEN and posts every text message from MESSENGER_CHAT_ID to
+      the pulse daemon (PULSE_API_HOST, PULSE_API_PORT, PULSE_API_TOKEN) as a pulse with source=messenger.
+      The offset is saved to LISTENER_STATE_PATH (default: listener-state.json beside PULSE_DB_PATH) only after
+      the daemon took the message, so a daemon that is down loses nothing.
+
+      Runs until SIGINT or SIGTERM, then exits 0. A configuration error exits 78 (EX_CONFIG; list it in the
+      unit's RestartPreventExitStatus=). A refused token, another poller (409) or a daemon that is down are
+      logged and retried; they never end the process.
+    `,
+    examples: [
+      ["Run with the daemon's environment file", "svc pulse listener --environment /etc/svc-pulse/env"],
+    ],
+  });
+
+  envFile = Option.String("--environment", {
+    description: "KEY=value file read like systemd's EnvironmentFile= (default: $PULSE_ENV_FILE)",
+  });
+
+  async run(): Promise<number> {
+    const readConfig = () => readListenerConfig(loadEnvironment(this.envFile));
+    let config: ReturnType<typeof readConfig>;
+    try {
+      config = readConfig();
+    } catch (error) {
+      if (error instanceof ConfigError) return this.configFailure(error);
+      throw error;
+    }
+    const logger = new Logger({
+      level: config.logLevel,
+      component: "pulse-listener",
+      stderr: this.context.stderr,
+      secrets: [config.botToken, config.apiToken],
+      ...(config.logFile === undefined ? {} : { file: config.logFile }),
+    });
+    const controller = new AbortController();
+    const stop = (signal: NodeJS.Signals) => {
+      logger.info("stopping", { signal });
+      controller.abort();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    try {
+      await new MessengerListener({ config, logger, reloadConfig: readConfig }).run(controller.signal);
+    } catch (error) {
+      if (error instanceof ConfigError) return this.configFailure(error);
+      throw error;
+    } finally {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+    }
+    return EXIT.ok;
+  }
+
+  private configFailure(error: ConfigError): number {
+    this.context.stderr.write(`svc: ${error.message}\n`);
+    return EXIT_CONFIG;
+  }
+}

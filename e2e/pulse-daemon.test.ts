@@ -1,0 +1,216 @@
+/**
+ * The pulse daemon as users run it: `svc pulse daemon` and `svc pulse trigger` processes from the built
+ * bins, the fake runner, real signals.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import test from "ava";
+import { openPulseDb } from "../server/pulse/db.js";
+import { PulseQueue, processAlive } from "../server/pulse/queue.js";
+import { givenFakeMessenger } from "../testing/fake-messenger.js";
+import { repoRoot } from "../testing/paths.js";
+import { callApi, eventually, givenPulseFixture, spawnDaemon } from "../testing/pulse.js";
+
+const svc = join(repoRoot, "dist", "cli", "bin.js");
+
+test("SIGKILL during a run: after a restart the pulse runs again exactly once and the old run is stopped", async (t) => {
+  const fixture = givenPulseFixture(t);
+  const first = await spawnDaemon(t, fixture);
+  const answer = await callApi(first.url, "POST", "/api/pulse/trigger", {
+    token: fixture.token,
+    body: { prompt: "first-sleep:60", scheduled_at: "now", priority: "normal", source: "e2e" },
+  });
+  t.is(answer.status, 201);
+  const id = answer.body.pulse.id as number;
+  const run = await eventually("the first run", () => fixture.runs()[0]);
+  // The lease token the first run got: the fencing token a late finisher would present.
+  const db = openPulseDb(fixture.dbPath, { migrate: false });
+  t.teardown(() => db.close());
+  const queue = new PulseQueue(db);
+  const held = await eventually("the runner pid to be recorded", () => {
+    const row = queue.get(id);
+    return row?.runner_pid ? row : undefined;
+  });
+  first.child.kill("SIGKILL");
+  await first.exited;
+  t.true(processAlive(run.pid), "the runner outlives its daemon (own process group)");
+
+  const second = await spawnDaemon(t, fixture);
+  const done = await eventually("the rerun to complete", () => {
+    const row = queue.get(id);
+    return row?.status === "completed" ? row : undefined;
+  });
+  t.is(done.attempt, 2);
+  await eventually(
+    "the orphaned first run to be stopped",
+    () => (processAlive(run.pid) ? undefined : true),
+    5000,
+  );
+  // Give a would-be third run the chance to happen, then count.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.deepEqual(
+    fixture.runs().map((r) => [r.id, r.attempt]),
+    [
+      [id, 1],
+      [id, 2],
+    ],
+  );
+  // The old run's claim can no longer change the pulse.
+  const stale = { pulse: held, token: held.lease_token as string };
+  t.false(queue.finish(stale, { kind: "failed", exitCode: 9, signal: null, outputTail: "", error: "late" }));
+  t.like(queue.get(id), { status: "completed", exit_code: 0 });
+  t.deepEqual(
+    queue.attempts(id).map((a) => a.outcome),
+    ["lost", "completed"],
+  );
+  second.child.kill("SIGTERM");
+  t.is(await second.exited, 0);
+  t.regex(second.stderr(), /svc-pulse: SIGTERM, stopping/);
+});
+
+test("svc pulse trigger queues through the API; a repeated dedup key names the first pulse", async (t) => {
+  const fixture = givenPulseFixture(t);
+  const daemon = await spawnDaemon(t, fixture);
+  const port = new URL(daemon.url).port;
+  const env = { ...process.env, PULSE_API_PORT: port };
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [svc, "pulse", "trigger", "--environment", fixture.envFile, ...args], {
+      env,
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+  const queued = run("--at", "+1h", "--dedup-key", "k1", "Plan", "the", "week");
+  t.is(queued.status, 0, queued.stderr);
+  t.regex(queued.stdout, /^pulse 1 queued \(normal, runs at 20\d\d-/);
+  const again = run("--at", "+1h", "--dedup-key", "k1", "Plan the week");
+  t.is(again.status, 0, again.stderr);
+  t.regex(again.stdout, /already queued as pulse 1 \(pending\)/);
+  const bad = run("--at", "tomorrow", "x");
+  t.is(bad.status, 1);
+  t.regex(bad.stderr, /refused the pulse \(400\): scheduled_at "tomorrow"/);
+  const down = spawnSync(process.execPath, [svc, "pulse", "trigger", "--environment", fixture.envFile, "x"], {
+    env: { ...env, PULSE_API_PORT: "1" },
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+  t.is(down.status, 2);
+  t.regex(down.stderr, /cannot reach the pulse daemon at http:\/\/127\.0\.0\.1:1/);
+  t.false(`${queued.stdout}${queued.stderr}${bad.stderr}${down.stderr}`.includes(fixture.token));
+});
+
+test("svc pulse daemon with unusable configuration exits 78 and lists every problem", (t) => {
+  const result = spawnSync(process.execPath, [svc, "pulse", "daemon"], {
+    env: { PATH: process.env.PATH, PULSE_API_TOKEN: "too-short-secret" },
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+  t.is(result.status, 78);
+  for (const name of ["PULSE_DB_PATH", "RUNNER_COMMAND", "SVC_DESK_PATH", "PULSE_API_TOKEN"]) {
+    t.regex(result.stderr, new RegExp(name));
+  }
+  t.false(result.stderr.includes("too-short-secret"));
+  const missingFile = spawnSync(
+    process.execPath,
+    [svc, "pulse", "daemon", "--environment", "/nonexistent/pulse.env"],
+    {
+      env: { PATH: process.env.PATH },
+      encoding: "utf8",
+      timeout: 20_000,
+    },
+  );
+  t.is(missingFile.status, 78);
+  t.regex(missingFile.stderr, /cannot read the environment file \/nonexistent\/pulse\.env \(ENOENT\)/);
+});
+
+/** A loopback port nobody listens on right now (bound, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test("listener: messages sent while the daemon is down are delivered once when it comes back; other chats ignored", async (t) => {
+  const fixture = givenPulseFixture(t);
+  const messenger = await givenFakeMessenger(t);
+  const port = String(await freePort());
+  const env = {
+    PATH: process.env.PATH,
+    HOME: fixture.dir,
+    PULSE_API_PORT: port,
+    MESSENGER_API_BASE: messenger.url,
+    MESSENGER_BOT_TOKEN: messenger.token,
+    MESSENGER_CHAT_ID: "4242",
+    MESSENGER_POLL_TIMEOUT_S: "1",
+  };
+  const listener = spawn(process.execPath, [svc, "pulse", "listener", "--environment", fixture.envFile], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env,
+  });
+  let stderr = "";
+  listener.stderr?.setEncoding("utf8");
+  listener.stderr?.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | string | null>((resolve) =>
+    listener.once("exit", (code, signal) => resolve(code ?? signal)),
+  );
+  t.teardown(async () => {
+    if (listener.exitCode === null && listener.signalCode === null) {
+      listener.kill("SIGKILL");
+      await exited;
+    }
+  });
+  messenger.sendMessage(4242, "Book the dentist");
+  messenger.sendMessage(999, "Not for this agent");
+  messenger.sendMessage(4242, "Water the plants");
+  // The daemon is down: the listener keeps trying and confirms nothing it could not hand over.
+  await eventually("the listener to try the daemon", () =>
+    readFileSync(fixture.env.LOG_FILE as string, { encoding: "utf8", flag: "a+" }).includes("daemon")
+      ? true
+      : undefined,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  t.deepEqual(
+    messenger
+      .pending()
+      .filter((update) => update.message?.chat.id === 4242)
+      .map((update) => update.message?.text),
+    ["Book the dentist", "Water the plants"],
+  );
+  const daemon = await spawnDaemon(t, fixture, { PULSE_API_PORT: port });
+  const db = openPulseDb(fixture.dbPath, { migrate: false });
+  t.teardown(() => db.close());
+  const queue = new PulseQueue(db);
+  await eventually(
+    "both pulses to complete",
+    () => ([1, 2].every((id) => queue.get(id)?.status === "completed") ? true : undefined),
+    30_000,
+  );
+  await eventually("the messenger to see the updates confirmed", () =>
+    messenger.pending().length === 0 ? true : undefined,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const rows = db.prepare("SELECT prompt, source, dedup_key FROM pulses ORDER BY id").all() as {
+    prompt: string;
+    source: string;
+    dedup_key: string;
+  }[];
+  t.deepEqual(
+    rows.map((row) => [row.prompt, row.source]),
+    [
+      ["Book the dentist", "messenger"],
+      ["Water the plants", "messenger"],
+    ],
+  );
+  t.true(rows.every((row) => /^messenger:4242:\d+$/.test(row.dedup_key)));
+  t.is(fixture.runs().length, 2);
+  listener.kill("SIGTERM");
+  t.is(await exited, 0);
+  const log = readFileSync(fixture.env.LOG_FILE as string, "utf8");
+  t.false(`${stderr}${daemon.stderr()}${log}`.includes(messenger.token), "the bot token is never written");
+});

@@ -1,0 +1,234 @@
+/**
+ * Running one pulse (Document 2 "What the service does" 2): `RUNNER_COMMAND run --text <prompt>` with
+ * `SVC_DESK_PATH` as the working directory. No shell: the prompt is one argv string, so nothing in it is
+ * interpreted. The runner starts its own process group (`detached`), so a timeout, a cancel or a stop
+ * signals the runner and everything it started.
+ *
+ * `checkRunner` tells a runner problem (missing, not executable, desk missing) from a pulse problem: the
+ * daemon does not claim while it fails, so pulses keep their attempts (DESIGN.md §7).
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+
+export type RunnerCheck =
+  | { readonly ok: true; readonly path: string }
+  | { readonly ok: false; readonly component: "runner" | "desk"; readonly reason: string };
+
+/** Secrets of the daemon and listener that the agent has no business seeing. */
+const SCRUBBED_VARIABLES = [
+  "PULSE_API_TOKEN",
+  "PULSE_API_TOKEN_PREVIOUS",
+  "MESSENGER_BOT_TOKEN",
+  "OAUTH_CLIENT_SECRET",
+];
+
+/** Finds the runner and checks the desk; every failure says what to fix. */
+export function checkRunner(command: string, desk: string, env: NodeJS.ProcessEnv): RunnerCheck {
+  let deskStat: ReturnType<typeof statSync> | undefined;
+  try {
+    deskStat = statSync(desk);
+  } catch (error) {
+    return {
+      ok: false,
+      component: "desk",
+      reason: `SVC_DESK_PATH ${desk} is not accessible (${(error as NodeJS.ErrnoException).code}); create it or fix the path`,
+    };
+  }
+  if (!deskStat.isDirectory()) {
+    return { ok: false, component: "desk", reason: `SVC_DESK_PATH ${desk} is not a directory` };
+  }
+  try {
+    accessSync(desk, constants.R_OK | constants.X_OK);
+  } catch {
+    return { ok: false, component: "desk", reason: `SVC_DESK_PATH ${desk} is not readable by this user` };
+  }
+  const candidates = command.includes("/")
+    ? [isAbsolute(command) ? command : resolve(desk, command)]
+    : (env.PATH ?? "")
+        .split(delimiter)
+        .filter((dir) => dir !== "")
+        .map((dir) => join(dir, command));
+  let sawNonExecutable: string | undefined;
+  for (const candidate of candidates) {
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(candidate);
+    } catch {
+      continue;
+    }
+    if (!stat.isFile()) continue;
+    try {
+      accessSync(candidate, constants.X_OK);
+      return { ok: true, path: candidate };
+    } catch {
+      sawNonExecutable ??= candidate;
+    }
+  }
+  if (sawNonExecutable !== undefined) {
+    return {
+      ok: false,
+      component: "runner",
+      reason: `RUNNER_COMMAND ${sawNonExecutable} is not executable; run: chmod +x ${sawNonExecutable}`,
+    };
+  }
+  return {
+    ok: false,
+    component: "runner",
+    reason: command.includes("/")
+      ? `RUNNER_COMMAND ${candidates[0]} does not exist; install the runner or fix RUNNER_COMMAND`
+      : `RUNNER_COMMAND ${command} is not found on PATH; install it or set RUNNER_COMMAND to its full path`,
+  };
+}
+
+export interface RunRequest {
+  readonly path: string;
+  readonly desk: string;
+  readonly prompt: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** Added to the runner's environment (SVC_PULSE_ID, …). */
+  readonly extraEnv: Record<string, string>;
+  readonly timeoutMs: number;
+  /** Between SIGTERM and SIGKILL of the process group. */
+  readonly killGraceMs: number;
+  /** Aborting stops the run like a timeout does (cancel, lost lease, shutdown). */
+  readonly signal: AbortSignal;
+  readonly onSpawn?: (pid: number) => void;
+  readonly outputTailBytes?: number;
+}
+
+export interface RunResult {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly outputTail: string;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
+  /** The runner could not be started at all (ENOENT, EACCES, …): not the pulse's fault. */
+  readonly spawnError?: string;
+  readonly durationMs: number;
+}
+
+export function runnerEnvironment(env: NodeJS.ProcessEnv, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, ...extra };
+  for (const name of SCRUBBED_VARIABLES) delete out[name];
+  return out;
+}
+
+/** Keeps the last `limit` bytes of everything written to it. */
+class Tail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.chunks.length > 1 && this.size - (this.chunks[0]?.length ?? 0) >= this.limit) {
+      this.size -= this.chunks.shift()?.length ?? 0;
+    }
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    // Cut at a UTF-8 boundary so the tail never starts with half a character.
+    let start = Math.max(0, all.length - this.limit);
+    while (start < all.length && ((all[start] ?? 0) & 0xc0) === 0x80) start++;
+    return all.subarray(start).toString("utf8");
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+export function runPulse(request: RunRequest): Promise<RunResult> {
+  const started = performance.now();
+  const tail = new Tail(request.outputTailBytes ?? 4096);
+  return new Promise<RunResult>((resolveRun) => {
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const child = spawn(request.path, ["run", "--text", request.prompt], {
+      cwd: request.desk,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: runnerEnvironment(request.env, request.extraEnv),
+    });
+    const finish = (result: Omit<RunResult, "outputTail" | "durationMs" | "timedOut" | "aborted">) => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      request.signal.removeEventListener("abort", onAbort);
+      resolveRun({
+        ...result,
+        timedOut,
+        aborted,
+        outputTail: tail.text(),
+        durationMs: Math.round(performance.now() - started),
+      });
+    };
+    const stop = () => {
+      if (child.pid === undefined) return;
+      const pid = child.pid;
+      signalGroup(pid, "SIGTERM");
+      timers.push(setTimeout(() => signalGroup(pid, "SIGKILL"), request.killGraceMs));
+    };
+    const onAbort = () => {
+      aborted = true;
+      stop();
+    };
+    child.stdout?.on("data", (chunk: Buffer) => tail.push(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      finish({ exitCode: null, signal: null, spawnError: error.code ?? error.message });
+    });
+    child.once("spawn", () => {
+      if (child.pid !== undefined) request.onSpawn?.(child.pid);
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          stop();
+        }, request.timeoutMs),
+      );
+      if (request.signal.aborted) onAbort();
+      else request.signal.addEventListener("abort", onAbort, { once: true });
+    });
+    child.once("exit", (code, signal) => {
+      // Output still in the pipes arrives before "close"; a grandchild holding the pipes open must not
+      // hold the result up, so wait for "close" only briefly.
+      const done = () => finish({ exitCode: code, signal });
+      child.once("close", done);
+      timers.push(
+        setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          done();
+        }, 200),
+      );
+    });
+  });
+}
+
+/**
+ * Stops a runner left over from a daemon that died (its process group), but only if that process still
+ * carries the lease token it was started with: a recycled pid belonging to something else is left alone.
+ * Linux only (reads /proc); elsewhere it does nothing and the fencing token still keeps the old run from
+ * recording anything.
+ */
+export function stopOrphanRun(pid: number, leaseToken: string): boolean {
+  let environ: string;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+  } catch {
+    return false;
+  }
+  if (!environ.split("\0").includes(`SVC_PULSE_LEASE=${leaseToken}`)) return false;
+  signalGroup(pid, "SIGKILL");
+  return true;
+}

@@ -1,0 +1,328 @@
+/**
+ * A fake of the Telegram Bot API's `getUpdates` (https://core.telegram.org/bots/api#getupdates) on an
+ * ephemeral loopback port, for the messenger listener's tests. Point `MESSENGER_API_BASE` at `url`.
+ *
+ * What it copies from the real service:
+ * - `GET` (query) or `POST` (JSON or form) `/bot<token>/getUpdates` with `offset`, `limit` (1–100, default
+ *   100), `timeout` (long-poll seconds, default 0) and `allowed_updates` (a JSON array).
+ * - Answers `{ok: true, result: Update[]}` in `update_id` order; errors `{ok: false, error_code, description,
+ *   parameters?: {retry_after}}`.
+ * - Confirming: a request with `offset` drops every held update whose id is below it, for good. A negative
+ *   offset keeps only the last `-offset` updates. Unconfirmed updates stay and are returned again.
+ * - Long polling: with nothing to return, the request waits until an update arrives or `timeout` ends.
+ * - A second `getUpdates` while one is waiting ends the first with 409 "Conflict: terminated by other
+ *   getUpdates request; …", as when two pollers share a token.
+ * - A wrong token answers 401 `Unauthorized`.
+ * ASSUMPTION: 429 carries `parameters.retry_after` in the body and, only when asked (`retryAfterHeader`), a
+ * `Retry-After` header; reports of the real service show the body field, not the header.
+ *
+ * Failure switches (`fail`) answer every `getUpdates` (or the next `times`) with 401, 409, 429 or 5xx.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ExecutionContext } from "ava";
+
+export const FAKE_BOT_TOKEN = "123456789:AAFakeBotToken_0123456789-abcdefghijk";
+
+export interface FakeMessage {
+  readonly message_id: number;
+  readonly from: { readonly id: number; readonly is_bot: false; readonly first_name: string };
+  readonly chat: { readonly id: number; readonly type: "private" | "group" | "supergroup" };
+  readonly date: number;
+  readonly text?: string;
+  readonly photo?: readonly { readonly file_id: string; readonly width: number; readonly height: number }[];
+}
+
+export interface FakeUpdate {
+  readonly update_id: number;
+  readonly message?: FakeMessage;
+  readonly edited_message?: FakeMessage;
+}
+
+export interface FakeGetUpdatesRequest {
+  readonly method: string;
+  readonly tokenOk: boolean;
+  readonly offset: number | undefined;
+  readonly timeout: number | undefined;
+  readonly allowedUpdates: readonly string[] | undefined;
+  /** The status it was answered with; `undefined` while it is still waiting. */
+  status: number | undefined;
+}
+
+export interface FakeMessengerFailure {
+  readonly status: 401 | 409 | 429 | 500 | 502;
+  readonly description?: string;
+  /** For 429: `parameters.retry_after`, seconds. */
+  readonly retryAfter?: number;
+  /** For 429: also send `Retry-After`. */
+  readonly retryAfterHeader?: boolean;
+  /** Answer this many requests so, then behave again; default: until `clearFailure()`. */
+  readonly times?: number;
+}
+
+export interface FakeMessengerOptions {
+  readonly token?: string;
+  /** The first `update_id`; default 100000 (real ids are large, so no code may assume they start at 1). */
+  readonly firstUpdateId?: number;
+}
+
+export interface FakeMessenger {
+  /** The base URL, for `MESSENGER_API_BASE`. */
+  readonly url: string;
+  /** The token the fake accepts now (`setToken` changes it, as revoking in @BotFather does). */
+  readonly token: string;
+  /** Every `getUpdates` request, oldest first. */
+  readonly requests: readonly FakeGetUpdatesRequest[];
+  /** Updates held, i.e. not yet confirmed. */
+  pending(): readonly FakeUpdate[];
+  /** Queues a message from `chatId` (text, or a photo when `text` is absent) and wakes waiting polls. */
+  sendMessage(chatId: number, text?: string): FakeUpdate;
+  /** Queues an update that is not a message (an edited message). */
+  sendEdit(chatId: number, text: string): FakeUpdate;
+  fail(failure: FakeMessengerFailure): void;
+  clearFailure(): void;
+  setToken(token: string): void;
+  close(): Promise<void>;
+}
+
+interface Waiter {
+  readonly request: FakeGetUpdatesRequest;
+  readonly res: ServerResponse;
+  readonly limit: number;
+  readonly timer: NodeJS.Timeout;
+}
+
+export async function startFakeMessenger(options: FakeMessengerOptions = {}): Promise<FakeMessenger> {
+  let token = options.token ?? FAKE_BOT_TOKEN;
+  let nextUpdateId = options.firstUpdateId ?? 100_000;
+  const nextMessageId = new Map<number, number>();
+  let held: FakeUpdate[] = [];
+  const requests: FakeGetUpdatesRequest[] = [];
+  let waiter: Waiter | undefined;
+  let failure: { spec: FakeMessengerFailure; left: number } | undefined;
+
+  function answer(
+    res: ServerResponse,
+    request: FakeGetUpdatesRequest | undefined,
+    status: number,
+    body: unknown,
+  ) {
+    if (request) request.status = status;
+    if (res.writableEnded || res.destroyed) return;
+    const text = JSON.stringify(body);
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  function error(
+    res: ServerResponse,
+    request: FakeGetUpdatesRequest | undefined,
+    status: number,
+    description: string,
+    parameters?: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ) {
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    answer(res, request, status, {
+      ok: false,
+      error_code: status,
+      description,
+      ...(parameters ? { parameters } : {}),
+    });
+  }
+
+  function confirm(offset: number | undefined): void {
+    if (offset === undefined) return;
+    if (offset < 0) held = held.slice(offset);
+    else held = held.filter((update) => update.update_id >= offset);
+  }
+
+  function release(): void {
+    const current = waiter;
+    if (!current || held.length === 0) return;
+    waiter = undefined;
+    clearTimeout(current.timer);
+    answer(current.res, current.request, 200, { ok: true, result: held.slice(0, current.limit) });
+  }
+
+  function queue(update: Omit<FakeUpdate, "update_id">): FakeUpdate {
+    const full = { update_id: nextUpdateId++, ...update };
+    held.push(full);
+    release();
+    return full;
+  }
+
+  function message(chatId: number, text: string | undefined): FakeMessage {
+    const id = (nextMessageId.get(chatId) ?? 0) + 1;
+    nextMessageId.set(chatId, id);
+    return {
+      message_id: id,
+      from: { id: Math.abs(chatId), is_bot: false, first_name: "Fake" },
+      chat: { id: chatId, type: chatId < 0 ? "supergroup" : "private" },
+      date: Math.floor(Date.now() / 1000),
+      ...(text === undefined ? { photo: [{ file_id: `photo-${id}`, width: 90, height: 90 }] } : { text }),
+    };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://fake.invalid");
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    if (!match) return error(res, undefined, 404, "Not Found");
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const params = readParams(url, req.headers["content-type"], Buffer.concat(chunks).toString("utf8"));
+    if (params === undefined) return error(res, undefined, 400, "Bad Request: can't parse request body");
+    const tokenOk = decodeURIComponent(match[1] as string) === token;
+    if (match[2] !== "getUpdates") {
+      return tokenOk ? error(res, undefined, 404, "Not Found") : error(res, undefined, 401, "Unauthorized");
+    }
+    const request: FakeGetUpdatesRequest = {
+      method: req.method ?? "GET",
+      tokenOk,
+      offset: integerParam(params.offset),
+      timeout: integerParam(params.timeout),
+      allowedUpdates: arrayParam(params.allowed_updates),
+      status: undefined,
+    };
+    requests.push(request);
+    if (!tokenOk) return error(res, request, 401, "Unauthorized");
+    if (failure) {
+      const { spec } = failure;
+      if (--failure.left <= 0) failure = undefined;
+      if (spec.status === 429) {
+        const retryAfter = spec.retryAfter ?? 1;
+        return error(
+          res,
+          request,
+          429,
+          spec.description ?? `Too Many Requests: retry after ${retryAfter}`,
+          { retry_after: retryAfter },
+          spec.retryAfterHeader ? { "retry-after": String(retryAfter) } : {},
+        );
+      }
+      const descriptions: Record<number, string> = {
+        401: "Unauthorized",
+        409: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+        500: "Internal Server Error",
+        502: "Bad Gateway",
+      };
+      return error(res, request, spec.status, spec.description ?? descriptions[spec.status] ?? "Error");
+    }
+    if (waiter) {
+      // The real service ends the older poll when a newer one arrives.
+      const older = waiter;
+      waiter = undefined;
+      clearTimeout(older.timer);
+      error(
+        older.res,
+        older.request,
+        409,
+        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+      );
+    }
+    confirm(request.offset);
+    const limit = Math.min(Math.max(integerParam(params.limit) ?? 100, 1), 100);
+    const timeoutS = Math.min(Math.max(request.timeout ?? 0, 0), 50);
+    if (held.length > 0 || timeoutS === 0) {
+      return answer(res, request, 200, { ok: true, result: held.slice(0, limit) });
+    }
+    const timer = setTimeout(() => {
+      if (waiter?.res === res) waiter = undefined;
+      answer(res, request, 200, { ok: true, result: [] });
+    }, timeoutS * 1000);
+    waiter = { request, res, limit, timer };
+    res.on("close", () => {
+      if (waiter?.res === res) {
+        clearTimeout(timer);
+        waiter = undefined;
+      }
+    });
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((cause: unknown) => {
+      if (!res.headersSent) error(res, undefined, 500, `fake messenger: ${(cause as Error).message}`);
+    });
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    );
+  });
+
+  return {
+    url,
+    get token() {
+      return token;
+    },
+    requests,
+    pending: () => [...held],
+    sendMessage: (chatId, text) => queue({ message: message(chatId, text) }),
+    sendEdit: (chatId, text) => queue({ edited_message: message(chatId, text) }),
+    fail(spec) {
+      failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
+    },
+    clearFailure() {
+      failure = undefined;
+    },
+    setToken(next) {
+      token = next;
+    },
+    close() {
+      if (waiter) clearTimeout(waiter.timer);
+      waiter = undefined;
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** `startFakeMessenger` for one ava test; the test's teardown closes it. */
+export async function givenFakeMessenger(
+  t: ExecutionContext,
+  options: FakeMessengerOptions = {},
+): Promise<FakeMessenger> {
+  const messenger = await startFakeMessenger(options);
+  t.teardown(() => messenger.close());
+  return messenger;
+}
+
+/** Query parameters, overlaid by a JSON or form body; `undefined` when the body cannot be parsed. */
+function readParams(
+  url: URL,
+  contentType: string | undefined,
+  body: string,
+): Record<string, unknown> | undefined {
+  const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
+  if (body === "") return params;
+  if (contentType?.startsWith("application/json")) {
+    try {
+      const value: unknown = JSON.parse(body);
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+      return { ...params, ...(value as Record<string, unknown>) };
+    } catch {
+      return undefined;
+    }
+  }
+  return { ...params, ...Object.fromEntries(new URLSearchParams(body)) };
+}
+
+function integerParam(value: unknown): number | undefined {
+  const number = typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
+  return typeof number === "number" && Number.isSafeInteger(number) ? number : undefined;
+}
+
+function arrayParam(value: unknown): string[] | undefined {
+  let parsed = value;
+  if (typeof value === "string") {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return Array.isArray(parsed) ? parsed.map(String) : undefined;
+}
