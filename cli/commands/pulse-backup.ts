@@ -40,7 +40,9 @@ export class PulseBackupCommand extends SvcCommand {
   keepDays = Option.String("--keep-days", {
     description: `Delete backups older than this many days (default ${DEFAULT_KEEP_DAYS})`,
   });
-  envFile = Option.String("--environment", { description: "Environment file (default PULSE_ENV_FILE)" });
+  envFile = Option.String("--environment,--env-file", {
+    description: "Environment file (default PULSE_ENV_FILE)",
+  });
 
   async run(): Promise<number> {
     let keepDays = DEFAULT_KEEP_DAYS;

@@ -24,7 +24,7 @@ export class PulseDaemonCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment", { description: "Environment file (KEY=value lines)" });
+  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
 
   async run(): Promise<number> {
     const config = readDaemonConfig(loadEnvironment(this.envFile));

@@ -28,7 +28,7 @@ export class PulseHeartbeatCommand extends SvcCommand {
     examples: [["Every hour from crontab", "0 * * * * svc pulse heartbeat --environment /etc/svc/pulse.env"]],
   });
 
-  envFile = Option.String("--environment", {
+  envFile = Option.String("--environment,--env-file", {
     description: "Environment file (KEY=value) read under the process environment; default $PULSE_ENV_FILE",
   });
 

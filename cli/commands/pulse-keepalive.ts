@@ -34,7 +34,7 @@ export class PulseKeepaliveCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment", { description: "Environment file (KEY=value lines)" });
+  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
   json = Option.Boolean("--json", false, { description: "Print the report as JSON" });
 
   async run(): Promise<number> {

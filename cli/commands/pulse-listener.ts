@@ -25,7 +25,7 @@ export class PulseListenerCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment", {
+  envFile = Option.String("--environment,--env-file", {
     description: "KEY=value file read like systemd's EnvironmentFile= (default: $PULSE_ENV_FILE)",
   });
 

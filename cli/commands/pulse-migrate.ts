@@ -24,7 +24,9 @@ export class PulseMigrateCommand extends SvcCommand {
     examples: [["Migrate the deployed database", "svc pulse migrate --environment /etc/svc/pulse.env"]],
   });
 
-  envFile = Option.String("--environment", { description: "Environment file (default PULSE_ENV_FILE)" });
+  envFile = Option.String("--environment,--env-file", {
+    description: "Environment file (default PULSE_ENV_FILE)",
+  });
 
   async run(): Promise<number> {
     try {

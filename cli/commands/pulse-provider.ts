@@ -40,7 +40,7 @@ export class PulseProviderOauthCommand extends Command {
     ],
   });
 
-  envFile = Option.String("--environment", { description: "Environment file (KEY=value lines)" });
+  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
   action = Option.String({ name: "check|refresh" });
 
   async execute(): Promise<number> {

@@ -39,7 +39,7 @@ export class PulseTriggerCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment", { description: "Environment file (KEY=value lines)" });
+  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
   at = Option.String("--at", "now", { description: "When: now, RFC 3339 with a zone, or +15m/+2h/+1d" });
   priority = Option.String("--priority", "normal", {
     description: "critical, high, normal, low or deferred",

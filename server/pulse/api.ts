@@ -216,9 +216,13 @@ export function createPulseHandler(options: ApiOptions): RequestListener {
           scheduled_at: pulse.scheduled_at,
         });
         options.onTrigger?.();
-        return { status: 201, body: { pulse: publicPulse(pulse) } };
+        return { status: 201, body: { id: pulse.id, status: pulse.status, pulse: publicPulse(pulse) } };
       }
-      return { status: 200, body: { pulse: publicPulse(pulse), deduplicated: true } };
+      // `id` and `status` also at the top, for clients that only want to know which pulse it is.
+      return {
+        status: 200,
+        body: { id: pulse.id, status: pulse.status, pulse: publicPulse(pulse), deduplicated: true },
+      };
     }
     const match = /^\/api\/pulse\/([^/]+)(\/cancel)?$/.exec(path);
     if (match) {

@@ -475,3 +475,18 @@ test("credentials that need a login pause the runs until a later keep-alive find
   );
   t.is((await callApi(daemon.url, "GET", "/api/health")).status, 200);
 });
+
+test("a RUNNER_COMMAND with arguments is split into program and arguments, without a shell", async (t) => {
+  const fixture = givenPulseFixture(t);
+  chmodSync(fixture.runner, 0o644);
+  const daemon = await givenDaemon(t, fixture, { RUNNER_COMMAND: `sh ${fixture.runner}` });
+  const answer = await callApi(daemon.url, "POST", "/api/pulse/trigger", {
+    token: fixture.token,
+    body: { prompt: "split; echo not-a-shell" },
+  });
+  t.is(answer.body.id, answer.body.pulse.id);
+  await eventually("completion", () =>
+    daemon.queue.get(answer.body.id)?.status === "completed" ? true : undefined,
+  );
+  t.deepEqual(fixture.runs()[0]?.args, ["run", "--text", "split; echo not-a-shell"]);
+});

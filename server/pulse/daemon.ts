@@ -381,7 +381,7 @@ export class PulseDaemon {
     while (!this.stopping && this.running.size < this.config.maxConcurrent) {
       const claim = this.queue.claim(this.owner);
       if (!claim) break;
-      this.start(claim, check.path);
+      this.start(claim, check);
     }
   }
 
@@ -445,14 +445,15 @@ export class PulseDaemon {
       });
   }
 
-  private start(claim: Claim, runnerPath: string): void {
+  private start(claim: Claim, runner: Extract<RunnerCheck, { ok: true }>): void {
     const abort = new AbortController();
     const pulse = claim.pulse;
     this.logger.info("pulse started", { pulse: pulse.id, attempt: pulse.attempt, source: pulse.source });
     const run: Running = { claim, abort, done: Promise.resolve() };
     this.running.set(pulse.id, run);
     run.done = runPulse({
-      path: runnerPath,
+      path: runner.path,
+      args: runner.args,
       desk: this.config.deskPath,
       prompt: pulse.prompt,
       env: this.config.env,

@@ -12,7 +12,7 @@ import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 
 export type RunnerCheck =
-  | { readonly ok: true; readonly path: string }
+  | { readonly ok: true; readonly path: string; readonly args: readonly string[] }
   | { readonly ok: false; readonly component: "runner" | "desk"; readonly reason: string };
 
 /** Secrets of the daemon and listener that the agent has no business seeing. */
@@ -23,8 +23,20 @@ const SCRUBBED_VARIABLES = [
   "OAUTH_CLIENT_SECRET",
 ];
 
-/** Finds the runner and checks the desk; every failure says what to fix. */
+/**
+ * Finds the runner and checks the desk; every failure says what to fix. `RUNNER_COMMAND` is a command name
+ * or path; when no file has that exact name and it contains spaces (`node /opt/runner.js`), it is split on
+ * whitespace into the program and its leading arguments. No shell is involved either way.
+ */
 export function checkRunner(command: string, desk: string, env: NodeJS.ProcessEnv): RunnerCheck {
+  const whole = resolveRunner(command, desk, env);
+  const words = command.trim().split(/\s+/);
+  if (whole.ok || words.length < 2 || (!whole.ok && whole.component === "desk")) return whole;
+  const split = resolveRunner(words[0] as string, desk, env);
+  return split.ok ? { ...split, args: words.slice(1) } : whole;
+}
+
+function resolveRunner(command: string, desk: string, env: NodeJS.ProcessEnv): RunnerCheck {
   let deskStat: ReturnType<typeof statSync> | undefined;
   try {
     deskStat = statSync(desk);
@@ -60,7 +72,7 @@ export function checkRunner(command: string, desk: string, env: NodeJS.ProcessEn
     if (!stat.isFile()) continue;
     try {
       accessSync(candidate, constants.X_OK);
-      return { ok: true, path: candidate };
+      return { ok: true, path: candidate, args: [] };
     } catch {
       sawNonExecutable ??= candidate;
     }
@@ -83,6 +95,8 @@ export function checkRunner(command: string, desk: string, env: NodeJS.ProcessEn
 
 export interface RunRequest {
   readonly path: string;
+  /** Arguments before `run --text <prompt>` (from a RUNNER_COMMAND with spaces). */
+  readonly args?: readonly string[];
   readonly desk: string;
   readonly prompt: string;
   readonly env: NodeJS.ProcessEnv;
@@ -154,7 +168,7 @@ export function runPulse(request: RunRequest): Promise<RunResult> {
     let aborted = false;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
-    const child = spawn(request.path, ["run", "--text", request.prompt], {
+    const child = spawn(request.path, [...(request.args ?? []), "run", "--text", request.prompt], {
       cwd: request.desk,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
