@@ -214,3 +214,37 @@ test("listener: messages sent while the daemon is down are delivered once when i
   const log = readFileSync(fixture.env.LOG_FILE as string, "utf8");
   t.false(`${stderr}${daemon.stderr()}${log}`.includes(messenger.token), "the bot token is never written");
 });
+
+test("svc pulse heartbeat --now: one pulse per real hour across the New York fall-back, both 01:00s", (t) => {
+  const fixture = givenPulseFixture(t);
+  const heartbeat = (now: string) =>
+    spawnSync(process.execPath, [svc, "pulse", "heartbeat", "--environment", fixture.envFile, "--now", now], {
+      env: { PATH: process.env.PATH, PULSE_TZ: "America/New_York" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+  const outputs = [
+    "2026-11-01T01:00:00-04:00",
+    "2026-11-01T01:40:00-04:00",
+    "2026-11-01T01:01:00-05:00",
+    "2026-11-01T01:50:00-05:00",
+    "2026-11-01T02:00:00-05:00",
+  ].map((now) => {
+    const result = heartbeat(now);
+    t.is(result.status, 0, result.stderr);
+    return result.stdout.trim();
+  });
+  t.deepEqual(outputs, [
+    "heartbeat 2026-11-01T01:00-04:00 America/New_York: pulse 1 queued",
+    "heartbeat 2026-11-01T01:00-04:00 America/New_York: already queued as pulse 1",
+    "heartbeat 2026-11-01T01:00-05:00 America/New_York: pulse 2 queued",
+    "heartbeat 2026-11-01T01:00-05:00 America/New_York: already queued as pulse 2",
+    "heartbeat 2026-11-01T02:00-05:00 America/New_York: pulse 3 queued",
+  ]);
+  const db = openPulseDb(fixture.dbPath, { migrate: false });
+  t.teardown(() => db.close());
+  const prompts = (db.prepare("SELECT prompt FROM pulses ORDER BY id").all() as { prompt: string }[]).map(
+    (r) => r.prompt,
+  );
+  t.true(prompts.slice(0, 2).every((prompt) => /night/.test(prompt)));
+});

@@ -3,6 +3,7 @@ import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../s
 import { isBusy, openPulseDb } from "../../server/pulse/db.js";
 import { formatLocalSlot, hourlySlotAtOrBefore } from "../../server/pulse/heartbeat.js";
 import { Logger } from "../../server/pulse/log.js";
+import { parseScheduledAt } from "../../server/pulse/pulse-input.js";
 import { PulseQueue } from "../../server/pulse/queue.js";
 import { Schedules } from "../../server/pulse/schedules.js";
 import { EXIT, SvcCommand } from "../command.js";
@@ -25,7 +26,18 @@ export class PulseHeartbeatCommand extends SvcCommand {
       \`…: nothing due\`. Exits 78 on a configuration error (missing PULSE_DB_PATH, old schema) and 75 when
       the database stayed locked for 5 s.
     `,
-    examples: [["Every hour from crontab", "0 * * * * svc pulse heartbeat --environment /etc/svc/pulse.env"]],
+    examples: [
+      ["Every hour from crontab", "0 * * * * svc pulse heartbeat --environment /etc/svc/pulse.env"],
+      [
+        "As if the clock read 06:30 in Berlin (tests, replays)",
+        "svc pulse heartbeat --now 2026-10-25T06:30:00+01:00",
+      ],
+    ],
+  });
+
+  now = Option.String("--now", {
+    description:
+      "Act as if the clock read this RFC 3339 time (with a zone); the schedule never moves backward",
   });
 
   envFile = Option.String("--environment,--env-file", {
@@ -59,11 +71,24 @@ export class PulseHeartbeatCommand extends SvcCommand {
     const tz = reader.timeZone();
     const level = reader.logLevel();
     reader.check();
+    let clock: (() => number) | undefined;
+    if (this.now !== undefined) {
+      let at: number;
+      try {
+        at = parseScheduledAt(this.now, Date.now());
+      } catch (error) {
+        throw new ConfigError([`--now: ${(error as Error).message.replace(/^scheduled_at /, "")}`]);
+      }
+      clock = () => at;
+    }
     const db = openPulseDb(path, { migrate: false });
     try {
       // Warnings (missed slots, clock corrections) go to stderr, where cron mails them.
       const logger = new Logger({ level, stderr: this.context.stderr, component: "heartbeat" });
-      const schedules = new Schedules(new PulseQueue(db), { tz, logger });
+      const schedules = new Schedules(new PulseQueue(db, clock === undefined ? {} : { now: clock }), {
+        tz,
+        logger,
+      });
       const queued = schedules.heartbeat();
       if (queued !== undefined) {
         // scheduled_at, not run_at: a retried pulse's run_at has moved on.
