@@ -10,21 +10,12 @@
  * the daemon's `dedup_key` turns a re-delivered one into a no-op. That is why an unreadable file is
  * reported and then treated as absent rather than stopping the listener.
  */
-import {
-  accessSync,
-  closeSync,
-  constants,
-  fchmodSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { writeFileAtomically } from "./atomic-file.js";
 import { ConfigError } from "./config.js";
+
+export { writeFileAtomically };
 
 export interface ListenerStateFile {
   readonly version: 1;
@@ -63,42 +54,6 @@ export function parseListenerState(text: string): { offset?: number; problem?: s
 export function renderListenerState(offset: number, now: Date): string {
   const state: ListenerStateFile = { version: 1, offset, saved_at: now.toISOString() };
   return `${JSON.stringify(state)}\n`;
-}
-
-/** Writes `text` to `path` by temporary file + fsync + rename (mode 0600), then fsyncs the directory. */
-export function writeFileAtomically(path: string, text: string): void {
-  const directory = dirname(path);
-  const temporary = join(directory, `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(temporary, "w", 0o600);
-  try {
-    // `open` applies the mode only when it creates the file: a temporary file left by a crash keeps its own.
-    fchmodSync(fd, 0o600);
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  try {
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  // The rename itself is durable only once the directory entry is on disk. Some filesystems refuse to
-  // open or fsync a directory; the file is already in place then, so that is not an error.
-  try {
-    const dirFd = openSync(directory, "r");
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // best effort, see above
-  }
 }
 
 export class FileOffsetStore implements OffsetStore {

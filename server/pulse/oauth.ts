@@ -25,22 +25,13 @@
  * access tokens and the client secret never appear in output, logs or error messages.
  */
 import { randomBytes } from "node:crypto";
-import {
-  type FileHandle,
-  open,
-  readFile,
-  realpath,
-  rename,
-  rm,
-  stat,
-  unlink,
-  utimes,
-} from "node:fs/promises";
+import { open, readFile, realpath, rm, stat, unlink, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type ErrorCode, SvcError, UserFacingError } from "../../backends/errors.js";
 import { HttpClient, type HttpResponse } from "../../backends/http.js";
+import { writeFileAtomically } from "./atomic-file.js";
 import type { ConfigReader } from "./config.js";
 import type { Logger } from "./log.js";
 
@@ -647,45 +638,9 @@ function parseErrorAnswer(text: string): { error?: string; description?: string 
 // ---------------------------------------------------------------------------------------------------------
 // Atomic write
 
-/**
- * Replaces `path` with `text` so a reader sees the old file or the new one, never a part: a sibling temp
- * file (mode 0600; owner kept when running as root), fsync, rename over the file, fsync the directory.
- */
+/** Replaces the credential file atomically, keeping its owner (see atomic-file.ts). */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
-  let owner: { uid: number; gid: number } | undefined;
-  if (process.getuid?.() === 0) {
-    try {
-      const info = await stat(path);
-      owner = { uid: info.uid, gid: info.gid };
-    } catch {
-      // A new file stays root's.
-    }
-  }
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(tmp, "wx", 0o600);
-    await handle.writeFile(text, "utf8");
-    await handle.chmod(0o600);
-    if (owner !== undefined) await handle.chown(owner.uid, owner.gid);
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(tmp, path);
-  } catch (error) {
-    await handle?.close().catch(() => undefined);
-    await rm(tmp, { force: true });
-    throw error;
-  }
-  let dir: FileHandle | undefined;
-  try {
-    dir = await open(dirname(path), "r");
-    await dir.sync();
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename is done, durability is best effort there.
-  } finally {
-    await dir?.close();
-  }
+  writeFileAtomically(path, text, { keepOwner: true });
 }
 
 // ---------------------------------------------------------------------------------------------------------
