@@ -31,6 +31,8 @@ const REAL_VARS = [
 ] as const;
 const TITLE_PREFIX = "[svc-test]";
 const DURABLE_LABEL = "svc-durable-fixture";
+/** The label every page a test creates carries, so leftovers can be found (Document 3 test-fixture rule 3). */
+const TEST_LABEL = "svc-test";
 const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
 
 /** Where the checks run: the variables for `svc` and `git`, and the space to use. */
@@ -86,6 +88,16 @@ class WikiApi {
     return { status: response.status, value: text === "" ? null : (JSON.parse(text) as unknown) };
   }
 
+  async spaceId(): Promise<string> {
+    const { status, value } = await this.call(
+      "GET",
+      `/wiki/api/v2/spaces?keys=${encodeURIComponent(this.target.space)}`,
+    );
+    const id = (value as { results?: { id?: string }[] } | null)?.results?.[0]?.id;
+    if (status !== 200 || !id) throw new Error(`space ${this.target.space}: ${status}`);
+    return id;
+  }
+
   async spaceKey(): Promise<string> {
     const { status, value } = await this.call(
       "GET",
@@ -105,19 +117,79 @@ class WikiApi {
     return page.status === "trashed" ? undefined : page;
   }
 
+  /** The page's label names (v2). */
+  async labels(id: string): Promise<string[]> {
+    const { status, value } = await this.call("GET", `/wiki/api/v2/pages/${id}/labels`);
+    if (status !== 200) throw new Error(`GET labels of page ${id}: ${status}`);
+    return ((value as { results?: { name?: string }[] } | null)?.results ?? []).map(
+      (label) => label.name ?? "",
+    );
+  }
+
+  /** Labels a page this run created with TEST_LABEL (v1: the v2 API cannot add labels). */
+  async labelAsTest(id: string): Promise<void> {
+    if (!this.created.has(id)) throw new Error(`page ${id} was not created by this run; not labelling it`);
+    const { status } = await this.call("POST", `/wiki/rest/api/content/${id}/label`, [
+      { prefix: "global", name: TEST_LABEL },
+    ]);
+    if (status !== 200) throw new Error(`POST label of page ${id}: ${status}`);
+  }
+
+  /** Creates a `[svc-test]` page through the API (optionally under `parentId`), labelled TEST_LABEL. */
+  async createTestPage(spaceId: string, title: string, body: string, parentId?: string): Promise<ApiPage> {
+    const { status, value } = await this.call("POST", "/wiki/api/v2/pages", {
+      spaceId,
+      status: "current",
+      title: `${TITLE_PREFIX} ${title}`,
+      ...(parentId === undefined ? {} : { parentId }),
+      body: { representation: "storage", value: body },
+    });
+    if (status !== 200)
+      throw new Error(`POST page ${title}: ${status} ${JSON.stringify(value).slice(0, 200)}`);
+    const page = value as ApiPage;
+    this.created.add(page.id);
+    await this.labelAsTest(page.id);
+    return page;
+  }
+
+  /** Throws if the page is labelled as a durable fixture: no test may change those. */
+  async assertNotDurable(id: string): Promise<void> {
+    if ((await this.labels(id)).includes(DURABLE_LABEL)) {
+      throw new Error(`page ${id} is labelled ${DURABLE_LABEL}; not touching it`);
+    }
+  }
+
   /** Throws unless this run created page `id`, its title has the test prefix and it is not a durable fixture. */
   async assertOurs(id: string): Promise<ApiPage> {
     if (!this.created.has(id)) throw new Error(`page ${id} was not created by this run; not touching it`);
     const page = await this.page(id);
     if (!page?.title.startsWith(TITLE_PREFIX)) throw new Error(`page ${id} is not a ${TITLE_PREFIX} page`);
-    const labels = await this.call("GET", `/wiki/api/v2/pages/${id}/labels`);
-    const names = ((labels.value as { results?: { name?: string }[] } | null)?.results ?? []).map(
-      (label) => label.name,
-    );
-    if (labels.status === 200 && names.includes(DURABLE_LABEL)) {
-      throw new Error(`page ${id} is labelled ${DURABLE_LABEL}; not touching it`);
-    }
+    await this.assertNotDurable(id);
     return page;
+  }
+
+  /** The sacrificial page, restored from the trash first if a previous run left it there (Document 3 rule 2). */
+  async sacrificial(id: string): Promise<ApiPage> {
+    await this.assertNotDurable(id);
+    const { status, value } = await this.call(
+      "GET",
+      `/wiki/api/v2/pages/${id}?body-format=storage&status=current,trashed`,
+    );
+    if (status !== 200) throw new Error(`GET sacrificial page ${id}: ${status}`);
+    const page = value as ApiPage;
+    if (page.status !== "trashed") return page;
+    const restored = await this.call("PUT", `/wiki/api/v2/pages/${id}`, {
+      id,
+      status: "current",
+      title: page.title,
+      body: { representation: "storage", value: page.body.storage?.value ?? "" },
+      version: {
+        number: page.version.number + 1,
+        message: "svc contract test: restore the sacrificial page",
+      },
+    });
+    if (restored.status !== 200) throw new Error(`restoring sacrificial page ${id}: ${restored.status}`);
+    return restored.value as ApiPage;
   }
 
   /** Someone else edits one of our pages in the browser: PUT with version + 1. */
@@ -257,6 +329,8 @@ async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise
     return undefined;
   }
   api.created.add(id);
+  await api.labelAsTest(id);
+  t.true((await api.labels(id)).includes(TEST_LABEL));
   const created = await api.assertOurs(id);
   t.is(created.title, title);
   t.is(created.body.storage?.value, oneLine(`created ${run}`));
@@ -322,6 +396,87 @@ async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise
   return id;
 }
 
+/** The durable parent/child pair (Document 3 test-fixture rule 1): ids from the environment of the real run. */
+interface DurableFixture {
+  readonly parentId: string | undefined;
+  readonly childId: string | undefined;
+}
+
+/**
+ * The hierarchy check: the child's `parentId` in its page file is the parent's id. It reads the durable pair,
+ * never writes to it; if either page is missing it seeds a `[svc-test]` pair, labelled, and deletes it at
+ * teardown. Returns whether it had to seed, and the API client that knows what it created.
+ */
+async function hierarchyChecks(
+  t: ExecutionContext,
+  target: ContractTarget,
+  fixture: DurableFixture,
+): Promise<{ seeded: boolean; api: WikiApi }> {
+  const api = new WikiApi(target);
+  t.teardown(() => api.deleteCreated());
+  const env = givenTargetEnv(t, target);
+  let parent = fixture.parentId === undefined ? undefined : await api.page(fixture.parentId);
+  let child = fixture.childId === undefined ? undefined : await api.page(fixture.childId);
+  const durable = parent !== undefined && child !== undefined;
+  if (durable) {
+    for (const page of [parent, child])
+      t.true((await api.labels(page?.id ?? "")).includes(DURABLE_LABEL), page?.id);
+  } else {
+    const run = randomBytes(4).toString("hex");
+    const spaceId = await api.spaceId();
+    parent = await api.createTestPage(spaceId, `hierarchy parent ${run}`, oneLine(`parent ${run}`));
+    child = await api.createTestPage(spaceId, `hierarchy child ${run}`, oneLine(`child ${run}`), parent.id);
+  }
+  const parentId = parent?.id ?? "";
+  const childId = child?.id ?? "";
+  await gitOk(
+    t,
+    env,
+    ["clone", "-q", "--filter=blob:none", "--sparse", wikiRemote(target.baseUrl, target.space), "d"],
+    { timeoutMs: 120_000 },
+  );
+  await gitOk(
+    t,
+    env,
+    ["sparse-checkout", "set", "--no-cone", `pages/${parentId}.md`, `pages/${childId}.md`],
+    {
+      cwd: "d",
+    },
+  );
+  const childFile = readWorkFile(env, "d", `pages/${childId}.md`);
+  t.regex(childFile, new RegExp(`^parentId: ${parentId}$`, "m"));
+  t.regex(readWorkFile(env, "d", `pages/${parentId}.md`), new RegExp(`^id: ${parentId}$`, "m"));
+  return { seeded: !durable, api };
+}
+
+/**
+ * The end-to-end litmus on the sacrificial page (Document 3 rule 2): restored from the trash if needed, its
+ * body edited through git and pushed as one PUT, the result read back through the API. Durable pages are
+ * refused before anything is written.
+ */
+async function litmusCheck(t: ExecutionContext, target: ContractTarget, pageId: string): Promise<void> {
+  const api = new WikiApi(target);
+  const env = givenTargetEnv(t, target);
+  const before = await api.sacrificial(pageId);
+  const run = randomBytes(4).toString("hex");
+  await gitOk(
+    t,
+    env,
+    ["clone", "-q", "--filter=blob:none", "--sparse", wikiRemote(target.baseUrl, target.space), "d"],
+    { timeoutMs: 120_000 },
+  );
+  const path = `pages/${pageId}.md`;
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", path], { cwd: "d" });
+  const body = oneLine(`svc litmus ${run}`);
+  writeWorkFile(env, "d", path, withBody(readWorkFile(env, "d", path), body));
+  await commitAll(t, env, "d", `Litmus ${run}`);
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  const after = await api.page(pageId);
+  t.is(after?.body.storage?.value, body);
+  t.is(after?.version.number, before.version.number + 1);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Against the fake wiki: always.
 
@@ -343,6 +498,7 @@ test("fake: write checks", async (t) => {
     wikiWrites(wiki).map((write) => `${write.method} ${write.path}`),
     [
       "POST /wiki/api/v2/pages",
+      `POST /wiki/rest/api/content/${id}/label`,
       `PUT /wiki/api/v2/pages/${id}`,
       `PUT /wiki/api/v2/pages/${id}`,
       `PUT /wiki/api/v2/pages/${id}`,
@@ -353,6 +509,63 @@ test("fake: write checks", async (t) => {
     seeded.map((page) => wiki.page(page?.id ?? "")),
     seeded,
   );
+});
+
+test("fake: hierarchy check reads the durable pair and writes nothing to it", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 3);
+  const parent = wiki.createPage("SVC", { title: "Durable parent", body: "<p>parent</p>" });
+  const child = wiki.createPage("SVC", { title: "Durable child", body: "<p>child</p>", parentId: parent.id });
+  wiki.labelPage(parent.id, DURABLE_LABEL);
+  wiki.labelPage(child.id, DURABLE_LABEL);
+  const { seeded } = await hierarchyChecks(
+    t,
+    { vars: wikiVars(wiki), baseUrl: wiki.url, space: "SVC" },
+    { parentId: parent.id, childId: child.id },
+  );
+  t.false(seeded);
+  t.deepEqual(wikiWrites(wiki), []);
+});
+
+test("fake: hierarchy check seeds a labelled test pair when the durable one is missing, and removes it", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 3);
+  const target = { vars: wikiVars(wiki), baseUrl: wiki.url, space: "SVC" };
+  const { seeded, api } = await hierarchyChecks(t, target, { parentId: "999999", childId: undefined });
+  t.true(seeded);
+  const created = wiki.pages("SVC").filter((page) => page.title.startsWith(TITLE_PREFIX));
+  t.is(created.length, 2);
+  t.true(created.every((page) => wiki.labels(page.id).includes(TEST_LABEL)));
+  // What the teardown does, run now so it can be checked: the seeded pair goes to the trash.
+  await api.deleteCreated();
+  t.true(created.every((page) => wiki.page(page.id)?.status === "trashed"));
+});
+
+test("fake: the litmus edits the sacrificial page, restoring it from the trash first", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const [sacrificial] = wiki.seedPages("SVC", 3);
+  const id = sacrificial ?? "";
+  wiki.trashPage(id);
+  const target = { vars: wikiVars(wiki), baseUrl: wiki.url, space: "SVC" };
+  await litmusCheck(t, target, id);
+  t.is(wiki.page(id)?.status, "current");
+  t.deepEqual(
+    wikiWrites(wiki).map((write) => `${write.method} ${write.path}`),
+    [`PUT /wiki/api/v2/pages/${id}`, `PUT /wiki/api/v2/pages/${id}`],
+  );
+});
+
+test("fake: the litmus refuses a page labelled as a durable fixture before writing", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const [durable] = wiki.seedPages("SVC", 2);
+  wiki.labelPage(durable ?? "", DURABLE_LABEL);
+  await t.throwsAsync(
+    litmusCheck(t, { vars: wikiVars(wiki), baseUrl: wiki.url, space: "SVC" }, durable ?? ""),
+    {
+      message: /labelled svc-durable-fixture; not touching it/,
+    },
+  );
+  t.deepEqual(wikiWrites(wiki), []);
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -377,8 +590,28 @@ if (missing.length === 0) {
   };
   test.serial("real: read checks", (t) => readChecks(t, target));
   test.serial("real: write checks", (t) => writeChecks(t, target));
+  test.serial("real: hierarchy check (durable pair, or a seeded test pair)", async (t) => {
+    await hierarchyChecks(t, target, {
+      parentId: env.SVC_WIKI_DURABLE_PARENT_ID || undefined,
+      childId: env.SVC_WIKI_DURABLE_CHILD_ID || undefined,
+    });
+  });
+  const sacrificial = env.SVC_WIKI_SACRIFICIAL_PAGE_ID;
+  if (sacrificial)
+    test.serial("real: litmus on the sacrificial page", (t) => litmusCheck(t, target, sacrificial));
+  else {
+    process.stderr.write(
+      "SKIP: env vars unset (SVC_WIKI_SACRIFICIAL_PAGE_ID): real: litmus on the sacrificial page\n",
+    );
+    test.skip("real: litmus on the sacrificial page", () => {});
+  }
 } else {
-  for (const name of ["real: read checks", "real: write checks"]) {
+  for (const name of [
+    "real: read checks",
+    "real: write checks",
+    "real: hierarchy check (durable pair, or a seeded test pair)",
+    "real: litmus on the sacrificial page",
+  ]) {
     process.stderr.write(`SKIP: env vars unset (${missing.join(", ")}): ${name}\n`);
     test.skip(name, () => {});
   }

@@ -165,6 +165,10 @@ export interface FakeWiki {
   editPage(id: string, changes?: PageChanges): FakeWikiPage;
   /** Someone else deletes the page: it moves to the trash. */
   trashPage(id: string): void;
+  /** Someone labels the page (global prefix), as the v1 label endpoint does. */
+  labelPage(id: string, name: string): void;
+  /** The page's label names, in the order they were added. */
+  labels(id: string): string[];
   page(id: string): FakeWikiPage | undefined;
   /** The space's pages by id; trashed ones only with `includeTrashed`. */
   pages(spaceKey: string, options?: { includeTrashed?: boolean }): FakeWikiPage[];
@@ -491,6 +495,10 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
 
   const spaces: Space[] = [];
   const pages = new Map<string, Page>();
+  /** Page id → label names (global prefix); the v2 API reads them, only the v1 API adds them. */
+  const pageLabels = new Map<string, string[]>();
+  let nextLabelId = 9000;
+  const labelIds = new Map<string, number>();
   let nextPageId = options.firstPageId ?? 1;
   let nextSpaceId = 98_305;
   let seeded = 0;
@@ -975,6 +983,50 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     return { status: 200, body: pageJson(page, "storage", true) };
   }
 
+  function labelJson(name: string): { id: string; name: string; prefix: string } {
+    if (!labelIds.has(name)) labelIds.set(name, nextLabelId++);
+    return { id: String(labelIds.get(name)), name, prefix: "global" };
+  }
+
+  function addLabel(pageId: string, name: string): void {
+    const names = pageLabels.get(pageId) ?? [];
+    if (!names.includes(name)) names.push(name);
+    pageLabels.set(pageId, names);
+  }
+
+  function v1LabelsAnswer(pageId: string): Answer {
+    const results = (pageLabels.get(pageId) ?? []).map((name) => {
+      const label = labelJson(name);
+      return { prefix: label.prefix, name, id: label.id, label: name };
+    });
+    return { status: 200, body: { results, start: 0, limit: 200, size: results.length, _links: {} } };
+  }
+
+  /** v1 `POST /wiki/rest/api/content/{id}/label`: a JSON array of `{prefix, name}` (or one such object). */
+  function addLabelsRequest(rawId: string, text: string, contentType: string | undefined): Answer {
+    const page = readablePage(parseId(rawId, "content"), ["current", "archived"]);
+    if (!/^application\/json\b/i.test(contentType ?? "")) {
+      fail(415, "UNSUPPORTED_MEDIA_TYPE", "Unsupported Media Type", "Content-Type must be application/json");
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      fail(400, "INVALID_REQUEST_PARAMETER", "Could not parse the request body as JSON");
+    }
+    const items = Array.isArray(parsed) ? parsed : [parsed];
+    const names = items.map((item) => {
+      const name = (item as { name?: unknown } | null)?.name;
+      // ASSUMPTION: the product lower-cases labels and refuses spaces and empty names.
+      if (typeof name !== "string" || name.trim() === "" || /\s/.test(name)) {
+        fail(400, "INVALID_REQUEST_PARAMETER", "Each label needs a non-empty name without spaces");
+      }
+      return name.toLowerCase();
+    });
+    for (const name of names) addLabel(page.id, name);
+    return v1LabelsAnswer(page.id);
+  }
+
   function trash(page: Page): void {
     page.status = "trashed";
     // ASSUMPTION: children move up to the trashed page's parent (versions unchanged), as deleting a parent
@@ -1003,10 +1055,6 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
   }
 
   function route(method: string, url: URL, text: string, contentType: string | undefined): Answer {
-    const prefix = "/wiki/api/v2";
-    if (!url.pathname.startsWith(`${prefix}/`)) fail(404, "NOT_FOUND", "Not Found", url.pathname);
-    const segments = url.pathname.slice(prefix.length + 1).split("/");
-    const [collection, id, sub, ...rest] = segments;
     const allow = (allowed: string) => {
       if (!allowed.split(",").includes(method)) {
         throw new HttpFailure({
@@ -1015,6 +1063,29 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
         });
       }
     };
+    // The one v1 route modelled: v2 can read a page's labels but not add them.
+    const v1Label = /^\/wiki\/rest\/api\/content\/([^/]+)\/label$/.exec(url.pathname);
+    if (v1Label) {
+      allow("GET,POST");
+      return method === "POST"
+        ? addLabelsRequest(v1Label[1] as string, text, contentType)
+        : v1LabelsAnswer(readablePage(parseId(v1Label[1] as string, "content"), ["current", "archived"]).id);
+    }
+    const prefix = "/wiki/api/v2";
+    if (!url.pathname.startsWith(`${prefix}/`)) fail(404, "NOT_FOUND", "Not Found", url.pathname);
+    const segments = url.pathname.slice(prefix.length + 1).split("/");
+    const [collection, id, sub, ...rest] = segments;
+    if (rest.length === 0 && collection === "pages" && id !== undefined && sub === "labels") {
+      allow("GET");
+      const page = readablePage(parseId(id, "page"), ["current", "archived", "trashed"]);
+      return {
+        status: 200,
+        body: {
+          results: (pageLabels.get(page.id) ?? []).map((name) => labelJson(name)),
+          _links: {},
+        },
+      };
+    }
     if (rest.length === 0 && collection === "spaces") {
       if (id === undefined) {
         allow("GET");
@@ -1228,6 +1299,12 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     },
     trashPage(id) {
       trash(pageOrThrow(id));
+    },
+    labelPage(id, name) {
+      addLabel(pageOrThrow(id).id, name);
+    },
+    labels(id) {
+      return [...(pageLabels.get(id) ?? [])];
     },
     page(id) {
       const page = pages.get(id);
