@@ -4,8 +4,10 @@
  * fails, 2 when no credentials are configured. One read-only GET per target; no credential printed.
  */
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
 import { givenGitEnv, run } from "../testing/git.js";
 import { repoRoot } from "../testing/paths.js";
@@ -113,10 +115,14 @@ test("exit 1 when the test space does not exist", async (t) => {
 
 test("exit 1 when the credentials are refused; the token is not printed", async (t) => {
   const wiki = await givenFakeWiki(t);
-  for (const overrides of [{ VENDOR_API_KEY: "wrong-token-777" }, { VENDOR_EMAIL: "other@example.test" }]) {
+  for (const [overrides, hint] of [
+    [{ VENDOR_API_KEY: "wrong-token-777" }, /VENDOR_API_KEY was refused/],
+    [{ VENDOR_EMAIL: "other@example.test" }, /belongs to another account: set VENDOR_EMAIL/],
+  ] as const) {
     const result = await runPreflight({ ...wikiTarget(wiki), ...overrides });
     t.is(result.code, 1, JSON.stringify(overrides));
     t.regex(result.lines[0] ?? "", /^wiki: FAILED: .*answered 401/);
+    t.regex(result.lines[0] ?? "", hint);
     const output = result.lines.join("\n");
     t.false(output.includes(wiki.credentials.token) || output.includes("wrong-token-777"));
   }
@@ -178,4 +184,116 @@ test("the script reads .env from its folder; variables already set win", async (
   t.is(overridden.code, 0, overridden.stdout + overridden.stderr);
   t.regex(overridden.stdout, /^wiki: ok: space SVC found$/m);
   t.false(overridden.stdout.includes(wiki.credentials.token));
+});
+
+/**
+ * A loopback stand-in for the forge's REST API (GET /user, GET /repos/{owner}/{repo} with `archived`) and the
+ * tracker's (GET /rest/api/3/project/{key}), answering only the configured bearer token / Basic credentials.
+ */
+async function givenForgeAndTracker(t: ExecutionContext) {
+  const seen: { path: string; authorization: string | undefined }[] = [];
+  const server = createServer((req, res) => {
+    const path = req.url ?? "/";
+    seen.push({ path, authorization: req.headers.authorization });
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    if (path.startsWith("/rest/api/3/")) {
+      if (
+        req.headers.authorization !==
+        `Basic ${Buffer.from("me@example.test:tracker-secret").toString("base64")}`
+      ) {
+        return json(401, {
+          errorMessages: ["Client must be authenticated to access this resource."],
+          errors: {},
+        });
+      }
+      const key = /^\/rest\/api\/3\/project\/([^/?]+)$/.exec(path)?.[1];
+      return key === "TEST" || key === "OPS"
+        ? json(200, { id: "10000", key, name: `${key} project` })
+        : json(404, { errorMessages: [`No project could be found with key '${key}'.`], errors: {} });
+    }
+    if (req.headers.authorization !== "Bearer forge-secret") {
+      return json(401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" });
+    }
+    if (path === "/user") return json(200, { login: "svc-bot", id: 1 });
+    const repos: Record<string, unknown> = {
+      "/repos/acme/svc": { full_name: "acme/svc", archived: false },
+      "/repos/acme/scratch": { full_name: "acme/scratch", archived: true },
+    };
+    const repo = repos[path];
+    return repo
+      ? json(200, repo)
+      : json(404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = {
+    SVC_ALLOWED_ORIGINS: url,
+    SVC_FORGE_BASE_URL: url,
+    SVC_TRACKER_BASE_URL: url,
+    FORGE_TOKEN: "forge-secret",
+    TRACKER_EMAIL: "me@example.test",
+    TRACKER_API_TOKEN: "tracker-secret",
+    SVC_TRACKER_INSTANCE: "acme",
+  };
+  return { url, seen, env };
+}
+
+test("forge, scratch repository and tracker: one GET each with their credentials, archived scratch noted", async (t) => {
+  const fake = await givenForgeAndTracker(t);
+  const result = await runPreflight({
+    ...fake.env,
+    SVC_FORGE_REPO: "acme/svc",
+    SVC_SCRATCH_REPO: "acme/scratch",
+  });
+  t.is(result.code, 0, result.lines.join("\n"));
+  t.deepEqual(result.lines, [
+    "wiki: not configured",
+    "forge: ok: repository acme/svc found",
+    "scratch repository: ok: found, but archived: unarchive it through the forge API before use",
+    "tracker: ok: project TEST found",
+  ]);
+  t.deepEqual(
+    fake.seen.map((request) => request.path),
+    ["/repos/acme/svc", "/repos/acme/scratch", "/rest/api/3/project/TEST"],
+  );
+});
+
+test("tracker project precedence: TRACKER_TEST_PROJECT, then SVC_TRACKER_PROJECT, then TEST", async (t) => {
+  const fake = await givenForgeAndTracker(t);
+  const tracker = { ...fake.env, FORGE_TOKEN: "" };
+  await runPreflight({ ...tracker, TRACKER_TEST_PROJECT: "OPS", SVC_TRACKER_PROJECT: "NOPE" });
+  await runPreflight({ ...tracker, SVC_TRACKER_PROJECT: "OPS" });
+  const missing = await runPreflight({ ...tracker, SVC_TRACKER_PROJECT: "NOPE" });
+  t.deepEqual(
+    fake.seen.map((request) => request.path),
+    ["/rest/api/3/project/OPS", "/rest/api/3/project/OPS", "/rest/api/3/project/NOPE"],
+  );
+  t.is(missing.code, 1);
+  t.regex(missing.lines.at(-1) ?? "", /^tracker: FAILED: .*answered 404; no such project/);
+});
+
+test("refused forge and tracker credentials say what to fix and print no secret", async (t) => {
+  const fake = await givenForgeAndTracker(t);
+  const result = await runPreflight({
+    ...fake.env,
+    FORGE_TOKEN: "stale-forge-token",
+    TRACKER_API_TOKEN: "stale-tracker",
+  });
+  t.is(result.code, 1);
+  t.regex(result.lines[1] ?? "", /^forge: FAILED: .*answered 401; FORGE_TOKEN was refused/);
+  t.regex(result.lines[3] ?? "", /^tracker: FAILED: .*answered 401; TRACKER_API_TOKEN was refused/);
+  const output = result.lines.join("\n");
+  t.false(output.includes("stale-forge-token") || output.includes("stale-tracker"));
+  const unknownRepo = await runPreflight({
+    ...fake.env,
+    TRACKER_EMAIL: "",
+    TRACKER_API_TOKEN: "",
+    SVC_TRACKER_INSTANCE: "",
+    SVC_FORGE_REPO: "acme/gone",
+  });
+  t.regex(unknownRepo.lines[1] ?? "", /^forge: FAILED: .*answered 404; the repository does not exist/);
 });

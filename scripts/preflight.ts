@@ -41,6 +41,28 @@ function basic(user: string, token: string): string {
   return `Basic ${Buffer.from(`${user}:${token}`).toString("base64")}`;
 }
 
+/** What to fix after a 401/403/404, per target; empty for other statuses. */
+function refusalHint(what: string, status: number, headers: Readonly<Record<string, string>>): string {
+  if (what === "wiki" && status === 401) {
+    return headers["x-failure-category"] === "FAILURE_CLIENT_AUTH_MISMATCH"
+      ? "; the token is valid but belongs to another account: set VENDOR_EMAIL to the email it was issued under"
+      : "; VENDOR_API_KEY was refused: create a new API token, and check VENDOR_EMAIL is its account's email";
+  }
+  if (what === "tracker" && status === 401) {
+    return "; TRACKER_API_TOKEN was refused: check the token and that TRACKER_EMAIL is its account's email";
+  }
+  if (what === "tracker" && status === 404) {
+    return "; no such project, or the account cannot see it: check TRACKER_TEST_PROJECT / SVC_TRACKER_PROJECT";
+  }
+  if ((what === "forge" || what === "scratch repository") && status === 401) {
+    return "; FORGE_TOKEN was refused (expired or revoked): create a new token";
+  }
+  if ((what === "forge" || what === "scratch repository") && (status === 404 || status === 403)) {
+    return "; the repository does not exist or FORGE_TOKEN cannot see it: check the owner/repo and the token's access";
+  }
+  return "";
+}
+
 export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
   const has = (...names: string[]) => names.filter((name) => !env[name]);
   const get = async (url: string, headers: Record<string, string>, what: string) => {
@@ -49,8 +71,12 @@ export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
       url,
       headers: { accept: "application/json", ...headers },
     });
-    if (response.status !== 200)
-      throw new SvcError("SVC_BACKEND", `${what}: GET ${url.split("?")[0]} answered ${response.status}`);
+    if (response.status !== 200) {
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${what}: GET ${url.split("?")[0]} answered ${response.status}${refusalHint(what, response.status, response.headers)}`,
+      );
+    }
     return JSON.parse(response.body.toString("utf8")) as unknown;
   };
   const forgeBase = (env.SVC_FORGE_BASE_URL || "https://api.github.com").replace(/\/+$/, "");
