@@ -468,7 +468,10 @@ class PatchCommand implements fc.AsyncCommand<Model, Real> {
       ifMatch,
     });
     if (Object.keys(this.changes).length === 0) {
-      if (response.status !== 400) throw new Error(`empty PATCH: ${response.status}`);
+      // A project comes into being with its first POSTed issue: before that, the project itself is 404
+      // (checked before the body); after, an empty change set is 400 whether or not the issue exists.
+      const want = model.nextId === 1 ? 404 : 400;
+      if (response.status !== want) throw new Error(`empty PATCH: ${response.status}, expected ${want}`);
       return;
     }
     if (!current) {
