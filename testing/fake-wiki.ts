@@ -731,16 +731,19 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     }
   }
 
-  function parseJsonObject(text: string, contentType: string | undefined): Record<string, unknown> {
+  function parseJsonBody(text: string, contentType: string | undefined): unknown {
     if (!/^application\/json\b/i.test(contentType ?? "")) {
       fail(415, "UNSUPPORTED_MEDIA_TYPE", "Unsupported Media Type", "Content-Type must be application/json");
     }
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      return JSON.parse(text);
     } catch {
-      fail(400, "INVALID_REQUEST_PARAMETER", "Could not parse the request body as JSON");
+      return fail(400, "INVALID_REQUEST_PARAMETER", "Could not parse the request body as JSON");
     }
+  }
+
+  function parseJsonObject(text: string, contentType: string | undefined): Record<string, unknown> {
+    const parsed = parseJsonBody(text, contentType);
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
       fail(400, "INVALID_REQUEST_PARAMETER", "The request body must be a JSON object");
     }
@@ -1005,15 +1008,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
   /** v1 `POST /wiki/rest/api/content/{id}/label`: a JSON array of `{prefix, name}` (or one such object). */
   function addLabelsRequest(rawId: string, text: string, contentType: string | undefined): Answer {
     const page = readablePage(parseId(rawId, "content"), ["current", "archived"]);
-    if (!/^application\/json\b/i.test(contentType ?? "")) {
-      fail(415, "UNSUPPORTED_MEDIA_TYPE", "Unsupported Media Type", "Content-Type must be application/json");
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      fail(400, "INVALID_REQUEST_PARAMETER", "Could not parse the request body as JSON");
-    }
+    const parsed = parseJsonBody(text, contentType);
     const items = Array.isArray(parsed) ? parsed : [parsed];
     const names = items.map((item) => {
       const name = (item as { name?: unknown } | null)?.name;

@@ -17,13 +17,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
 import test, { type ExecutionContext } from "ava";
 import Database from "better-sqlite3";
-import { Cli } from "clipanion";
-import { PulseBackupCommand } from "../../cli/commands/pulse-backup.js";
-import { PulseMigrateCommand } from "../../cli/commands/pulse-migrate.js";
+import { runSvcInProcess as runSvc } from "../../testing/cli.js";
 import {
   BackupError,
   backupFileName,
@@ -69,20 +66,6 @@ function countPulses(path: string): number {
   } finally {
     db.close();
   }
-}
-
-async function runSvc(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cli = new Cli({ binaryName: "svc", enableColors: false });
-  cli.register(PulseBackupCommand);
-  cli.register(PulseMigrateCommand);
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on("data", (chunk: Buffer) => out.push(chunk));
-  stderr.on("data", (chunk: Buffer) => err.push(chunk));
-  const code = await cli.run(argv, { ...Cli.defaultContext, stdout, stderr });
-  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
 }
 
 function envFile(dir: string, lines: Record<string, string>): string {

@@ -9,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import test, { type ExecutionContext } from "ava";
-import { Cli } from "clipanion";
-import { PulseKeepaliveCommand } from "../../cli/commands/pulse-keepalive.js";
+import { runSvcInProcess } from "../../testing/cli.js";
 import { givenFakeTokenEndpoint, writeProviderCli } from "../../testing/fake-token-endpoint.js";
 import { repoRoot } from "../../testing/paths.js";
 import { formatKeepaliveSummary, type ProviderReport, runKeepalive } from "./keepalive.js";
@@ -241,53 +240,30 @@ test("a missing directory is reported with what to create; an empty one is fine"
   t.regex((await runKeepalive({ dir: file })).error ?? "", /is not a directory/);
 });
 
-interface CliRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function runCommand(argv: string[], env: Record<string, string | undefined>): Promise<CliRun> {
-  const cli = new Cli({ binaryName: "svc" });
-  cli.register(PulseKeepaliveCommand);
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString("utf8");
-  });
-  stderr.on("data", (chunk: Buffer) => {
-    err += chunk.toString("utf8");
-  });
-  const code = await cli.run(["pulse", "keepalive", ...argv], { env, stdout, stderr });
-  return { code, stdout: out, stderr: err };
-}
-
 test("svc pulse keepalive: 0 when all are healthy or refreshed, 1 otherwise, 78 without PULSE_PROVIDERS_DIR", async (t) => {
   const dir = await givenTempDir(t);
   await givenProvider(dir, "one", { check: "exit 0" });
   await givenProvider(dir, "two", { check: "exit 1", refresh: "exit 0" });
   const env = { PATH: process.env.PATH, PULSE_PROVIDERS_DIR: dir };
-  const good = await runCommand([], env);
+  const good = await runKeepaliveCli([], env);
   t.is(good.code, 0, good.stderr);
   t.is(good.stdout, "one: healthy\ntwo: expiring soon, refreshed\n");
 
   await givenProvider(dir, "zz-three", { check: "exit 9" });
-  const bad = await runCommand([], env);
+  const bad = await runKeepaliveCli([], env);
   t.is(bad.code, 1);
   t.regex(bad.stdout, /zz-three: check exited 9\n$/);
-  const json = await runCommand(["--json"], env);
+  const json = await runKeepaliveCli(["--json"], env);
   t.is(json.code, 1);
   t.like(JSON.parse(json.stdout), { dir, ok: false });
 
-  const unset = await runCommand([], { PATH: process.env.PATH });
+  const unset = await runKeepaliveCli([], { PATH: process.env.PATH });
   t.is(unset.code, 78);
   t.regex(unset.stderr, /PULSE_PROVIDERS_DIR is not set/);
-  const badTimeout = await runCommand([], { ...env, PULSE_PROVIDER_TIMEOUT: "forever" });
+  const badTimeout = await runKeepaliveCli([], { ...env, PULSE_PROVIDER_TIMEOUT: "forever" });
   t.is(badTimeout.code, 78);
 
-  const missing = await runCommand([], { ...env, PULSE_PROVIDERS_DIR: join(dir, "nope") });
+  const missing = await runKeepaliveCli([], { ...env, PULSE_PROVIDERS_DIR: join(dir, "nope") });
   t.is(missing.code, 1);
   t.regex(missing.stderr, /does not exist; create it \(mkdir -p/);
 });
@@ -320,21 +296,21 @@ test("the shipped oauth-token provider, linked into the directory, refreshes thr
     ].join("\n"),
   );
   const env = { PATH: `${bin}:${process.env.PATH}` };
-  const first = await runCommand(["--environment", envFile], env);
+  const first = await runKeepaliveCli(["--environment", envFile], env);
   t.is(first.code, 0, first.stdout + first.stderr);
   t.is(first.stdout, "oauth-token: expiring soon, refreshed\n");
   t.is(endpoint.requests.length, 1);
   const written = JSON.parse(await readFile(file, "utf8"));
   t.is(written.claudeAiOauth.accessToken, endpoint.issued[0]?.accessToken);
 
-  const second = await runCommand(["--environment", envFile, "--json"], env);
+  const second = await runKeepaliveCli(["--environment", envFile, "--json"], env);
   t.is(second.code, 0);
   t.is(endpoint.requests.length, 1, "a fresh token is not refreshed again");
 
   endpoint.mode = { kind: "invalid_grant" };
   written.claudeAiOauth.expiresAt = Date.now() - 1000;
   await writeFile(file, JSON.stringify(written));
-  const revoked = await runCommand(["--environment", envFile, "--json"], env);
+  const revoked = await runKeepaliveCli(["--environment", envFile, "--json"], env);
   t.is(revoked.code, 1);
   const report = JSON.parse(revoked.stdout);
   t.like(report.providers[0], { name: "oauth-token", check: "expired", needsLogin: true, ok: false });
@@ -353,3 +329,7 @@ test("the shipped oauth-token provider, linked into the directory, refreshes thr
     t.false(everything.includes(secret as string), "no token in the output");
   }
 });
+
+function runKeepaliveCli(argv: string[], env: Record<string, string | undefined>) {
+  return runSvcInProcess(["pulse", "keepalive", ...argv], env);
+}

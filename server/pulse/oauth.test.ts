@@ -10,8 +10,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import test, { type ExecutionContext } from "ava";
-import { Cli } from "clipanion";
-import { PulseProviderOauthCommand } from "../../cli/commands/pulse-provider.js";
+import { runSvcInProcess } from "../../testing/cli.js";
 import {
   type FakeTokenEndpoint,
   givenFakeTokenEndpoint,
@@ -605,29 +604,6 @@ test("5 refreshes started at once in separate processes send exactly one grant; 
   ]);
 });
 
-interface CliRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function runCommand(argv: string[], env: Record<string, string | undefined>): Promise<CliRun> {
-  const cli = new Cli({ binaryName: "svc" });
-  cli.register(PulseProviderOauthCommand);
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString("utf8");
-  });
-  stderr.on("data", (chunk: Buffer) => {
-    err += chunk.toString("utf8");
-  });
-  const code = await cli.run(["pulse", "provider", "oauth", ...argv], { env, stdout, stderr });
-  return { code, stdout: out, stderr: err };
-}
-
 test("the command: check exit codes, refresh, invalid_grant, configuration errors (78), a bad action (64)", async (t) => {
   const endpoint = await givenFakeTokenEndpoint(t, { rotate: true, clientSecret: "client-secret-abcdefgh" });
   const given = await givenCredentials(t, endpoint, { expiresAtMs: Date.now() + 5 * HOUR });
@@ -642,33 +618,33 @@ test("the command: check exit codes, refresh, invalid_grant, configuration error
       .join("\n"),
   );
   const env = { PATH: process.env.PATH };
-  const check = await runCommand(["check", "--environment", envFile], env);
+  const check = await runOauthCli(["check", "--environment", envFile], env);
   t.is(check.code, 1, check.stderr);
   t.regex(check.stdout, /expires in [45]h \d+m .*within the 6h 0m threshold; refresh it/);
 
-  const refresh = await runCommand(["refresh", "--environment", envFile], env);
+  const refresh = await runOauthCli(["refresh", "--environment", envFile], env);
   t.is(refresh.code, 0, refresh.stderr);
   t.regex(refresh.stdout, /^refreshed the token in .* \(under "claudeAiOauth"\): it expires in 8h 0m/);
-  const healthy = await runCommand(["check", "--environment", envFile], env);
+  const healthy = await runOauthCli(["check", "--environment", envFile], env);
   t.is(healthy.code, 0);
 
   // Later: the token has expired and the refresh token was revoked.
   const expired = JSON.parse(await readFile(given.file, "utf8"));
   expired.claudeAiOauth.expiresAt = Date.now() - 60_000;
   await writeFile(given.file, JSON.stringify(expired));
-  t.is((await runCommand(["check", "--environment", envFile], env)).code, 2);
+  t.is((await runOauthCli(["check", "--environment", envFile], env)).code, 2);
   endpoint.mode = { kind: "invalid_grant" };
-  const revoked = await runCommand(["refresh", "--environment", envFile], env);
+  const revoked = await runOauthCli(["refresh", "--environment", envFile], env);
   t.is(revoked.code, 2);
   t.regex(revoked.stderr, /^svc: the refresh token was rejected .* Log in to the agent again/);
 
-  const unconfigured = await runCommand(["check"], { OAUTH_CREDENTIALS_FILE: given.file });
+  const unconfigured = await runOauthCli(["check"], { OAUTH_CREDENTIALS_FILE: given.file });
   t.is(unconfigured.code, 78);
   t.regex(unconfigured.stderr, /OAUTH_TOKEN_ENDPOINT is not set/);
   t.regex(unconfigured.stderr, /OAUTH_CLIENT_ID is not set/);
-  const missingEnvFile = await runCommand(["check", "--environment", join(given.dir, "absent.env")], env);
+  const missingEnvFile = await runOauthCli(["check", "--environment", join(given.dir, "absent.env")], env);
   t.is(missingEnvFile.code, 78);
-  const bad = await runCommand(["renew", "--environment", envFile], env);
+  const bad = await runOauthCli(["renew", "--environment", envFile], env);
   t.is(bad.code, 64);
   t.regex(bad.stderr, /use check or refresh/);
 
@@ -684,3 +660,7 @@ test("the command: check exit codes, refresh, invalid_grant, configuration error
     ...endpoint.issued.flatMap((i) => [i.accessToken, i.refreshToken]),
   ]);
 });
+
+function runOauthCli(argv: string[], env: Record<string, string | undefined>) {
+  return runSvcInProcess(["pulse", "provider", "oauth", ...argv], env);
+}
