@@ -7,7 +7,8 @@
  * <argv1>|<argv2>|<prompt with newlines as ~ and | as !>`, then acts on its prompt: `sleep:<s>` sleeps, `exit:<n>` exits with n,
  * `first-sleep:<s>` sleeps only on attempt 1, `once-sleep:<s>` only the first time it is run,
  * `spawn-sleep:<s>` leaves a grandchild sleeping (its pid in
- * `<desk>/grandchild.pid`) and waits for it.
+ * `<desk>/grandchild.pid`) and waits for it, `stubborn-sleep:<s>` the same with a grandchild that ignores
+ * SIGTERM.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -29,6 +30,7 @@ case "$3" in
   first-sleep:*) if [ "$SVC_PULSE_ATTEMPT" = 1 ]; then sleep "\${3#first-sleep:}"; fi ;;
   once-sleep:*) if [ ! -e slept ]; then : > slept; sleep "\${3#once-sleep:}"; fi ;;
   spawn-sleep:*) sleep "\${3#spawn-sleep:}" & echo $! > grandchild.pid; wait ;;
+  stubborn-sleep:*) (trap '' TERM; exec sleep "\${3#stubborn-sleep:}") & echo $! > grandchild.pid; wait ;;
   env) env | sort ;;
 esac
 echo "ran: $3"

@@ -260,6 +260,29 @@ test("a run over PULSE_RUN_TIMEOUT is stopped with its whole process group", asy
   t.pass();
 });
 
+test("after a timeout, a grandchild that ignores SIGTERM is killed once the grace ends, though the runner is gone", async (t) => {
+  const fixture = givenPulseFixture(t);
+  const daemon = await givenDaemon(t, fixture, {
+    PULSE_RUN_TIMEOUT: "400ms",
+    PULSE_KILL_GRACE: "300ms",
+    PULSE_MAX_ATTEMPTS: "1",
+  });
+  const answer = await callApi(daemon.url, "POST", "/api/pulse/trigger", {
+    token: fixture.token,
+    body: { prompt: "stubborn-sleep:30" },
+  });
+  const id = answer.body.pulse.id as number;
+  // The runner itself dies of SIGTERM, so the pulse fails before the grace is over.
+  const failed = await eventually("the timeout", () => {
+    const row = daemon.queue.get(id);
+    return row?.status === "failed" ? row : undefined;
+  });
+  t.regex(failed.last_error ?? "", /timed out after 400 ms/);
+  const grandchild = Number(readFileSync(join(fixture.desk, "grandchild.pid"), "utf8"));
+  await eventually("the grandchild to be gone", () => (processAlive(grandchild) ? undefined : true), 5000);
+  t.pass();
+});
+
 test("cancel: a pending pulse never runs; a running one is stopped; a finished one is 409", async (t) => {
   const fixture = givenPulseFixture(t);
   const daemon = await givenDaemon(t, fixture);
@@ -432,6 +455,20 @@ test("the daemon queues the hourly heartbeat once and runs the keep-alive provid
     ),
     "check\n",
   );
+  // The run is recorded as finished, so no daemon claims that keep-alive slot again after the lease.
+  const slots = () =>
+    Object.fromEntries(
+      (
+        daemon.queue.db.prepare("SELECT name, last_slot FROM schedules").all() as {
+          name: string;
+          last_slot: number;
+        }[]
+      ).map((row) => [row.name, row.last_slot]),
+    );
+  await eventually("the keep-alive to be recorded as done", () =>
+    slots()["keepalive:done"] ? true : undefined,
+  );
+  t.is(slots()["keepalive:done"], slots().keepalive);
   // A second daemon on the same file (a restart, or one started by mistake) adds no heartbeat for the slot.
   const other = await givenDaemon(t, fixture, { PULSE_HEARTBEAT: "on", PULSE_TZ: "Europe/Berlin" });
   await new Promise((resolve) => setTimeout(resolve, 300));

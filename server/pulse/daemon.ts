@@ -137,6 +137,8 @@ export class PulseDaemon {
   private databaseProblem: string | undefined;
   private lastTickAt = 0;
   private keepaliveRunning = false;
+  /** The keep-alive slot this daemon claimed and is running (renewed by upkeep), if any. */
+  private keepaliveSlot: number | undefined;
   /** Providers whose refresh said a person must log in again: the runner would fail, so nothing is claimed. */
   private needsLogin: string[] = [];
   private lastLoginRecheck = 0;
@@ -163,7 +165,11 @@ export class PulseDaemon {
       retryBaseMs: config.retryBaseMs,
       retryCapMs: config.retryCapMs,
     });
-    this.schedules = new Schedules(this.queue, { tz: config.timeZone, logger: this.logger });
+    this.schedules = new Schedules(this.queue, {
+      tz: config.timeZone,
+      logger: this.logger,
+      keepaliveLeaseMs: config.leaseMs,
+    });
     this.owner = this.queue.registerDaemon();
   }
 
@@ -392,6 +398,7 @@ export class PulseDaemon {
     }
     for (const pulse of this.queue.recoverExpired()) this.stopOrphan(pulse);
     for (const pulse of this.queue.recoverOrphans(this.owner)) this.stopOrphan(pulse);
+    if (this.keepaliveSlot !== undefined) this.schedules.renewKeepalive(this.keepaliveSlot);
   }
 
   private runSchedules(): void {
@@ -408,13 +415,15 @@ export class PulseDaemon {
         this.queue.now() - this.lastLoginRecheck >= (this.options.loginRecheckMs ?? LOGIN_RECHECK_MS)
       ) {
         // Paused for a login: look again often, so work resumes soon after the person logged in.
-        this.keepalive(this.queue.now());
+        this.keepalive(undefined);
       }
     }
   }
 
-  private keepalive(slot: number): void {
+  /** Runs the providers; `slot` is the claimed keep-alive slot, undefined for a login re-check. */
+  private keepalive(slot: number | undefined): void {
     this.keepaliveRunning = true;
+    this.keepaliveSlot = slot;
     const dir = this.config.keepalive.providersDir as string;
     this.lastLoginRecheck = this.queue.now();
     runKeepalive({
@@ -434,14 +443,16 @@ export class PulseDaemon {
           this.logger.recovered("credentials", "runner credentials valid again; pulses run");
         }
         this.needsLogin = needsLogin;
+        if (slot !== undefined) this.schedules.finishKeepalive(slot);
         this.logger.info("credential keep-alive done", {
-          slot: new Date(slot).toISOString(),
+          ...(slot === undefined ? { recheck: "login" } : { slot: new Date(slot).toISOString() }),
           summary: formatKeepaliveSummary(report),
         });
       })
       .catch((error: unknown) => this.logger.error("credential keep-alive failed", { error: String(error) }))
       .finally(() => {
         this.keepaliveRunning = false;
+        this.keepaliveSlot = undefined;
       });
   }
 

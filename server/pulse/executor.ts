@@ -7,9 +7,9 @@
  * `checkRunner` tells a runner problem (missing, not executable, desk missing) from a pulse problem: the
  * daemon does not claim while it fails, so pulses keep their attempts (DESIGN.md §7).
  */
-import { spawn } from "node:child_process";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { type GroupRunResult, runProcessGroup, signalGroup } from "./group-run.js";
 
 export type RunnerCheck =
   | { readonly ok: true; readonly path: string; readonly args: readonly string[] }
@@ -111,16 +111,7 @@ export interface RunRequest {
   readonly outputTailBytes?: number;
 }
 
-export interface RunResult {
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly outputTail: string;
-  readonly timedOut: boolean;
-  readonly aborted: boolean;
-  /** The runner could not be started at all (ENOENT, EACCES, …): not the pulse's fault. */
-  readonly spawnError?: string;
-  readonly durationMs: number;
-}
+export type RunResult = GroupRunResult;
 
 export function runnerEnvironment(env: NodeJS.ProcessEnv, extra: Record<string, string>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env, ...extra };
@@ -128,104 +119,18 @@ export function runnerEnvironment(env: NodeJS.ProcessEnv, extra: Record<string, 
   return out;
 }
 
-/** Keeps the last `limit` bytes of everything written to it. */
-class Tail {
-  private chunks: Buffer[] = [];
-  private size = 0;
-
-  constructor(private readonly limit: number) {}
-
-  push(chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    while (this.chunks.length > 1 && this.size - (this.chunks[0]?.length ?? 0) >= this.limit) {
-      this.size -= this.chunks.shift()?.length ?? 0;
-    }
-  }
-
-  text(): string {
-    const all = Buffer.concat(this.chunks);
-    // Cut at a UTF-8 boundary so the tail never starts with half a character.
-    let start = Math.max(0, all.length - this.limit);
-    while (start < all.length && ((all[start] ?? 0) & 0xc0) === 0x80) start++;
-    return all.subarray(start).toString("utf8");
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // The group is gone already.
-  }
-}
-
 export function runPulse(request: RunRequest): Promise<RunResult> {
-  const started = performance.now();
-  const tail = new Tail(request.outputTailBytes ?? 4096);
-  return new Promise<RunResult>((resolveRun) => {
-    let timedOut = false;
-    let aborted = false;
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-    const child = spawn(request.path, [...(request.args ?? []), "run", "--text", request.prompt], {
-      cwd: request.desk,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: runnerEnvironment(request.env, request.extraEnv),
-    });
-    const finish = (result: Omit<RunResult, "outputTail" | "durationMs" | "timedOut" | "aborted">) => {
-      if (settled) return;
-      settled = true;
-      for (const timer of timers) clearTimeout(timer);
-      request.signal.removeEventListener("abort", onAbort);
-      resolveRun({
-        ...result,
-        timedOut,
-        aborted,
-        outputTail: tail.text(),
-        durationMs: Math.round(performance.now() - started),
-      });
-    };
-    const stop = () => {
-      if (child.pid === undefined) return;
-      const pid = child.pid;
-      signalGroup(pid, "SIGTERM");
-      timers.push(setTimeout(() => signalGroup(pid, "SIGKILL"), request.killGraceMs));
-    };
-    const onAbort = () => {
-      aborted = true;
-      stop();
-    };
-    child.stdout?.on("data", (chunk: Buffer) => tail.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
-    child.once("error", (error: NodeJS.ErrnoException) => {
-      finish({ exitCode: null, signal: null, spawnError: error.code ?? error.message });
-    });
-    child.once("spawn", () => {
-      if (child.pid !== undefined) request.onSpawn?.(child.pid);
-      timers.push(
-        setTimeout(() => {
-          timedOut = true;
-          stop();
-        }, request.timeoutMs),
-      );
-      if (request.signal.aborted) onAbort();
-      else request.signal.addEventListener("abort", onAbort, { once: true });
-    });
-    child.once("exit", (code, signal) => {
-      // Output still in the pipes arrives before "close"; a grandchild holding the pipes open must not
-      // hold the result up, so wait for "close" only briefly.
-      const done = () => finish({ exitCode: code, signal });
-      child.once("close", done);
-      timers.push(
-        setTimeout(() => {
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          done();
-        }, 200),
-      );
-    });
+  return runProcessGroup({
+    path: request.path,
+    args: [...(request.args ?? []), "run", "--text", request.prompt],
+    cwd: request.desk,
+    env: runnerEnvironment(request.env, request.extraEnv),
+    timeoutMs: request.timeoutMs,
+    killGraceMs: request.killGraceMs,
+    signal: request.signal,
+    ...(request.onSpawn === undefined ? {} : { onSpawn: request.onSpawn }),
+    tailBytes: request.outputTailBytes ?? 4096,
+    lingerMs: 200,
   });
 }
 

@@ -16,11 +16,11 @@
  *
  * `runKeepalive` never throws for a provider or a missing directory: everything lands in the report.
  */
-import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ConfigReader } from "./config.js";
+import { runProcessGroup } from "./group-run.js";
 import type { Logger } from "./log.js";
 
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
@@ -303,74 +303,32 @@ function lastLine(output: string): string {
 }
 
 /** Runs `<provider> <action>`; never rejects. */
-function runOnce(
+async function runOnce(
   dir: string,
   path: string,
   action: ProviderAction,
   options: KeepaliveOptions,
 ): Promise<ProviderRun> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
-  const killGraceMs = options.killGraceMs ?? KILL_GRACE_MS;
-  const env: Record<string, string> = {};
+  const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(options.env ?? process.env))
     if (value !== undefined) env[key] = value;
-  return new Promise((resolvePromise) => {
-    const chunks: Buffer[] = [];
-    let captured = 0;
-    const capture = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      captured += chunk.length;
-      while (captured > MAX_CAPTURE_BYTES && chunks.length > 1) captured -= (chunks.shift() as Buffer).length;
-    };
-    let timedOut = false;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-    const finish = (spawnError?: string): void => {
-      if (settled) return;
-      settled = true;
-      for (const timer of timers) clearTimeout(timer);
-      const text = Buffer.concat(chunks).toString("utf8");
-      resolvePromise({
-        action,
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
-        timedOut,
-        ...(spawnError === undefined ? {} : { spawnError }),
-        output: text.length > REPORT_TAIL_CHARS ? `…${text.slice(-REPORT_TAIL_CHARS)}` : text,
-      });
-    };
-    // detached: the provider leads its own process group, so a timeout can kill whatever it started too.
-    const child = spawn(path, [action], { cwd: dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const killGroup = (signal: NodeJS.Signals): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // The group is gone already.
-      }
-    };
-    child.stdout.on("data", capture);
-    child.stderr.on("data", capture);
-    child.on("error", (error: NodeJS.ErrnoException) => finish(error.code ?? error.message));
-    child.on("exit", (code, signal) => {
-      exit = { code, signal };
-      // A grandchild that outlives the provider keeps the pipes open; do not wait for it for long.
-      const linger = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        finish();
-      }, 1_000);
-      linger.unref();
-      timers.push(linger);
-    });
-    child.on("close", () => finish());
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      killGroup("SIGTERM");
-      // Not cleared when the provider exits: children that ignore TERM in its group still get KILL.
-      setTimeout(() => killGroup("SIGKILL"), killGraceMs).unref();
-    }, timeoutMs);
-    timers.push(timeout);
+  const run = await runProcessGroup({
+    path,
+    args: [action],
+    cwd: dir,
+    env,
+    timeoutMs: options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS,
+    killGraceMs: options.killGraceMs ?? KILL_GRACE_MS,
+    tailBytes: MAX_CAPTURE_BYTES,
+    lingerMs: 1_000,
   });
+  const text = run.outputTail;
+  return {
+    action,
+    exitCode: run.exitCode,
+    signal: run.signal,
+    timedOut: run.timedOut,
+    ...(run.spawnError === undefined ? {} : { spawnError: run.spawnError }),
+    output: text.length > REPORT_TAIL_CHARS ? `…${text.slice(-REPORT_TAIL_CHARS)}` : text,
+  };
 }

@@ -14,7 +14,7 @@ import { openPulseDb } from "./db.js";
 import { formatLocalSlot } from "./heartbeat.js";
 import { Logger } from "./log.js";
 import { type Pulse, PulseQueue } from "./queue.js";
-import { HEARTBEAT_SCHEDULE, KEEPALIVE_SCHEDULE, Schedules } from "./schedules.js";
+import { HEARTBEAT_SCHEDULE, KEEPALIVE_DONE_SCHEDULE, KEEPALIVE_SCHEDULE, Schedules } from "./schedules.js";
 
 const at = (iso: string): number => Date.parse(iso);
 const MINUTE = 60_000;
@@ -346,11 +346,13 @@ test("the keep-alive slot is claimed by exactly one of two schedulers, once per 
   t.is(a.schedules.claimKeepalive(), at("2026-06-15T00:00:00Z"));
   t.is(b.schedules.claimKeepalive(), undefined);
   t.is(a.schedules.claimKeepalive(), undefined);
+  a.schedules.finishKeepalive(at("2026-06-15T00:00:00Z"));
   clock.now = at("2026-06-15T03:59:59Z");
   t.is(b.schedules.claimKeepalive(), undefined);
   clock.now = at("2026-06-15T04:00:00Z");
   t.is(b.schedules.claimKeepalive(), at("2026-06-15T04:00:00Z"));
   t.is(a.schedules.claimKeepalive(), undefined);
+  b.schedules.finishKeepalive(at("2026-06-15T04:00:00Z"));
   // Clock back across the period boundary: no slot is claimed again.
   clock.now = at("2026-06-15T02:00:00Z");
   t.is(a.schedules.claimKeepalive(), undefined);
@@ -360,7 +362,36 @@ test("the keep-alive slot is claimed by exactly one of two schedulers, once per 
   clock.now = at("2026-06-15T15:00:00Z");
   t.is(b.schedules.claimKeepalive(), at("2026-06-15T12:00:00Z"));
   t.is(a.schedules.claimKeepalive(), undefined);
+  b.schedules.finishKeepalive(at("2026-06-15T12:00:00Z"));
   // The keep-alive does not touch the heartbeat's row, nor queue pulses.
   t.is(a.schedules.lastSlot(HEARTBEAT_SCHEDULE), undefined);
   t.is(pulses(a.db).length, 0);
+});
+
+test("a keep-alive whose daemon died mid-run is claimed again once its lease lapses, and only once", (t) => {
+  const path = givenPulseDb(t);
+  const clock = { now: at("2026-06-15T04:10:00Z") };
+  const dead = givenDaemon(t, path, clock, "UTC");
+  const slot = at("2026-06-15T04:00:00Z");
+  t.is(dead.schedules.claimKeepalive(), slot);
+  // The running daemon renews its claim; while it does, nobody else takes the slot.
+  clock.now = at("2026-06-15T04:19:00Z");
+  dead.schedules.renewKeepalive(slot);
+  const other = givenDaemon(t, path, clock, "UTC");
+  clock.now = at("2026-06-15T04:28:59Z");
+  t.is(other.schedules.claimKeepalive(), undefined);
+  // It dies without finishing: ten minutes after the last renewal the slot is claimed again, by one daemon.
+  clock.now = at("2026-06-15T04:29:00Z");
+  const third = givenDaemon(t, path, clock, "UTC");
+  t.is(other.schedules.claimKeepalive(), slot);
+  t.is(third.schedules.claimKeepalive(), undefined);
+  t.regex(warnings(other).join("\n"), /never finished/);
+  other.schedules.finishKeepalive(slot);
+  clock.now = at("2026-06-15T07:59:00Z");
+  t.is(third.schedules.claimKeepalive(), undefined);
+  t.is(other.schedules.claimKeepalive(), undefined);
+  t.is(other.schedules.lastSlot(KEEPALIVE_DONE_SCHEDULE), slot);
+  // A finished slot is not run again even long after; the next slot is claimed as usual.
+  clock.now = at("2026-06-15T08:00:00Z");
+  t.is(third.schedules.claimKeepalive(), at("2026-06-15T08:00:00Z"));
 });

@@ -36,6 +36,10 @@ import type { Enqueued, Pulse, PulseQueue } from "./queue.js";
 
 export const HEARTBEAT_SCHEDULE = "heartbeat";
 export const KEEPALIVE_SCHEDULE = "keepalive";
+/** The newest keep-alive slot whose run finished (the "keepalive" row holds the newest one claimed). */
+export const KEEPALIVE_DONE_SCHEDULE = "keepalive:done";
+/** A keep-alive claim not renewed for this long belongs to a daemon that died in the middle of the run. */
+export const DEFAULT_KEEPALIVE_LEASE_MS = 10 * 60_000;
 /** ISC cron treats a jump of more than 3 hours as a correction of the clock rather than time passing. */
 export const CLOCK_CORRECTION_MS = 3 * HOUR_MS;
 
@@ -47,6 +51,8 @@ export interface SchedulesOptions {
   readonly lateAfterMs?: number;
   /** The keep-alive's period (default 4 hours). */
   readonly keepaliveEveryMs?: number;
+  /** How long a keep-alive claim holds without renewal (default 10 minutes, the pulse lease). */
+  readonly keepaliveLeaseMs?: number;
 }
 
 export class Schedules {
@@ -54,6 +60,7 @@ export class Schedules {
   private readonly logger: Logger | undefined;
   private readonly lateAfterMs: number;
   private readonly keepaliveEveryMs: number;
+  private readonly keepaliveLeaseMs: number;
   private readonly db: Database.Database;
   private readonly statements;
   /** The `now` of the previous heartbeat check, for jump detection (per object, not persisted). */
@@ -69,9 +76,17 @@ export class Schedules {
     this.logger = options.logger;
     this.lateAfterMs = options.lateAfterMs ?? 90_000;
     this.keepaliveEveryMs = options.keepaliveEveryMs ?? KEEPALIVE_EVERY_MS;
+    this.keepaliveLeaseMs = options.keepaliveLeaseMs ?? DEFAULT_KEEPALIVE_LEASE_MS;
     this.db = queue.db;
     this.statements = {
       lastSlot: this.db.prepare("SELECT last_slot FROM schedules WHERE name = ?").pluck(),
+      row: this.db.prepare("SELECT last_slot, updated_at FROM schedules WHERE name = ?"),
+      renew: this.db.prepare(
+        "UPDATE schedules SET updated_at = @now WHERE name = @name AND last_slot = @slot AND updated_at = @seen",
+      ),
+      touch: this.db.prepare(
+        "UPDATE schedules SET updated_at = @now WHERE name = @name AND last_slot = @slot",
+      ),
       // max(): last_slot never moves backward, even if a caller asks it to.
       advance: this.db.prepare(
         `INSERT INTO schedules (name, last_slot, updated_at) VALUES (@name, @slot, @now)
@@ -145,27 +160,64 @@ export class Schedules {
   }
 
   /**
-   * Claims the current keep-alive slot (start of the 4-hour period containing now, UTC-aligned): returns
-   * it when a new slot has begun since the last claim (or there never was one), and advances the
-   * "keepalive" row in the same transaction, so of two daemons exactly one gets each slot. Returns
-   * undefined when the slot was claimed already or the clock is behind the last claim.
+   * Claims a keep-alive run: returns the slot to run (start of a 4-hour period, UTC-aligned) or undefined.
    *
-   * The claim is made before the providers run: if the daemon dies in between, that slot's check is lost
-   * and the next one comes at the next slot (Document 2's 6-hour threshold exceeds the 4-hour period).
+   * - A new slot has begun since the last claim (or there never was one): the "keepalive" row advances to
+   *   it in the same `BEGIN IMMEDIATE` transaction, so of two daemons exactly one gets each slot.
+   * - The last claimed slot never finished ("keepalive:done" is behind it) and its claim was not renewed
+   *   for the lease (`keepaliveLeaseMs`): the daemon that ran it died in the middle, so the run is claimed
+   *   again. Without this, a crash between claim and refresh would lose a whole period, and a token that
+   *   had 5 hours left would expire before the next slot.
+   * - Otherwise (claimed and running or done, or the clock is behind the last claim): undefined.
+   *
+   * The caller renews the claim with `renewKeepalive` while the providers run and ends it with
+   * `finishKeepalive`.
    */
   claimKeepalive(): number | undefined {
     const now = this.queue.now();
     const slot = slotAtOrBefore(now, this.keepaliveEveryMs);
-    const seen = this.lastSlot(KEEPALIVE_SCHEDULE);
-    if (seen !== undefined && slot <= seen) return undefined;
-    return this.db
-      .transaction((): number | undefined => {
-        const previous = this.lastSlot(KEEPALIVE_SCHEDULE);
-        if (previous !== undefined && slot <= previous) return undefined;
-        this.statements.advance.run({ name: KEEPALIVE_SCHEDULE, slot, now });
-        return slot;
+    const claimable = (): { slot: number; seen?: number } | undefined => {
+      const claimed = this.statements.row.get(KEEPALIVE_SCHEDULE) as
+        | { last_slot: number; updated_at: number }
+        | undefined;
+      if (claimed === undefined || slot > claimed.last_slot) return { slot };
+      const done = this.lastSlot(KEEPALIVE_DONE_SCHEDULE);
+      if (done !== undefined && done >= claimed.last_slot) return undefined;
+      if (now - claimed.updated_at < this.keepaliveLeaseMs) return undefined;
+      return { slot: claimed.last_slot, seen: claimed.updated_at };
+    };
+    if (claimable() === undefined) return undefined;
+    const claim = this.db
+      .transaction(() => {
+        // Re-read under the lock: another daemon may have claimed it since the check above.
+        const found = claimable();
+        if (found === undefined) return undefined;
+        if (found.seen === undefined)
+          this.statements.advance.run({ name: KEEPALIVE_SCHEDULE, slot: found.slot, now });
+        else this.statements.renew.run({ name: KEEPALIVE_SCHEDULE, slot: found.slot, seen: found.seen, now });
+        return found;
       })
       .immediate();
+    if (claim?.seen !== undefined) {
+      this.logger?.warn(
+        "the credential keep-alive of this slot never finished (its daemon stopped?); running it again",
+        {
+          slot: new Date(claim.slot).toISOString(),
+          claimedAt: new Date(claim.seen).toISOString(),
+        },
+      );
+    }
+    return claim?.slot;
+  }
+
+  /** Keeps a running keep-alive's claim alive (call well within `keepaliveLeaseMs`). */
+  renewKeepalive(slot: number): void {
+    this.statements.touch.run({ name: KEEPALIVE_SCHEDULE, slot, now: this.queue.now() });
+  }
+
+  /** Records that the keep-alive of `slot` ran to the end, so it is not claimed again. */
+  finishKeepalive(slot: number): void {
+    this.statements.advance.run({ name: KEEPALIVE_DONE_SCHEDULE, slot, now: this.queue.now() });
   }
 
   private noticeClockJump(now: number): void {
