@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { backupPulseDb, DEFAULT_KEEP_DAYS, defaultBackupDir } from "../../server/pulse/backup.js";
-import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 /**
@@ -55,32 +55,24 @@ export class PulseBackupCommand extends SvcCommand {
         );
       }
     }
-    try {
-      const env = loadEnvironment(this.envFile);
-      const reader = new ConfigReader(env);
-      const dbPath = reader.required(
-        "PULSE_DB_PATH",
-        "set it in the environment file (see scripts/deploy/pulse.env.example) and pass --environment",
-      );
-      reader.check();
-      const result = await backupPulseDb({
-        dbPath,
-        dir: this.dir ?? defaultBackupDir(env, dbPath),
-        keepDays,
-      });
-      this.context.stdout.write(`${result.file}\n`);
-      this.context.stdout.write(
-        `integrity ok (${result.bytes} bytes, schema revision ${result.revision}, copied from ${dbPath})\n`,
-      );
-      for (const old of result.removed)
-        this.context.stdout.write(`removed ${old} (older than ${keepDays} days)\n`);
-      return EXIT.ok;
-    } catch (error) {
-      if (error instanceof ConfigError) {
-        this.context.stderr.write(`svc: ${error.message}\n`);
-        return EXIT_CONFIG;
-      }
-      throw error;
-    }
+    const env = loadEnvironment(this.envFile);
+    const reader = new ConfigReader(env);
+    const dbPath = reader.required(
+      "PULSE_DB_PATH",
+      "set it in the environment file (see scripts/deploy/pulse.env.example) and pass --environment",
+    );
+    reader.check();
+    const result = await backupPulseDb({
+      dbPath,
+      dir: this.dir ?? defaultBackupDir(env, dbPath),
+      keepDays,
+    });
+    this.context.stdout.write(`${result.file}\n`);
+    this.context.stdout.write(
+      `integrity ok (${result.bytes} bytes, schema revision ${result.revision}, copied from ${dbPath})\n`,
+    );
+    for (const old of result.removed)
+      this.context.stdout.write(`removed ${old} (older than ${keepDays} days)\n`);
+    return EXIT.ok;
   }
 }

@@ -1,5 +1,5 @@
 import { Command, Option } from "clipanion";
-import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { ConfigError, ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
 import { isBusy, openPulseDb } from "../../server/pulse/db.js";
 import { formatLocalSlot, hourlySlotAtOrBefore } from "../../server/pulse/heartbeat.js";
 import { Logger } from "../../server/pulse/log.js";
@@ -48,10 +48,6 @@ export class PulseHeartbeatCommand extends SvcCommand {
     try {
       return this.queueHeartbeat();
     } catch (error) {
-      if (error instanceof ConfigError) {
-        this.context.stderr.write(`svc: ${error.message}\n`);
-        return EXIT_CONFIG;
-      }
       if (isBusy(error)) {
         this.context.stderr.write(
           "svc: PULSE_DB_PATH stayed locked by another process for 5 s; nothing was queued, run svc pulse heartbeat again\n",

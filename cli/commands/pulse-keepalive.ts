@@ -1,11 +1,6 @@
 import { Command, Option } from "clipanion";
-import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
-import {
-  formatKeepaliveSummary,
-  type KeepaliveConfig,
-  readKeepaliveConfig,
-  runKeepalive,
-} from "../../server/pulse/keepalive.js";
+import { ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
+import { formatKeepaliveSummary, readKeepaliveConfig, runKeepalive } from "../../server/pulse/keepalive.js";
 import { Logger } from "../../server/pulse/log.js";
 import { SvcCommand } from "../command.js";
 
@@ -39,26 +34,17 @@ export class PulseKeepaliveCommand extends SvcCommand {
 
   async run(): Promise<number> {
     const { stdout, stderr } = this.context;
-    let env: Record<string, string | undefined>;
-    let reader: ConfigReader;
-    let config: KeepaliveConfig;
-    try {
-      env = loadEnvironment(this.envFile, this.context.env);
-      reader = new ConfigReader(env);
-      config = readKeepaliveConfig(reader);
-      if (config.providersDir === undefined) {
-        reader.problems.push(
-          "PULSE_PROVIDERS_DIR is not set; set it to the directory of provider scripts, e.g. " +
-            "PULSE_PROVIDERS_DIR=/etc/svc/providers, and link scripts/providers/oauth-token into it",
-        );
-      }
-      reader.logLevel();
-      reader.check();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      stderr.write(`svc: ${error.message}\n`);
-      return EXIT_CONFIG;
+    const env = loadEnvironment(this.envFile, this.context.env);
+    const reader = new ConfigReader(env);
+    const config = readKeepaliveConfig(reader);
+    if (config.providersDir === undefined) {
+      reader.problems.push(
+        "PULSE_PROVIDERS_DIR is not set; set it to the directory of provider scripts, e.g. " +
+          "PULSE_PROVIDERS_DIR=/etc/svc/providers, and link scripts/providers/oauth-token into it",
+      );
     }
+    reader.logLevel();
+    reader.check();
     const logFile = reader.optional("LOG_FILE");
     const logger =
       logFile === undefined

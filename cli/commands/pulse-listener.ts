@@ -1,5 +1,5 @@
 import { Command, Option } from "clipanion";
-import { ConfigError, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { loadEnvironment } from "../../server/pulse/config.js";
 import { MessengerListener, readListenerConfig } from "../../server/pulse/listener.js";
 import { Logger } from "../../server/pulse/log.js";
 import { EXIT, SvcCommand } from "../command.js";
@@ -31,13 +31,7 @@ export class PulseListenerCommand extends SvcCommand {
 
   async run(): Promise<number> {
     const readConfig = () => readListenerConfig(loadEnvironment(this.envFile));
-    let config: ReturnType<typeof readConfig>;
-    try {
-      config = readConfig();
-    } catch (error) {
-      if (error instanceof ConfigError) return this.configFailure(error);
-      throw error;
-    }
+    const config = readConfig();
     const logger = new Logger({
       level: config.logLevel,
       component: "pulse-listener",
@@ -54,18 +48,10 @@ export class PulseListenerCommand extends SvcCommand {
     process.once("SIGTERM", stop);
     try {
       await new MessengerListener({ config, logger, reloadConfig: readConfig }).run(controller.signal);
-    } catch (error) {
-      if (error instanceof ConfigError) return this.configFailure(error);
-      throw error;
     } finally {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
     }
     return EXIT.ok;
-  }
-
-  private configFailure(error: ConfigError): number {
-    this.context.stderr.write(`svc: ${error.message}\n`);
-    return EXIT_CONFIG;
   }
 }

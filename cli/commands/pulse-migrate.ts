@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { Command, Option } from "clipanion";
-import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { ConfigError, ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
 import { openPulseDb, schemaRevision } from "../../server/pulse/db.js";
 import { EXIT, SvcCommand } from "../command.js";
 
@@ -29,34 +29,26 @@ export class PulseMigrateCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    const reader = new ConfigReader(loadEnvironment(this.envFile));
+    const dbPath = reader.required(
+      "PULSE_DB_PATH",
+      "set it in the environment file (see scripts/deploy/pulse.env.example) and pass --environment",
+    );
+    reader.check();
+    const before = existsSync(dbPath) ? revisionOf(dbPath) : 0;
+    const db = openPulseDb(dbPath, { migrate: true, create: true });
+    let after: number;
     try {
-      const reader = new ConfigReader(loadEnvironment(this.envFile));
-      const dbPath = reader.required(
-        "PULSE_DB_PATH",
-        "set it in the environment file (see scripts/deploy/pulse.env.example) and pass --environment",
-      );
-      reader.check();
-      const before = existsSync(dbPath) ? revisionOf(dbPath) : 0;
-      const db = openPulseDb(dbPath, { migrate: true, create: true });
-      let after: number;
-      try {
-        after = db.pragma("user_version", { simple: true }) as number;
-      } finally {
-        db.close();
-      }
-      this.context.stdout.write(
-        before === after
-          ? `pulse database ${dbPath}: already at revision ${after}\n`
-          : `pulse database ${dbPath}: schema revision ${before} -> ${after}\n`,
-      );
-      return EXIT.ok;
-    } catch (error) {
-      if (error instanceof ConfigError) {
-        this.context.stderr.write(`svc: ${error.message}\n`);
-        return EXIT_CONFIG;
-      }
-      throw error;
+      after = db.pragma("user_version", { simple: true }) as number;
+    } finally {
+      db.close();
     }
+    this.context.stdout.write(
+      before === after
+        ? `pulse database ${dbPath}: already at revision ${after}\n`
+        : `pulse database ${dbPath}: schema revision ${before} -> ${after}\n`,
+    );
+    return EXIT.ok;
   }
 }
 

@@ -85,6 +85,7 @@ export class PulseProviderOauthCommand extends Command {
       stdout.write(`${outcome.message}\n`);
       return outcome.exitCode;
     } catch (error) {
+      // The provider contract (keepalive.ts) wants 78 for configuration, 2 for a needed login, else 1.
       if (error instanceof ConfigError) {
         stderr.write(`svc: ${error.message}\n`);
         return EXIT_CONFIG;

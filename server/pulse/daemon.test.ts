@@ -242,46 +242,34 @@ test("a failing run is retried on the same row with backoff, then fails with its
   t.is(daemon.queue.stats().failed24h, 1);
 });
 
-test("a run over PULSE_RUN_TIMEOUT is stopped with its whole process group", async (t) => {
-  const fixture = givenPulseFixture(t);
-  const daemon = await givenDaemon(t, fixture, { PULSE_RUN_TIMEOUT: "400ms", PULSE_MAX_ATTEMPTS: "1" });
-  const answer = await callApi(daemon.url, "POST", "/api/pulse/trigger", {
-    token: fixture.token,
-    body: { prompt: "spawn-sleep:30" },
-  });
-  const id = answer.body.pulse.id as number;
-  const failed = await eventually("the timeout", () => {
-    const row = daemon.queue.get(id);
-    return row?.status === "failed" ? row : undefined;
-  });
-  t.regex(failed.last_error ?? "", /timed out after 400 ms/);
-  const grandchild = Number(readFileSync(join(fixture.desk, "grandchild.pid"), "utf8"));
-  await eventually("the grandchild to be gone", () => (processAlive(grandchild) ? undefined : true), 5000);
-  t.pass();
+const stoppedOnTimeout = test.macro({
+  async exec(t, prompt: string) {
+    const fixture = givenPulseFixture(t);
+    const daemon = await givenDaemon(t, fixture, {
+      PULSE_RUN_TIMEOUT: "400ms",
+      PULSE_KILL_GRACE: "300ms",
+      PULSE_MAX_ATTEMPTS: "1",
+    });
+    const answer = await callApi(daemon.url, "POST", "/api/pulse/trigger", {
+      token: fixture.token,
+      body: { prompt },
+    });
+    const id = answer.body.pulse.id as number;
+    const failed = await eventually("the timeout", () => {
+      const row = daemon.queue.get(id);
+      return row?.status === "failed" ? row : undefined;
+    });
+    t.regex(failed.last_error ?? "", /timed out after 400 ms/);
+    const grandchild = Number(readFileSync(join(fixture.desk, "grandchild.pid"), "utf8"));
+    await eventually("the grandchild to be gone", () => (processAlive(grandchild) ? undefined : true), 5000);
+    t.pass();
+  },
+  title: (_, prompt) => `a run over PULSE_RUN_TIMEOUT is stopped with its whole process group (${prompt})`,
 });
 
-test("after a timeout, a grandchild that ignores SIGTERM is killed once the grace ends, though the runner is gone", async (t) => {
-  const fixture = givenPulseFixture(t);
-  const daemon = await givenDaemon(t, fixture, {
-    PULSE_RUN_TIMEOUT: "400ms",
-    PULSE_KILL_GRACE: "300ms",
-    PULSE_MAX_ATTEMPTS: "1",
-  });
-  const answer = await callApi(daemon.url, "POST", "/api/pulse/trigger", {
-    token: fixture.token,
-    body: { prompt: "stubborn-sleep:30" },
-  });
-  const id = answer.body.pulse.id as number;
-  // The runner itself dies of SIGTERM, so the pulse fails before the grace is over.
-  const failed = await eventually("the timeout", () => {
-    const row = daemon.queue.get(id);
-    return row?.status === "failed" ? row : undefined;
-  });
-  t.regex(failed.last_error ?? "", /timed out after 400 ms/);
-  const grandchild = Number(readFileSync(join(fixture.desk, "grandchild.pid"), "utf8"));
-  await eventually("the grandchild to be gone", () => (processAlive(grandchild) ? undefined : true), 5000);
-  t.pass();
-});
+test(stoppedOnTimeout, "spawn-sleep:30");
+// The runner dies of SIGTERM and its grandchild ignores it: SIGKILL still reaches the group after the grace.
+test(stoppedOnTimeout, "stubborn-sleep:30");
 
 test("cancel: a pending pulse never runs; a running one is stopped; a finished one is 409", async (t) => {
   const fixture = givenPulseFixture(t);

@@ -241,27 +241,16 @@ async function runProvider(dir: string, name: string, options: KeepaliveOptions)
   const check = await runOnce(dir, path, "check", options);
   const checkResult: CheckResult =
     check.exitCode !== null && !check.timedOut ? (CHECK_RESULTS[check.exitCode] ?? "failed") : "failed";
-  if (checkResult === "healthy") {
+  if (checkResult === "healthy" || checkResult === "failed") {
+    const ok = checkResult === "healthy";
     return {
       ...base,
       check: checkResult,
       refreshAttempted: false,
       refreshed: false,
       needsLogin: false,
-      ok: true,
-      outputTail: check.output,
-      runs: [check],
-    };
-  }
-  if (checkResult === "failed") {
-    return {
-      ...base,
-      check: checkResult,
-      refreshAttempted: false,
-      refreshed: false,
-      needsLogin: false,
-      ok: false,
-      error: `check ${describeFailure(check)}${lastLine(check.output)}`,
+      ok,
+      ...(ok ? {} : { error: `check ${describeFailure(check)}${lastLine(check.output)}` }),
       outputTail: check.output,
       runs: [check],
     };
