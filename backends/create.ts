@@ -1,26 +1,31 @@
 /**
  * Picks the backend for a remote URL. A backend's own configuration (credentials, tenant) is checked first,
  * without a request; then the egress allowlist, before anything is sent.
+ *
+ * Each backend's module is loaded only when its kind is asked for: git starts the helper once per fetch
+ * and once per lazy blob batch, and loading every backend on each start cost milliseconds every time.
  */
 import type { Backend } from "./backend.js";
 import { UserFacingError } from "./errors.js";
 import { HttpClient } from "./http.js";
 import type { RemoteUrl } from "./remote-url.js";
-import { SimBackend } from "./sim/backend.js";
-import { WikiBackend } from "./wiki/backend.js";
-import { wikiConfig } from "./wiki/config.js";
 
-export function createBackend(
+export async function createBackend(
   remote: RemoteUrl,
   agent: string,
   env: NodeJS.ProcessEnv = process.env,
-): Backend {
+): Promise<Backend> {
   if (remote.kind === "sim") {
+    const { SimBackend } = await import("./sim/backend.js");
     const http = new HttpClient({ agent });
     http.checkEgress(remote.origin);
     return new SimBackend(remote.origin, remote.project, http);
   }
   if (remote.kind === "wiki") {
+    const [{ WikiBackend }, { wikiConfig }] = await Promise.all([
+      import("./wiki/backend.js"),
+      import("./wiki/config.js"),
+    ]);
     // The remote URL's origin is the site: `svc init` wrote it from the tenant (or SVC_WIKI_BASE_URL).
     const config = { ...wikiConfig(env), baseUrl: remote.origin };
     const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });

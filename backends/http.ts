@@ -5,8 +5,15 @@
  * headers (credentials live there).
  */
 import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { createRequire } from "node:module";
 import { SvcError, UserFacingError } from "./errors.js";
+
+/** node:https (and with it TLS) is loaded on the first https request: the simulator's loopback needs none. */
+let httpsModule: typeof import("node:https") | undefined;
+function httpsRequest(): typeof import("node:https").request {
+  httpsModule ??= createRequire(import.meta.url)("node:https") as typeof import("node:https");
+  return httpsModule.request;
+}
 
 export const DEFAULT_ALLOWED_ORIGINS = "http://127.0.0.1:*,http://localhost:*";
 
@@ -199,7 +206,7 @@ export class HttpClient {
     const timeout = request.timeoutMs ?? this.timeoutMs;
     const where = redact(url);
     return new Promise((resolve, reject) => {
-      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      const send = url.protocol === "https:" ? httpsRequest() : httpRequest;
       const body = request.body === undefined ? undefined : Buffer.from(request.body);
       const headers: Record<string, string> = { "x-svc-agent": this.options.agent, ...request.headers };
       if (body) headers["content-length"] = String(body.length);

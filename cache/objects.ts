@@ -3,10 +3,26 @@
  * commits are tiny and are written as loose objects without their blobs, which `git fast-import` refuses to
  * do (notes/push-and-lazy-cache.md A1).
  */
-import { createHash } from "node:crypto";
+import type { Hash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
+
+// node:crypto and node:zlib are loaded on first use: a no-op fetch (one helper start) hashes and deflates
+// nothing, and loading the two cost it ~5 ms.
+const require = createRequire(import.meta.url);
+let crypto: typeof import("node:crypto") | undefined;
+let zlib: typeof import("node:zlib") | undefined;
+
+export function sha1(): Hash {
+  crypto ??= require("node:crypto") as typeof import("node:crypto");
+  return crypto.createHash("sha1");
+}
+
+function deflateSync(data: Buffer, options: { level: number }): Buffer {
+  zlib ??= require("node:zlib") as typeof import("node:zlib");
+  return zlib.deflateSync(data, options);
+}
 
 export type ObjectType = "blob" | "tree" | "commit";
 
@@ -15,7 +31,7 @@ export function objectHeader(type: ObjectType, length: number): Buffer {
 }
 
 export function hashObject(type: ObjectType, content: Buffer): string {
-  return createHash("sha1").update(objectHeader(type, content.length)).update(content).digest("hex");
+  return sha1().update(objectHeader(type, content.length)).update(content).digest("hex");
 }
 
 /** Writes a loose object (deflated, via a temporary file and rename); does nothing if it exists. */

@@ -8,9 +8,9 @@
  * fetches from it is compressed again by `pack-objects --no-reuse-object` (see `UPLOAD_PACK_CONFIG` in
  * helper/stateless-connect.ts), so users' repositories hold compressed packs.
  */
-import { createHash } from "node:crypto";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
+import { sha1 } from "./objects.js";
 
 const OBJ_BLOB = 3;
 
@@ -67,7 +67,7 @@ export function zlibStored(data: Buffer): Buffer {
 }
 
 export async function writeBlobPack(blobs: Iterable<Buffer>, count: number, sink: Writable): Promise<void> {
-  const hash = createHash("sha1");
+  const hash = sha1();
   const write = async (data: Buffer) => {
     hash.update(data);
     if (!sink.write(data)) await once(sink, "drain");

@@ -12,9 +12,7 @@ import { parseRemoteUrl } from "../backends/remote-url.js";
 import { envCount } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
-import { writeImportStream } from "./import.js";
 import type { ByteReader } from "./pktline.js";
-import { pushMain } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 import { userGit, userGitOutput } from "./user-git.js";
 
@@ -74,7 +72,7 @@ export async function openSession(options: {
   trace(`cache ${cache.dir}`);
   let backend: Backend;
   try {
-    backend = createBackend(remote, agent);
+    backend = await createBackend(remote, agent);
   } catch (error) {
     if (error instanceof EgressDeniedError)
       cache.db.audit({ op: "egress-denied", detail: { origin: remote.origin } });
@@ -148,12 +146,14 @@ export async function openSession(options: {
     },
     async importRefs(ref, output) {
       const have = (await userGitOutput(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
+      // Loaded on use (as is push.js): a fetch or a lazy blob batch, the common starts, needs neither.
+      const { writeImportStream } = await import("./import.js");
       const result = await writeImportStream({ cache, ref, have: have || undefined, output, log });
       cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
     },
     async push(specs) {
       const replies: string[] = [];
-      const settings = await userSettings();
+      const [settings, { pushMain }] = await Promise.all([userSettings(), import("./push.js")]);
       for (const spec of specs) {
         const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
         if (dst !== "refs/heads/main") {
