@@ -94,30 +94,54 @@ function describeWrite(write: PlannedWrite): string {
 }
 
 export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
-  const { cache, backend, log, trace } = context;
-  const resolved = await userGit(["rev-parse", "--verify", "-q", `${src}^{commit}`]);
+  const { cache, backend, trace } = context;
+  const [resolved, tracking] = await Promise.all([
+    userGit(["rev-parse", "--verify", "-q", `${src}^{commit}`]),
+    userGit(["rev-parse", "--verify", "-q", `refs/remotes/${context.remote}/main^{commit}`]),
+  ]);
   const commit = resolved.stdout.trim();
   if (resolved.code !== 0 || !/^[0-9a-f]{40}$/.test(commit)) {
     return { ok: false, reason: `cannot resolve ${src} to a commit` };
   }
   cache.db.audit({ op: "push-start", oid: commit });
 
-  // The newest server state first: staleness is judged against it.
-  await syncCache(cache, backend, { trace });
-  const tipBefore = cache.tip();
-  // One spawn: `merge-base --is-ancestor` also fails when the cache does not have the commit at all.
-  if (tipBefore && (await isAncestor(cache, commit, tipBefore))) {
-    return { ok: false, reason: "up to date" };
+  const incomingRef = `refs/svc/incoming/${process.pid}`;
+  try {
+    // The newest server state (staleness is judged against it) and the copy of the user's commits into the
+    // cache do not depend on each other: both at once. Both settle before anything else happens, so a
+    // failed sync never leaves a copy running that would recreate the ref deleted below.
+    const [synced, copied] = await Promise.allSettled([
+      syncCache(cache, backend, { trace }),
+      copyIntoCache(context, commit, tracking.stdout.trim(), incomingRef),
+    ]);
+    if (synced.status === "rejected") throw synced.reason;
+    if (copied.status === "rejected") throw copied.reason;
+    if (!copied.value.ok) return copied.value;
+    trace(`pushed ${commit} into the cache`);
+    const tipBefore = cache.tip();
+    // One spawn: `merge-base --is-ancestor` also fails when the cache does not have the commit at all.
+    if (tipBefore && (await isAncestor(cache, commit, tipBefore))) {
+      return { ok: false, reason: "up to date" };
+    }
+    return await integrate(context, commit, tipBefore);
+  } finally {
+    await runGit(cache.repo, ["update-ref", "-d", incomingRef]).catch(() => undefined);
   }
+}
 
-  // Copy the user's commits into the cache. The base ref tells send-pack what the cache already has, so
-  // only new objects travel, and nothing is fetched lazily in a partial clone.
-  const suffix = `${process.pid}`;
-  const baseRef = `refs/svc/base/${suffix}`;
-  const incomingRef = `refs/svc/incoming/${suffix}`;
-  const tracking = (
-    await userGit(["rev-parse", "--verify", "-q", `refs/remotes/${context.remote}/main^{commit}`])
-  ).stdout.trim();
+/**
+ * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref tells
+ * send-pack what the cache already has, so only new objects travel, and nothing is fetched lazily in a
+ * partial clone.
+ */
+async function copyIntoCache(
+  context: PushContext,
+  commit: string,
+  tracking: string,
+  incomingRef: string,
+): Promise<PushReply> {
+  const { cache, log } = context;
+  const baseRef = `refs/svc/base/${process.pid}`;
   try {
     if (tracking && (await cacheHas(cache, tracking)))
       await runGit(cache.repo, ["update-ref", baseRef, tracking]);
@@ -133,15 +157,9 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
       log(`svc: could not copy your commits into the cache ${cache.repo}:\n${pushed.stderr.trim()}`);
       return { ok: false, reason: "svc could not store your commits in its cache (see above)" };
     }
+    return { ok: true, oldOid: undefined };
   } finally {
     await runGit(cache.repo, ["update-ref", "-d", baseRef]).catch(() => undefined);
-  }
-  trace(`pushed ${commit} into the cache`);
-
-  try {
-    return await integrate(context, commit, tipBefore);
-  } finally {
-    await runGit(cache.repo, ["update-ref", "-d", incomingRef]).catch(() => undefined);
   }
 }
 
