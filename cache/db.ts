@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { SvcError } from "../backends/errors.js";
 import { migrateSchema } from "../backends/settings.js";
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -63,7 +63,40 @@ const MIGRATIONS: Record<number, string> = {
     CREATE TRIGGER audit_events_cache_no_delete BEFORE DELETE ON audit_events_cache
       BEGIN SELECT RAISE(ABORT, 'audit_events_cache is append-only'); END;
   `,
+  // The state tree kept incrementally (cache/state-tree.ts): the encoded tree of every directory as last
+  // written, and the paths changed since. The triggers note every change of a live file, so no code path
+  // that writes `records` can forget to; while no tree is kept (a new cache), nothing is noted.
+  2: `
+    CREATE TABLE state_trees (
+      dir TEXT PRIMARY KEY,
+      content BLOB NOT NULL
+    );
+    -- no key: an outer upsert's conflict handling would override a trigger's OR IGNORE; read DISTINCT
+    CREATE TABLE state_dirty (
+      path TEXT NOT NULL
+    );
+    CREATE INDEX records_live_path ON records (path) WHERE deleted = 0;
+    CREATE INDEX records_live_updated ON records (updated_at) WHERE deleted = 0;
+    CREATE TRIGGER records_dirty_insert AFTER INSERT ON records
+      WHEN EXISTS (SELECT 1 FROM state_trees)
+      BEGIN INSERT INTO state_dirty (path) VALUES (new.path); END;
+    CREATE TRIGGER records_dirty_update AFTER UPDATE ON records
+      WHEN (old.path IS NOT new.path OR old.rendered_oid IS NOT new.rendered_oid OR old.deleted IS NOT new.deleted)
+        AND EXISTS (SELECT 1 FROM state_trees)
+      BEGIN
+        INSERT INTO state_dirty (path) VALUES (old.path);
+        INSERT INTO state_dirty (path) VALUES (new.path);
+      END;
+    CREATE TRIGGER records_dirty_delete AFTER DELETE ON records
+      WHEN EXISTS (SELECT 1 FROM state_trees)
+      BEGIN INSERT INTO state_dirty (path) VALUES (old.path); END;
+  `,
 };
+
+/** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
+const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
+  AND substr(updated_at, 11, 1) = 'T' AND substr(updated_at, 14, 1) = ':' AND substr(updated_at, 17, 1) = ':'
+  AND substr(updated_at, -1) = 'Z'`;
 
 /**
  * A record's last known server state. `raw_json` holds the record's frontmatter as the server sent it; the
@@ -147,6 +180,23 @@ export class CacheDb {
       ),
       markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
       tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
+      liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
+      newestCanonical: db
+        .prepare(
+          `SELECT updated_at FROM records WHERE deleted = 0 AND ${CANONICAL_TIME} ORDER BY updated_at DESC LIMIT 1`,
+        )
+        .pluck(),
+      otherTimes: db
+        .prepare(`SELECT updated_at FROM records WHERE deleted = 0 AND NOT (${CANONICAL_TIME})`)
+        .pluck(),
+      stateTrees: db.prepare("SELECT dir, content FROM state_trees"),
+      putStateTree: db.prepare(
+        "INSERT INTO state_trees (dir, content) VALUES (?, ?) ON CONFLICT (dir) DO UPDATE SET content = excluded.content",
+      ),
+      dropStateTree: db.prepare("DELETE FROM state_trees WHERE dir = ?"),
+      dropStateTrees: db.prepare("DELETE FROM state_trees"),
+      dirtyPaths: db.prepare("SELECT DISTINCT path FROM state_dirty").pluck(),
+      clearDirty: db.prepare("DELETE FROM state_dirty"),
       insertOid: db.prepare(
         "INSERT INTO oid_map (oid, key, content) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
       ),
@@ -247,6 +297,45 @@ export class CacheDb {
   /** (path, oid) of every live record: the tree of the cache's `main`. */
   treeEntries(): { path: string; rendered_oid: string; updated_at: string }[] {
     return this.statements.tree.all() as { path: string; rendered_oid: string; updated_at: string }[];
+  }
+
+  /** The blob of the live record at `path`, if one is there. */
+  liveOidAt(path: string): string | undefined {
+    return this.statements.liveOidAt.get(path) as string | undefined;
+  }
+
+  /**
+   * The `updated_at` values that can hold the newest time of the live records: the greatest of those in
+   * the canonical form (text order is time order to the second there) and every one in another form.
+   */
+  newestUpdateCandidates(): string[] {
+    const canonical = this.statements.newestCanonical.get() as string | undefined;
+    const others = this.statements.otherTimes.all() as string[];
+    return canonical === undefined ? others : [canonical, ...others];
+  }
+
+  /** dir → encoded tree of the state tree as last written ("" is the root); empty when none is kept. */
+  stateTrees(): Map<string, Buffer> {
+    const rows = this.statements.stateTrees.all() as { dir: string; content: Buffer }[];
+    return new Map(rows.map((row) => [row.dir, row.content]));
+  }
+
+  /** Paths of live files changed since the state tree was last written. */
+  dirtyPaths(): string[] {
+    return this.statements.dirtyPaths.all() as string[];
+  }
+
+  /**
+   * Stores the state tree's directories as written (`replaceAll`: these are all of them) and forgets the
+   * changes noted so far, in one transaction.
+   */
+  saveStateTrees(written: ReadonlyMap<string, Buffer>, removed: Iterable<string>, replaceAll: boolean): void {
+    this.db.transaction(() => {
+      if (replaceAll) this.statements.dropStateTrees.run();
+      for (const dir of removed) this.statements.dropStateTree.run(dir);
+      for (const [dir, content] of written) this.statements.putStateTree.run(dir, content);
+      this.statements.clearDirty.run();
+    })();
   }
 
   rememberBlob(oid: string, key: string, content: Buffer): void {

@@ -11,7 +11,8 @@
 import type { Backend, BackendRecord } from "../backends/backend.js";
 import { renderRecordFile } from "../backends/record.js";
 import type { ProjectCache } from "./cache.js";
-import { encodeCommit, encodeTree, hashObject, type TreeEntry } from "./objects.js";
+import { encodeCommit, hashObject } from "./objects.js";
+import { writeStateTree } from "./state-tree.js";
 
 export const SVC_IDENTITY = "svc <svc@localhost>";
 
@@ -44,34 +45,6 @@ function seconds(timestamp: string): number {
 export function renderBlob(backend: Backend, record: BackendRecord): { content: Buffer; oid: string } {
   const content = Buffer.from(renderRecordFile(backend.schema, record.content));
   return { content, oid: hashObject("blob", content) };
-}
-
-/** Writes the nested trees for `files` (path → blob oid) and returns the root tree id. */
-export function writeTree(cache: ProjectCache, files: readonly { path: string; oid: string }[]): string {
-  interface Dir {
-    files: TreeEntry[];
-    dirs: Map<string, Dir>;
-  }
-  const root: Dir = { files: [], dirs: new Map() };
-  for (const file of files) {
-    const parts = file.path.split("/");
-    let dir = root;
-    for (const part of parts.slice(0, -1)) {
-      let next = dir.dirs.get(part);
-      if (!next) {
-        next = { files: [], dirs: new Map() };
-        dir.dirs.set(part, next);
-      }
-      dir = next;
-    }
-    dir.files.push({ mode: "100644", name: parts[parts.length - 1] ?? "", oid: file.oid });
-  }
-  const write = (dir: Dir): string => {
-    const entries: TreeEntry[] = [...dir.files];
-    for (const [name, sub] of dir.dirs) entries.push({ mode: "40000", name, oid: write(sub) });
-    return cache.writeObject("tree", encodeTree(entries));
-  };
-  return write(root);
 }
 
 /**
@@ -170,13 +143,9 @@ export async function syncCache(
  * and time = newest `updated_at`: deterministic for a given state and parents.
  */
 export function writeStateCommit(cache: ProjectCache, parents: readonly string[], message: string): string {
-  const entries = cache.db.treeEntries();
-  const tree = writeTree(
-    cache,
-    entries.map((entry) => ({ path: entry.path, oid: entry.rendered_oid })),
-  );
+  const tree = writeStateTree(cache);
   let newest = 0;
-  for (const entry of entries) newest = Math.max(newest, seconds(entry.updated_at));
+  for (const updatedAt of cache.db.newestUpdateCandidates()) newest = Math.max(newest, seconds(updatedAt));
   return cache.writeObject(
     "commit",
     encodeCommit({ tree, parents, identity: SVC_IDENTITY, time: newest, message }),

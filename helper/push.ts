@@ -345,7 +345,10 @@ async function integrate(
   // The cache's main: on top of the user's commit (a merge when the user was behind), with the tree of
   // the server state after the writes. `git pull` then fast-forwards.
   const tipSeen = cache.tip() ?? tipBefore;
-  const parentsSeen = (await isAncestor(cache, tipSeen, commit)) ? [commit] : [tipSeen, commit];
+  // The merge-base already says whether the user's commit contains the tip it was compared with.
+  const containsTip =
+    tipSeen === tipBefore && mergeBase === tipBefore ? true : await isAncestor(cache, tipSeen, commit);
+  const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
   const counts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;
   const message =
