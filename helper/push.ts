@@ -36,13 +36,6 @@ export interface PushContext {
 
 export const ALLOW_BULK_DELETE = "[allow-bulk-delete]";
 
-async function cacheHas(cache: ProjectCache, oid: string): Promise<boolean> {
-  return runGit(cache.repo, ["cat-file", "-e", `${oid}^{commit}`]).then(
-    () => true,
-    () => false,
-  );
-}
-
 async function isAncestor(cache: ProjectCache, ancestor: string, descendant: string): Promise<boolean> {
   return runGit(cache.repo, ["merge-base", "--is-ancestor", ancestor, descendant]).then(
     () => true,
@@ -106,75 +99,72 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
   cache.db.audit({ op: "push-start", oid: commit });
 
   const incomingRef = `refs/svc/incoming/${process.pid}`;
+  const baseRef = `refs/svc/base/${process.pid}`;
   try {
     // The newest server state (staleness is judged against it) and the copy of the user's commits into the
     // cache do not depend on each other: both at once. Both settle before anything else happens, so a
-    // failed sync never leaves a copy running that would recreate the ref deleted below.
+    // failed sync never leaves a copy running that would recreate the refs deleted below.
     const [synced, copied] = await Promise.allSettled([
       syncCache(cache, backend, { trace }),
-      copyIntoCache(context, commit, tracking.stdout.trim(), incomingRef),
+      copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
     ]);
     if (synced.status === "rejected") throw synced.reason;
     if (copied.status === "rejected") throw copied.reason;
     if (!copied.value.ok) return copied.value;
     trace(`pushed ${commit} into the cache`);
     const tipBefore = cache.tip();
-    // One spawn: `merge-base --is-ancestor` also fails when the cache does not have the commit at all.
-    if (tipBefore && (await isAncestor(cache, commit, tipBefore))) {
-      return { ok: false, reason: "up to date" };
-    }
-    return await integrate(context, commit, tipBefore);
+    if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
+    const mergeBase = await runGit(cache.repo, ["merge-base", commit, tipBefore]).then(
+      (result) => result.stdout.toString("utf8").trim(),
+      () => "",
+    );
+    // The user's commit is in the server's history already.
+    if (mergeBase === commit) return { ok: false, reason: "up to date" };
+    return await integrate(context, commit, tipBefore, mergeBase);
   } finally {
-    await runGit(cache.repo, ["update-ref", "-d", incomingRef]).catch(() => undefined);
+    await runGit(cache.repo, ["update-ref", "--stdin"], {
+      input: `delete ${baseRef}\ndelete ${incomingRef}\n`,
+    }).catch(() => undefined);
   }
 }
 
 /**
- * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref tells
- * send-pack what the cache already has, so only new objects travel, and nothing is fetched lazily in a
- * partial clone.
+ * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref (the
+ * user's remote-tracking commit, when the cache has it) tells send-pack what the cache already has, so only
+ * new objects travel, and nothing is fetched lazily in a partial clone. The caller deletes both refs.
  */
 async function copyIntoCache(
   context: PushContext,
   commit: string,
   tracking: string,
-  incomingRef: string,
+  refs: { incomingRef: string; baseRef: string },
 ): Promise<PushReply> {
   const { cache, log } = context;
-  const baseRef = `refs/svc/base/${process.pid}`;
-  try {
-    if (tracking && (await cacheHas(cache, tracking)))
-      await runGit(cache.repo, ["update-ref", baseRef, tracking]);
-    const pushed = await userGit([
-      "push",
-      "--porcelain",
-      "--no-verify",
-      "--quiet",
-      cache.repo,
-      `${commit}:${incomingRef}`,
-    ]);
-    if (pushed.code !== 0) {
-      log(`svc: could not copy your commits into the cache ${cache.repo}:\n${pushed.stderr.trim()}`);
-      return { ok: false, reason: "svc could not store your commits in its cache (see above)" };
-    }
-    return { ok: true, oldOid: undefined };
-  } finally {
-    await runGit(cache.repo, ["update-ref", "-d", baseRef]).catch(() => undefined);
+  // git refuses a ref to an object the cache does not have: then there is no base, and that is all.
+  if (tracking) await runGit(cache.repo, ["update-ref", refs.baseRef, tracking]).catch(() => undefined);
+  const pushed = await userGit([
+    "push",
+    "--porcelain",
+    "--no-verify",
+    "--quiet",
+    cache.repo,
+    `${commit}:${refs.incomingRef}`,
+  ]);
+  if (pushed.code !== 0) {
+    log(`svc: could not copy your commits into the cache ${cache.repo}:\n${pushed.stderr.trim()}`);
+    return { ok: false, reason: "svc could not store your commits in its cache (see above)" };
   }
+  return { ok: true, oldOid: undefined };
 }
 
 async function integrate(
   context: PushContext,
   commit: string,
-  tipBefore: string | undefined,
+  tipBefore: string,
+  mergeBase: string,
 ): Promise<PushReply> {
   const { cache, backend, log } = context;
   const schema = backend.schema;
-  if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
-  const mergeBase = await runGit(cache.repo, ["merge-base", commit, tipBefore]).then(
-    (result) => result.stdout.toString("utf8").trim(),
-    () => "",
-  );
   if (!mergeBase) {
     log(
       "svc: your history shares no commit with the server's; start from a clone (svc init) and copy your files over",
@@ -198,7 +188,14 @@ async function integrate(
     if (blob) contents.set(oid, blob.content);
     else fromRepo.push(oid);
   }
-  for (const [oid, content] of await readObjects(cache.repo, fromRepo)) contents.set(oid, content);
+  // The token tree's files are asked for by record key below; a changed file is almost always its own
+  // record's file, so those are listed at once, beside reading the blobs, and only the rest later.
+  const changedPaths = new Set(diff.map((entry) => entry.path));
+  const [read, listed] = await Promise.all([
+    readObjects(cache.repo, fromRepo),
+    listTree(cache, tokenTree, [...changedPaths]),
+  ]);
+  for (const [oid, content] of read) contents.set(oid, content);
 
   // The files of the token tree the plan can ask about: the records the changed files name.
   const keys = new Set<string>();
@@ -210,11 +207,9 @@ async function integrate(
       if (created) keys.add(created);
     }
   }
-  const tokenFiles = await listTree(
-    cache,
-    tokenTree,
-    [...keys].map((key) => schema.fileName(key)),
-  );
+  const unlisted = [...keys].map((key) => schema.fileName(key)).filter((path) => !changedPaths.has(path));
+  const tokenFiles =
+    unlisted.length === 0 ? listed : new Map([...listed, ...(await listTree(cache, tokenTree, unlisted))]);
   const tokenOf = (key: string) => {
     const oid = tokenFiles.get(schema.fileName(key));
     const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
