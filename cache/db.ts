@@ -180,6 +180,7 @@ export class CacheDb {
       ),
       markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
       tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
+      liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
       liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
       newestCanonical: db
         .prepare(
@@ -297,6 +298,10 @@ export class CacheDb {
   /** (path, oid) of every live record: the tree of the cache's `main`. */
   treeEntries(): { path: string; rendered_oid: string; updated_at: string }[] {
     return this.statements.tree.all() as { path: string; rendered_oid: string; updated_at: string }[];
+  }
+
+  liveCount(): number {
+    return this.statements.liveCount.get() as number;
   }
 
   /** The blob of the live record at `path`, if one is there. */

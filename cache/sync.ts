@@ -161,7 +161,7 @@ function writeSyncCommit(
 ): string {
   const message =
     parent === undefined
-      ? `svc: import ${backend.kind} project ${backend.project}\n\n${cache.db.treeEntries().length} records\n`
+      ? `svc: import ${backend.kind} project ${backend.project}\n\n${cache.db.liveCount()} records\n`
       : `svc: sync ${backend.kind} project ${backend.project}\n\n${changed} changed, ${deleted} removed\n`;
   return writeStateCommit(cache, parent ? [parent] : [], message);
 }
