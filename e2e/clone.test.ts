@@ -67,6 +67,12 @@ test("svc init checks out every issue with its canonical bytes, a clean status a
   t.is(await gitOk(t, env, ["rev-parse", "--abbrev-ref", "main@{upstream}"], { cwd: "d" }), "origin/main");
   t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), svcUrl(sim.url, "demo"));
   t.is(await gitOk(t, env, ["config", "remote.origin.promisor"], { cwd: "d" }), "true");
+  // The record files came with the clone's one fetch (within the blob limit): no lazy fetch for the
+  // checkout, and the clone is still partial for whatever comes later.
+  const fetches = fetchRequests(auditRows(env));
+  t.is(fetches.length, 1, JSON.stringify(fetches));
+  t.deepEqual(await missingObjects(env, "d"), []);
+  t.is(await gitOk(t, env, ["config", "remote.origin.partialclonefilter"], { cwd: "d" }), "blob:none");
 });
 
 test("clone --filter=blob:none --no-checkout has no blobs; checkout fetches all of them in one request", async (t) => {

@@ -13,7 +13,7 @@ import { envCount } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
-import { blobLimit, serveUploadPack } from "./stateless-connect.js";
+import { blobLimit, CLONE_WITH_BLOBS_VARIABLE, serveUploadPack } from "./stateless-connect.js";
 import { userGit, userGitOutput } from "./user-git.js";
 
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
@@ -135,6 +135,7 @@ export async function openSession(options: {
         input,
         output,
         limit: blobLimit(),
+        cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
         folder: backend.schema.folder,
         exampleGlob: backend.schema.exampleGlob,
         log,

@@ -107,6 +107,9 @@ function runUploadPack(
   });
 }
 
+/** Set by `svc init` for its `git clone`: see `TunnelOptions.cloneWithBlobs`. */
+export const CLONE_WITH_BLOBS_VARIABLE = "SVC_CLONE_WITH_BLOBS";
+
 export interface TunnelOptions {
   readonly cache: ProjectCache;
   readonly input: ByteReader;
@@ -123,6 +126,21 @@ export interface TunnelOptions {
    * also sends `option from-promisor` on ordinary fetches in a partial clone, so that cannot tell them apart.)
    */
   readonly beforeListRefs: () => Promise<void>;
+  /**
+   * The clone's own fetch of `main` is answered with the record files too, within the blob limit: `svc
+   * init` checks out every file at once, and git would otherwise start the helper a second time, list the
+   * missing blobs and fetch them in another round trip. Lazy fetches (they want blobs, never the tip)
+   * and every fetch after the clone keep the filter.
+   */
+  readonly cloneWithBlobs?: boolean;
+}
+
+/** Whether `request` is the clone's fetch of the tip that may be answered with every blob. */
+function sendsAllBlobs(options: TunnelOptions, request: FetchRequest): boolean {
+  if (!options.cloneWithBlobs || request.command !== "fetch" || request.filter !== "blob:none") return false;
+  const tip = options.cache.tip();
+  if (tip === undefined || !request.wants.includes(tip)) return false;
+  return options.limit === 0 || options.cache.db.liveCount() <= options.limit;
 }
 
 /** Serves requests until git closes stdin. A refused request is answered with an ERR packet, then thrown. */
@@ -132,20 +150,23 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
   await runUploadPack(cache, ["--advertise-refs"], undefined, output);
   options.trace("advertised");
   for (;;) {
-    const raw: Buffer[] = [];
-    const lines: string[] = [];
+    const raw: { bytes: Buffer; text: string | undefined }[] = [];
     for (;;) {
       const next = await input.readPkt();
       if (!next) {
         if (raw.length === 0) return;
         throw new UserFacingError("SVC_USAGE", "git closed the connection in the middle of a request");
       }
-      raw.push(next.raw);
-      const text = pktText(next.pkt);
-      if (text !== undefined) lines.push(text);
+      raw.push({ bytes: next.raw, text: pktText(next.pkt) });
       if (next.pkt.type === "flush") break;
     }
-    const request = parseRequest(lines);
+    let request = parseRequest(raw.flatMap((pkt) => (pkt.text === undefined ? [] : [pkt.text])));
+    let body = raw;
+    if (sendsAllBlobs(options, request)) {
+      body = raw.filter((pkt) => pkt.text?.trim() !== `filter ${request.filter}`);
+      request = { ...request, filter: undefined };
+      options.trace("clone: answering with every record file");
+    }
     options.trace(`request ${request.command} wants=${request.wants.length}`);
     cache.db.audit({
       op: "rpc",
@@ -165,7 +186,7 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
       }
     }
     if (request.command === "fetch") await prepareFetch(options, request);
-    await runUploadPack(cache, [], Buffer.concat(raw), output);
+    await runUploadPack(cache, [], Buffer.concat(body.map((pkt) => pkt.bytes)), output);
     options.trace(`answered ${request.command}`);
     output.write(RESPONSE_END);
   }

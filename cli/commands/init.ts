@@ -4,6 +4,7 @@ import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
+import { CLONE_WITH_BLOBS_VARIABLE } from "../../helper/stateless-connect.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { helperEnvironment, ownBinDir, runUserGit } from "../git-user.js";
 
@@ -68,7 +69,9 @@ export class InitCommand extends SvcCommand {
     }
     const { env, helperOnPath } = helperEnvironment();
     const clone = await runUserGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
-      env,
+      // The checkout wants every record file: the helper sends them with the clone's own fetch when the
+      // blob limit allows, instead of git starting it again for them (stateless-connect.ts).
+      env: { ...env, [CLONE_WITH_BLOBS_VARIABLE]: "1" },
       stderr: this.context.stderr,
     });
     const cloned = existsSync(join(dir, ".git"));

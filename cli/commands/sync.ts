@@ -46,7 +46,9 @@ export class SyncCommand extends SvcCommand {
     const agent = `svc-${process.pid}`;
     const cache = await ProjectCache.open(remote, agent);
     try {
-      const result = await syncCache(cache, await createBackend(remote, agent), { reconcile: this.reconcile });
+      const result = await syncCache(cache, await createBackend(remote, agent), {
+        reconcile: this.reconcile,
+      });
       this.context.stderr.write(
         `svc: ${result.full ? "full" : "delta"} sync: ${result.changed} changed, ${result.deleted} removed` +
           `${result.commit ? ` (cache commit ${result.commit.slice(0, 12)})` : ", nothing new"}\n`,
