@@ -42,7 +42,8 @@ export class InitCommand extends SvcCommand {
   static override usage = Command.Usage({
     description: "Clone a project as a git working tree",
     details: `
-      Makes a partial clone (trees now, record files when git needs them) of the project, checks out
+      Makes a partial clone of the project (the record files come with the clone when there are no more
+      than SVC_BLOB_LIMIT of them; later ones when git needs them), checks out
       \`main\` and sets its upstream, so plain \`git pull\`, \`git push\` and \`git status\` work. The
       simulator's origin comes from \`--origin\`, else \`SVC_SIM_ORIGIN\`, else ${DEFAULT_SIM_ORIGIN}.
     `,
