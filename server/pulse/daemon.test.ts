@@ -271,6 +271,31 @@ test(stoppedOnTimeout, "spawn-sleep:30");
 // The runner dies of SIGTERM and its grandchild ignores it: SIGKILL still reaches the group after the grace.
 test(stoppedOnTimeout, "stubborn-sleep:30");
 
+test("a lease shorter than 30 s is renewed in time: a second daemon does not take over a long run", async (t) => {
+  const fixture = givenPulseFixture(t);
+  // The default upkeep period, as deployed (the fixture's is 200 ms).
+  const first = await givenDaemon(t, fixture, { PULSE_LEASE: "5s" }, { upkeepMs: undefined });
+  const answer = await callApi(first.url, "POST", "/api/pulse/trigger", {
+    token: fixture.token,
+    body: { prompt: "sleep:7" },
+  });
+  const id = answer.body.pulse.id as number;
+  await eventually("the run to start", () => (fixture.runs().length === 1 ? true : undefined));
+  await new Promise((resolve) => setTimeout(resolve, 5_500));
+  // Another daemon on the same file resets expired leases as soon as it starts.
+  await givenDaemon(t, fixture, { PULSE_LEASE: "5s" });
+  const done = await eventually(
+    "the pulse to complete",
+    () => {
+      const row = first.queue.get(id);
+      return row?.status === "completed" ? row : undefined;
+    },
+    10_000,
+  );
+  t.is(done.attempt, 1);
+  t.is(fixture.runs().length, 1);
+});
+
 test("cancel: a pending pulse never runs; a running one is stopped; a finished one is 409", async (t) => {
   const fixture = givenPulseFixture(t);
   const daemon = await givenDaemon(t, fixture);

@@ -102,7 +102,7 @@ export interface DaemonOptions {
   readonly now?: () => number;
   readonly logger?: Logger;
   readonly tickMs?: number;
-  /** How often leases are renewed and stuck pulses looked for. */
+  /** How often leases are renewed and stuck pulses looked for (default 30 s, or a third of the lease). */
   readonly upkeepMs?: number;
   /** While the runner's credentials need a login, how often the keep-alive looks again (default 5 min). */
   readonly loginRecheckMs?: number;
@@ -363,7 +363,8 @@ export class PulseDaemon {
 
   private tickBody(): void {
     const now = this.queue.now();
-    if (now - this.lastUpkeep >= (this.options.upkeepMs ?? 30_000)) {
+    // Every 30 s, or often enough to renew a short PULSE_LEASE three times before it runs out.
+    if (now - this.lastUpkeep >= (this.options.upkeepMs ?? Math.min(30_000, this.config.leaseMs / 3))) {
       this.lastUpkeep = now;
       this.upkeep();
     }
