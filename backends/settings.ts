@@ -5,6 +5,12 @@
 import type Database from "better-sqlite3";
 import { SvcError, UserFacingError } from "./errors.js";
 
+/**
+ * Set by `svc init` in its `git clone`'s environment: the helper may answer the clone's fetch with every
+ * record file (helper/stateless-connect.ts, `TunnelOptions.cloneWithBlobs`).
+ */
+export const CLONE_WITH_BLOBS_VARIABLE = "SVC_CLONE_WITH_BLOBS";
+
 /** A non-negative whole number from the environment variable `name`, or `fallback` when unset. */
 export function envCount(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[name];

@@ -17,7 +17,6 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import type { RemoteUrl } from "../backends/remote-url.js";
@@ -25,13 +24,7 @@ import { CacheDb } from "./db.js";
 import { GitCommandError, runGit, spawnGit } from "./git.js";
 import { writeLooseObject } from "./objects.js";
 import { writeBlobPack } from "./pack.js";
-
-/** `$SVC_CACHE_DIR`, else `$XDG_CACHE_HOME/svc`, else `~/.cache/svc`. */
-export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SVC_CACHE_DIR) return env.SVC_CACHE_DIR;
-  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, "svc");
-  return join(homedir(), ".cache", "svc");
-}
+import { cacheRoot } from "./root.js";
 
 /** `sim-127.0.0.1_7878-demo`: one folder per (backend, origin, project), safe as a single path segment. */
 export function cacheFolderName(remote: RemoteUrl): string {

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cacheRoot } from "../cache/cache.js";
+import { cacheRoot } from "../cache/root.js";
 
 export interface UserGitResult {
   readonly code: number | null;

@@ -9,11 +9,11 @@ import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import { BackendUnreachableError, EgressDeniedError } from "../backends/http.js";
 import { parseRemoteUrl } from "../backends/remote-url.js";
-import { envCount } from "../backends/settings.js";
+import { CLONE_WITH_BLOBS_VARIABLE, envCount } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
-import { blobLimit, CLONE_WITH_BLOBS_VARIABLE, serveUploadPack } from "./stateless-connect.js";
+import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 import { userGit, userGitOutput } from "./user-git.js";
 
 const DEFAULT_SYNC_INTERVAL_MS = 2000;

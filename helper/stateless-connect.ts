@@ -107,9 +107,6 @@ function runUploadPack(
   });
 }
 
-/** Set by `svc init` for its `git clone`: see `TunnelOptions.cloneWithBlobs`. */
-export const CLONE_WITH_BLOBS_VARIABLE = "SVC_CLONE_WITH_BLOBS";
-
 export interface TunnelOptions {
   readonly cache: ProjectCache;
   readonly input: ByteReader;

@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
+import { CLONE_WITH_BLOBS_VARIABLE } from "../../backends/settings.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
-import { CLONE_WITH_BLOBS_VARIABLE } from "../../helper/stateless-connect.js";
 import { EXIT, SvcCommand } from "../command.js";
-import { helperEnvironment, ownBinDir, runUserGit } from "../git-user.js";
 
 const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
 
@@ -68,6 +67,8 @@ export class InitCommand extends SvcCommand {
         `${dir} exists and is not empty; pick a new folder, e.g. svc init ${this.spec} ${dir}-2`,
       );
     }
+    // Loaded here, not at start-up: every svc command pays for what the module list of main.ts loads.
+    const { helperEnvironment, ownBinDir, runUserGit } = await import("../git-user.js");
     const { env, helperOnPath } = helperEnvironment();
     const clone = await runUserGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
       // The checkout wants every record file: the helper sends them with the clone's own fetch when the

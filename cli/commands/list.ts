@@ -1,12 +1,8 @@
 import { Command, Option } from "clipanion";
 import type { BackendRecord } from "../../backends/backend.js";
 import { UserFacingError } from "../../backends/errors.js";
-import { HttpClient } from "../../backends/http.js";
-import { SimBackend } from "../../backends/sim/backend.js";
-import { WikiBackend } from "../../backends/wiki/backend.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
-import { formatTable } from "../table.js";
 
 /** Document 3 "Limits": pages per list call. */
 export const LIST_LIMIT = 500;
@@ -40,6 +36,11 @@ export class ListCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { HttpClient } = await import("../../backends/http.js");
+    const { SimBackend } = await import("../../backends/sim/backend.js");
+    const { WikiBackend } = await import("../../backends/wiki/backend.js");
+    const { formatTable } = await import("../table.js");
     if (this.format !== "table" && this.format !== "json") {
       throw new UserFacingError("SVC_USAGE", `--format ${this.format} is not known; use table or json`);
     }

@@ -1,7 +1,6 @@
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
-import { backupPulseDb, DEFAULT_KEEP_DAYS, defaultBackupDir } from "../../server/pulse/backup.js";
-import { ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
+import { ConfigReader, DEFAULT_KEEP_DAYS, loadEnvironment } from "../../server/pulse/config.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 /**
@@ -45,6 +44,8 @@ export class PulseBackupCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { backupPulseDb, defaultBackupDir } = await import("../../server/pulse/backup.js");
     let keepDays = DEFAULT_KEEP_DAYS;
     if (this.keepDays !== undefined) {
       keepDays = Number(this.keepDays);

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { loadEnvironment } from "../../server/pulse/config.js";
-import { PulseDaemon, readDaemonConfig } from "../../server/pulse/daemon.js";
+import type { PulseDaemon as Daemon } from "../../server/pulse/daemon.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 export class PulseDaemonCommand extends SvcCommand {
@@ -27,8 +27,10 @@ export class PulseDaemonCommand extends SvcCommand {
   envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { PulseDaemon, readDaemonConfig } = await import("../../server/pulse/daemon.js");
     const config = readDaemonConfig(loadEnvironment(this.envFile));
-    let daemon: PulseDaemon;
+    let daemon: Daemon;
     try {
       daemon = await PulseDaemon.start(config);
     } catch (error) {

@@ -1,11 +1,8 @@
 import { Command, Option } from "clipanion";
 import { ConfigError, ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
-import { isBusy, openPulseDb } from "../../server/pulse/db.js";
 import { formatLocalSlot, hourlySlotAtOrBefore } from "../../server/pulse/heartbeat.js";
 import { Logger } from "../../server/pulse/log.js";
 import { parseScheduledAt } from "../../server/pulse/pulse-input.js";
-import { PulseQueue } from "../../server/pulse/queue.js";
-import { Schedules } from "../../server/pulse/schedules.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 /** sysexits EX_TEMPFAIL: the database stayed locked past the busy timeout; cron may simply try again. */
@@ -45,8 +42,10 @@ export class PulseHeartbeatCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { isBusy } = await import("../../server/pulse/db.js");
     try {
-      return this.queueHeartbeat();
+      return await this.queueHeartbeat();
     } catch (error) {
       if (isBusy(error)) {
         this.context.stderr.write(
@@ -58,7 +57,12 @@ export class PulseHeartbeatCommand extends SvcCommand {
     }
   }
 
-  private queueHeartbeat(): number {
+  private async queueHeartbeat(): Promise<number> {
+    const [{ openPulseDb }, { PulseQueue }, { Schedules }] = await Promise.all([
+      import("../../server/pulse/db.js"),
+      import("../../server/pulse/queue.js"),
+      import("../../server/pulse/schedules.js"),
+    ]);
     const reader = new ConfigReader(loadEnvironment(this.envFile));
     const path = reader.required(
       "PULSE_DB_PATH",

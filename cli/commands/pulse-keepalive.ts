@@ -1,7 +1,5 @@
 import { Command, Option } from "clipanion";
 import { ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
-import { formatKeepaliveSummary, readKeepaliveConfig, runKeepalive } from "../../server/pulse/keepalive.js";
-import { Logger } from "../../server/pulse/log.js";
 import { SvcCommand } from "../command.js";
 
 /**
@@ -33,6 +31,11 @@ export class PulseKeepaliveCommand extends SvcCommand {
   json = Option.Boolean("--json", false, { description: "Print the report as JSON" });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { formatKeepaliveSummary, readKeepaliveConfig, runKeepalive } = await import(
+      "../../server/pulse/keepalive.js"
+    );
+    const { Logger } = await import("../../server/pulse/log.js");
     const { stdout, stderr } = this.context;
     const env = loadEnvironment(this.envFile, this.context.env);
     const reader = new ConfigReader(env);

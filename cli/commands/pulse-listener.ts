@@ -1,7 +1,5 @@
 import { Command, Option } from "clipanion";
 import { loadEnvironment } from "../../server/pulse/config.js";
-import { MessengerListener, readListenerConfig } from "../../server/pulse/listener.js";
-import { Logger } from "../../server/pulse/log.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 export class PulseListenerCommand extends SvcCommand {
@@ -30,6 +28,9 @@ export class PulseListenerCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { MessengerListener, readListenerConfig } = await import("../../server/pulse/listener.js");
+    const { Logger } = await import("../../server/pulse/log.js");
     const readConfig = () => readListenerConfig(loadEnvironment(this.envFile));
     const config = readConfig();
     const logger = new Logger({

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { Command, Option } from "clipanion";
 import { ConfigError, ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
-import { openPulseDb, schemaRevision } from "../../server/pulse/db.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 /**
@@ -29,13 +28,15 @@ export class PulseMigrateCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { openPulseDb, schemaRevision } = await import("../../server/pulse/db.js");
     const reader = new ConfigReader(loadEnvironment(this.envFile));
     const dbPath = reader.required(
       "PULSE_DB_PATH",
       "set it in the environment file (see scripts/deploy/pulse.env.example) and pass --environment",
     );
     reader.check();
-    const before = existsSync(dbPath) ? revisionOf(dbPath) : 0;
+    const before = existsSync(dbPath) ? revisionOf(dbPath, schemaRevision) : 0;
     const db = openPulseDb(dbPath, { migrate: true, create: true });
     let after: number;
     try {
@@ -52,7 +53,7 @@ export class PulseMigrateCommand extends SvcCommand {
   }
 }
 
-function revisionOf(dbPath: string): number {
+function revisionOf(dbPath: string, schemaRevision: (path: string) => number): number {
   try {
     return schemaRevision(dbPath);
   } catch (error) {

@@ -1,8 +1,6 @@
 import { Command, Option } from "clipanion";
 import { SvcError } from "../../backends/errors.js";
 import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
-import { Logger } from "../../server/pulse/log.js";
-import { checkCredential, OauthError, readOauthConfig, refreshCredential } from "../../server/pulse/oauth.js";
 
 /** sysexits EX_USAGE: not 2, which a keep-alive runner reads as "expired". */
 const EXIT_USAGE = 64;
@@ -49,6 +47,9 @@ export class PulseProviderOauthCommand extends Command {
       stderr.write(`svc: unknown action ${JSON.stringify(this.action)}; use check or refresh\n`);
       return EXIT_USAGE;
     }
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const [{ Logger }, { checkCredential, OauthError, readOauthConfig, refreshCredential }] =
+      await Promise.all([import("../../server/pulse/log.js"), import("../../server/pulse/oauth.js")]);
     try {
       const env = loadEnvironment(this.envFile, this.context.env);
       const reader = new ConfigReader(env);

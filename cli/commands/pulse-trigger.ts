@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
-import { BackendUnreachableError, HttpClient } from "../../backends/http.js";
+import type { HttpClient } from "../../backends/http.js";
 import {
   apiBaseUrl,
   ConfigReader,
@@ -50,6 +50,8 @@ export class PulseTriggerCommand extends SvcCommand {
   prompt = Option.Rest({ required: 1 });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { BackendUnreachableError, HttpClient } = await import("../../backends/http.js");
     const reader = new ConfigReader(loadEnvironment(this.envFile));
     const address = readApiAddress(reader);
     const token = checkToken(reader, "PULSE_API_TOKEN", true);

@@ -1,6 +1,5 @@
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
-import { startSimServer } from "../../server/sim/server.js";
 import { EXIT, SvcCommand } from "../command.js";
 
 export class SimCommand extends SvcCommand {
@@ -31,6 +30,8 @@ export class SimCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { startSimServer } = await import("../../server/sim/server.js");
     const rateLimit = Number(this.rateLimit);
     if (!/^\d+(\.\d+)?$/.test(this.rateLimit) || !Number.isFinite(rateLimit)) {
       throw new UserFacingError(

@@ -1,11 +1,7 @@
 import { Command, Option } from "clipanion";
-import { createBackend } from "../../backends/create.js";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
-import { ProjectCache } from "../../cache/cache.js";
-import { syncCache } from "../../cache/sync.js";
 import { EXIT, SvcCommand } from "../command.js";
-import { helperEnvironment, runUserGit } from "../git-user.js";
 
 export class SyncCommand extends SvcCommand {
   static override paths = [["sync"]];
@@ -29,6 +25,11 @@ export class SyncCommand extends SvcCommand {
   remote = Option.String("--remote", "origin", { description: "The git remote to sync (default origin)" });
 
   async run(): Promise<number> {
+    // Loaded on use: main.ts loads every command class at each start of svc.
+    const { helperEnvironment, runUserGit } = await import("../git-user.js");
+    const { createBackend } = await import("../../backends/create.js");
+    const { ProjectCache } = await import("../../cache/cache.js");
+    const { syncCache } = await import("../../cache/sync.js");
     const dir = this.dir ?? ".";
     const config = await runUserGit(["config", "--get", `remote.${this.remote}.url`], {
       cwd: dir,

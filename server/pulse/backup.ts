@@ -26,10 +26,8 @@ import {
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { SvcError, UserFacingError } from "../../backends/errors.js";
-import { ConfigError } from "./config.js";
+import { ConfigError, DEFAULT_KEEP_DAYS } from "./config.js";
 import { openPulseDb, PULSE_SCHEMA_REVISION } from "./db.js";
-
-export const DEFAULT_KEEP_DAYS = 30;
 
 const DAY_MS = 86_400_000;
 const BACKUP_NAME = /^pulse-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z\.db$/;

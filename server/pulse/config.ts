@@ -14,6 +14,9 @@ import { SvcError } from "../../backends/errors.js";
 /** Exit status for a configuration error (sysexits EX_CONFIG); the systemd units list it in `RestartPreventExitStatus=`. */
 export const EXIT_CONFIG = 78;
 
+/** Backups older than this many days are deleted (Document 2 "Limits": 30). */
+export const DEFAULT_KEEP_DAYS = 30;
+
 export class ConfigError extends SvcError {
   constructor(readonly problems: readonly string[]) {
     super("SVC_CONFIG", `pulse configuration is not usable:\n${problems.map((p) => `  - ${p}`).join("\n")}`, {
