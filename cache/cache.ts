@@ -43,6 +43,13 @@ export function parseGitVersion(text: string): [number, number] | undefined {
   return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
+/**
+ * After this many state commits the cache's loose objects are packed. Each commit leaves a tree of every
+ * record as a loose object (~250 KB at 10,000 records): without packing, the cache grew by that much per
+ * push or changed fetch; packed, consecutive trees are deltas of a few hundred bytes.
+ */
+export const PACK_AFTER_COMMITS = 50;
+
 /** Blob batches smaller than this are written as loose objects in-process; larger ones as one pack. */
 const LOOSE_BATCH_LIMIT = 64;
 
@@ -197,6 +204,26 @@ export class ProjectCache {
     }
     this.db.markWritten(oids);
     return { written: oids.length, bytes };
+  }
+
+  /**
+   * Packs the loose objects once `PACK_AFTER_COMMITS` state commits have been written since the last time
+   * (DESIGN.md §3: `git maintenance run --task=loose-objects`, then `git prune-packed`; neither walks
+   * history, so absent blobs do not matter). Call it outside the write lock. A failure (git before 2.30
+   * has no loose-objects task) is only reported: the objects stay loose and readable, and the next try
+   * comes after another PACK_AFTER_COMMITS commits.
+   */
+  async consolidateIfDue(log?: (message: string) => void): Promise<boolean> {
+    if (this.db.commitsSincePack() < PACK_AFTER_COMMITS) return false;
+    this.db.markPacked();
+    try {
+      await runGit(this.repo, ["maintenance", "run", "--task=loose-objects", "--quiet"]);
+      await runGit(this.repo, ["prune-packed", "--quiet"]);
+      return true;
+    } catch (error) {
+      log?.(`svc: warning: could not pack the cache's loose objects (${(error as Error).message})`);
+      return false;
+    }
   }
 
   close(): void {

@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { SvcError } from "../backends/errors.js";
 import { migrateSchema } from "../backends/settings.js";
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -90,6 +90,10 @@ const MIGRATIONS: Record<number, string> = {
     CREATE TRIGGER records_dirty_delete AFTER DELETE ON records
       WHEN EXISTS (SELECT 1 FROM state_trees)
       BEGIN INSERT INTO state_dirty (path) VALUES (old.path); END;
+  `,
+  // State commits written since the loose objects were last packed (cache.ts, consolidateIfDue).
+  3: `
+    ALTER TABLE sync_state ADD COLUMN commits_since_pack INTEGER NOT NULL DEFAULT 0;
   `,
 };
 
@@ -180,6 +184,11 @@ export class CacheDb {
       ),
       markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
       tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
+      countCommit: db.prepare(
+        "UPDATE sync_state SET commits_since_pack = commits_since_pack + 1 WHERE id = 1",
+      ),
+      commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
+      packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
       liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
       liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
       newestCanonical: db
@@ -298,6 +307,19 @@ export class CacheDb {
   /** (path, oid) of every live record: the tree of the cache's `main`. */
   treeEntries(): { path: string; rendered_oid: string; updated_at: string }[] {
     return this.statements.tree.all() as { path: string; rendered_oid: string; updated_at: string }[];
+  }
+
+  /** Counts a state commit written (each leaves a few loose objects, a tree of every record among them). */
+  countStateCommit(): void {
+    this.statements.countCommit.run();
+  }
+
+  commitsSincePack(): number {
+    return this.statements.commitsSincePack.get() as number;
+  }
+
+  markPacked(): void {
+    this.statements.packed.run();
   }
 
   liveCount(): number {

@@ -6,9 +6,10 @@ import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { parseRemoteUrl } from "../backends/remote-url.js";
 import { givenTempDir } from "../testing/sim.js";
-import { ProjectCache } from "./cache.js";
+import { PACK_AFTER_COMMITS, ProjectCache } from "./cache.js";
 import { encodeTree, hashObject, type TreeEntry } from "./objects.js";
 import { spliceTree, writeStateTree } from "./state-tree.js";
+import { writeStateCommit } from "./sync.js";
 
 /** git (run by the cache) reads no config of the machine's user in this worker. */
 function isolateGit(t: ExecutionContext): string {
@@ -251,6 +252,40 @@ test("the newest update is found among canonical times by text order, and among 
   upsert(cache, "e", "e.md", oid(5), "2027-01-01T00:00:00Z");
   cache.db.markDeleted("e");
   t.deepEqual(cache.db.newestUpdateCandidates(), ["2026-03-01T10:00:00Z", "2026-03-01T12:00:00+02:00"]);
+});
+
+test("after PACK_AFTER_COMMITS state commits the loose objects are packed, and every commit still reads", async (t) => {
+  const cache = await givenCache(t, "packing");
+  const looseCount = () =>
+    Number(
+      /^count: (\d+)$/m.exec(
+        execFileSync("git", ["--git-dir", cache.repo, "count-objects", "-v"], { encoding: "utf8" }),
+      )?.[1],
+    );
+  for (let i = 1; i <= 30; i++) upsert(cache, `k${i}`, `issues/${String(i).padStart(4, "0")}.md`, oid(i));
+  let tip: string | undefined;
+  for (let n = 1; n <= PACK_AFTER_COMMITS; n++) {
+    upsert(
+      cache,
+      "k1",
+      "issues/0001.md",
+      oid(1000 + n),
+      `2026-01-01T00:00:${String(n % 60).padStart(2, "0")}Z`,
+    );
+    tip = cache.db.exclusive(() => writeStateCommit(cache, tip ? [tip] : [], `state ${n}\n`));
+    if (n < PACK_AFTER_COMMITS) t.false(await cache.consolidateIfDue(), `not yet after ${n}`);
+  }
+  const before = looseCount();
+  t.true(before >= PACK_AFTER_COMMITS * 2, `${before} loose objects`);
+  t.true(await cache.consolidateIfDue());
+  t.is(looseCount(), 0);
+  t.false(await cache.consolidateIfDue(), "the count starts again");
+  // History, trees and the newest tree's files all read from the pack.
+  const log = execFileSync("git", ["--git-dir", cache.repo, "rev-list", "--count", tip as string], {
+    encoding: "utf8",
+  });
+  t.is(log.trim(), String(PACK_AFTER_COMMITS));
+  t.is(lsTree(cache, tip as string).length, 30);
 });
 
 test.after.always(() => {

@@ -23,6 +23,8 @@ export interface SyncOptions {
   readonly reconcileIntervalMs?: number;
   readonly now?: number;
   readonly trace?: (message: string) => void;
+  /** Warnings for people (stderr). */
+  readonly log?: (message: string) => void;
 }
 
 export interface SyncResult {
@@ -87,7 +89,7 @@ export async function syncCache(
     full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since);
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
-  return cache.db.exclusive(() => {
+  const result = cache.db.exclusive(() => {
     const state = cache.db.syncState();
     // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
     const live = full
@@ -136,6 +138,8 @@ export async function syncCache(
     });
     return { full, changed, deleted, commit, tip };
   });
+  if (result.commit) await cache.consolidateIfDue(options.log);
+  return result;
 }
 
 /**
@@ -144,6 +148,7 @@ export async function syncCache(
  */
 export function writeStateCommit(cache: ProjectCache, parents: readonly string[], message: string): string {
   const tree = writeStateTree(cache);
+  cache.db.countStateCommit();
   let newest = 0;
   for (const updatedAt of cache.db.newestUpdateCandidates()) newest = Math.max(newest, seconds(updatedAt));
   return cache.writeObject(

@@ -105,7 +105,7 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     // cache do not depend on each other: both at once. Both settle before anything else happens, so a
     // failed sync never leaves a copy running that would recreate the refs deleted below.
     const [synced, copied] = await Promise.allSettled([
-      syncCache(cache, backend, { trace }),
+      syncCache(cache, backend, { trace, log: context.log }),
       copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
     ]);
     if (synced.status === "rejected") throw synced.reason;
@@ -360,6 +360,7 @@ async function integrate(
     return written;
   });
   cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result } });
+  await cache.consolidateIfDue(log);
   context.trace(`result commit ${result}`);
   log(
     `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted` +

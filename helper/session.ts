@@ -108,7 +108,7 @@ export async function openSession(options: {
         return tip;
       }
       try {
-        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace });
+        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace, log });
         trace(`synced: ${JSON.stringify(result)}`);
         return result.tip;
       } catch (error) {

@@ -49,6 +49,7 @@ export class SyncCommand extends SvcCommand {
     try {
       const result = await syncCache(cache, await createBackend(remote, agent), {
         reconcile: this.reconcile,
+        log: (message) => this.context.stderr.write(`${message}\n`),
       });
       this.context.stderr.write(
         `svc: ${result.full ? "full" : "delta"} sync: ${result.changed} changed, ${result.deleted} removed` +
