@@ -23,8 +23,6 @@ export interface SyncOptions {
   readonly reconcileIntervalMs?: number;
   readonly now?: number;
   readonly trace?: (message: string) => void;
-  /** Warnings for people (stderr). */
-  readonly log?: (message: string) => void;
 }
 
 export interface SyncResult {
@@ -89,7 +87,7 @@ export async function syncCache(
     full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since);
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
-  const result = cache.db.exclusive(() => {
+  return cache.db.exclusive(() => {
     const state = cache.db.syncState();
     // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
     const live = full
@@ -138,8 +136,6 @@ export async function syncCache(
     });
     return { full, changed, deleted, commit, tip };
   });
-  if (result.commit) await cache.consolidateIfDue(options.log);
-  return result;
 }
 
 /**

@@ -1,5 +1,9 @@
 /**
  * `svc`: the command line (DESIGN.md §8). Usage errors go to stderr with exit 2, like every other error.
+ *
+ * Every command class is loaded at each start of svc (clipanion needs them all to parse), so a command
+ * module imports only light things at its top and loads its implementation (SQLite, HTTP, git, the
+ * simulator, the daemon) with `await import()` in `run()`: this keeps start-up at ~40 ms instead of ~115.
  */
 import { type BaseContext, Builtins, Cli } from "clipanion";
 import { InitCommand } from "./commands/init.js";

@@ -104,13 +104,13 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     // The newest server state (staleness is judged against it) and the copy of the user's commits into the
     // cache do not depend on each other: both at once. Both settle before anything else happens, so a
     // failed sync never leaves a copy running that would recreate the refs deleted below.
-    const [synced, copied] = await Promise.allSettled([
-      syncCache(cache, backend, { trace, log: context.log }),
+    const [synced, refused] = await Promise.allSettled([
+      syncCache(cache, backend, { trace }),
       copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
     ]);
     if (synced.status === "rejected") throw synced.reason;
-    if (copied.status === "rejected") throw copied.reason;
-    if (!copied.value.ok) return copied.value;
+    if (refused.status === "rejected") throw refused.reason;
+    if (refused.value) return refused.value;
     trace(`pushed ${commit} into the cache`);
     const tipBefore = cache.tip();
     if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
@@ -132,13 +132,14 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
  * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref (the
  * user's remote-tracking commit, when the cache has it) tells send-pack what the cache already has, so only
  * new objects travel, and nothing is fetched lazily in a partial clone. The caller deletes both refs.
+ * Returns the refusal when the copy failed, else nothing.
  */
 async function copyIntoCache(
   context: PushContext,
   commit: string,
   tracking: string,
   refs: { incomingRef: string; baseRef: string },
-): Promise<PushReply> {
+): Promise<PushReply | undefined> {
   const { cache, log } = context;
   // git refuses a ref to an object the cache does not have: then there is no base, and that is all.
   if (tracking) await runGit(cache.repo, ["update-ref", refs.baseRef, tracking]).catch(() => undefined);
@@ -154,7 +155,7 @@ async function copyIntoCache(
     log(`svc: could not copy your commits into the cache ${cache.repo}:\n${pushed.stderr.trim()}`);
     return { ok: false, reason: "svc could not store your commits in its cache (see above)" };
   }
-  return { ok: true, oldOid: undefined };
+  return undefined;
 }
 
 async function integrate(
@@ -360,6 +361,7 @@ async function integrate(
     return written;
   });
   cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result } });
+  // Here, not in the sync above: that one runs beside the copy of the user's commits into the cache.
   await cache.consolidateIfDue(log);
   context.trace(`result commit ${result}`);
   log(

@@ -108,8 +108,9 @@ export async function openSession(options: {
         return tip;
       }
       try {
-        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace, log });
+        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace });
         trace(`synced: ${JSON.stringify(result)}`);
+        if (result.commit) await cache.consolidateIfDue(log);
         return result.tip;
       } catch (error) {
         cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });

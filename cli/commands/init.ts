@@ -67,7 +67,6 @@ export class InitCommand extends SvcCommand {
         `${dir} exists and is not empty; pick a new folder, e.g. svc init ${this.spec} ${dir}-2`,
       );
     }
-    // Loaded here, not at start-up: every svc command pays for what the module list of main.ts loads.
     const { helperEnvironment, ownBinDir, runUserGit } = await import("../git-user.js");
     const { env, helperOnPath } = helperEnvironment();
     const clone = await runUserGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {

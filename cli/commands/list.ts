@@ -3,6 +3,7 @@ import type { BackendRecord } from "../../backends/backend.js";
 import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { formatTable } from "../table.js";
 
 /** Document 3 "Limits": pages per list call. */
 export const LIST_LIMIT = 500;
@@ -36,17 +37,13 @@ export class ListCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
-    const { HttpClient } = await import("../../backends/http.js");
-    const { SimBackend } = await import("../../backends/sim/backend.js");
-    const { WikiBackend } = await import("../../backends/wiki/backend.js");
-    const { formatTable } = await import("../table.js");
     if (this.format !== "table" && this.format !== "json") {
       throw new UserFacingError("SVC_USAGE", `--format ${this.format} is not known; use table or json`);
     }
     const agent = `svc-${process.pid}`;
     let records: BackendRecord[];
     if (this.backend === "wiki") {
+      const { WikiBackend } = await import("../../backends/wiki/backend.js");
       const backend = WikiBackend.create(wikiConfig(), this.project, agent);
       const some = await backend.listSome(LIST_LIMIT);
       if (some.more) {
@@ -66,6 +63,10 @@ export class ListCommand extends SvcCommand {
         /\/+$/,
         "",
       );
+      const [{ HttpClient }, { SimBackend }] = await Promise.all([
+        import("../../backends/http.js"),
+        import("../../backends/sim/backend.js"),
+      ]);
       const http = new HttpClient({ agent });
       http.checkEgress(origin);
       records = [...(await new SimBackend(origin, this.project, http).listAll()).records];

@@ -44,7 +44,6 @@ export class PulseBackupCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { backupPulseDb, defaultBackupDir } = await import("../../server/pulse/backup.js");
     let keepDays = DEFAULT_KEEP_DAYS;
     if (this.keepDays !== undefined) {

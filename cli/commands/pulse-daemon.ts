@@ -27,7 +27,6 @@ export class PulseDaemonCommand extends SvcCommand {
   envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { PulseDaemon, readDaemonConfig } = await import("../../server/pulse/daemon.js");
     const config = readDaemonConfig(loadEnvironment(this.envFile));
     let daemon: Daemon;

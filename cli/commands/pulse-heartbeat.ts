@@ -42,7 +42,6 @@ export class PulseHeartbeatCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { isBusy } = await import("../../server/pulse/db.js");
     try {
       return await this.queueHeartbeat();

@@ -31,7 +31,6 @@ export class PulseKeepaliveCommand extends SvcCommand {
   json = Option.Boolean("--json", false, { description: "Print the report as JSON" });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { formatKeepaliveSummary, readKeepaliveConfig, runKeepalive } = await import(
       "../../server/pulse/keepalive.js"
     );

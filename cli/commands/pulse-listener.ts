@@ -28,7 +28,6 @@ export class PulseListenerCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { MessengerListener, readListenerConfig } = await import("../../server/pulse/listener.js");
     const { Logger } = await import("../../server/pulse/log.js");
     const readConfig = () => readListenerConfig(loadEnvironment(this.envFile));

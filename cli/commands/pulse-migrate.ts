@@ -28,7 +28,6 @@ export class PulseMigrateCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { openPulseDb, schemaRevision } = await import("../../server/pulse/db.js");
     const reader = new ConfigReader(loadEnvironment(this.envFile));
     const dbPath = reader.required(

@@ -47,7 +47,6 @@ export class PulseProviderOauthCommand extends Command {
       stderr.write(`svc: unknown action ${JSON.stringify(this.action)}; use check or refresh\n`);
       return EXIT_USAGE;
     }
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const [{ Logger }, { checkCredential, OauthError, readOauthConfig, refreshCredential }] =
       await Promise.all([import("../../server/pulse/log.js"), import("../../server/pulse/oauth.js")]);
     try {

@@ -50,7 +50,6 @@ export class PulseTriggerCommand extends SvcCommand {
   prompt = Option.Rest({ required: 1 });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { BackendUnreachableError, HttpClient } = await import("../../backends/http.js");
     const reader = new ConfigReader(loadEnvironment(this.envFile));
     const address = readApiAddress(reader);

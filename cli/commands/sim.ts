@@ -30,7 +30,6 @@ export class SimCommand extends SvcCommand {
   });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { startSimServer } = await import("../../server/sim/server.js");
     const rateLimit = Number(this.rateLimit);
     if (!/^\d+(\.\d+)?$/.test(this.rateLimit) || !Number.isFinite(rateLimit)) {

@@ -2,6 +2,7 @@ import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { formatTable } from "../table.js";
 
 export class SpacesCommand extends SvcCommand {
   static override paths = [["spaces"]];
@@ -19,9 +20,7 @@ export class SpacesCommand extends SvcCommand {
   format = Option.String("--format", "table", { description: "table or json" });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
     const { WikiBackend } = await import("../../backends/wiki/backend.js");
-    const { formatTable } = await import("../table.js");
     if (this.backend !== "wiki") {
       throw new UserFacingError(
         "SVC_USAGE",

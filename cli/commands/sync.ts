@@ -25,11 +25,13 @@ export class SyncCommand extends SvcCommand {
   remote = Option.String("--remote", "origin", { description: "The git remote to sync (default origin)" });
 
   async run(): Promise<number> {
-    // Loaded on use: main.ts loads every command class at each start of svc.
-    const { helperEnvironment, runUserGit } = await import("../git-user.js");
-    const { createBackend } = await import("../../backends/create.js");
-    const { ProjectCache } = await import("../../cache/cache.js");
-    const { syncCache } = await import("../../cache/sync.js");
+    const [{ helperEnvironment, runUserGit }, { createBackend }, { ProjectCache }, { syncCache }] =
+      await Promise.all([
+        import("../git-user.js"),
+        import("../../backends/create.js"),
+        import("../../cache/cache.js"),
+        import("../../cache/sync.js"),
+      ]);
     const dir = this.dir ?? ".";
     const config = await runUserGit(["config", "--get", `remote.${this.remote}.url`], {
       cwd: dir,
@@ -49,8 +51,8 @@ export class SyncCommand extends SvcCommand {
     try {
       const result = await syncCache(cache, await createBackend(remote, agent), {
         reconcile: this.reconcile,
-        log: (message) => this.context.stderr.write(`${message}\n`),
       });
+      if (result.commit) await cache.consolidateIfDue((message) => this.context.stderr.write(`${message}\n`));
       this.context.stderr.write(
         `svc: ${result.full ? "full" : "delta"} sync: ${result.changed} changed, ${result.deleted} removed` +
           `${result.commit ? ` (cache commit ${result.commit.slice(0, 12)})` : ", nothing new"}\n`,
