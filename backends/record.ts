@@ -50,6 +50,20 @@ export interface FieldSpec {
   readonly omitWhenAbsent: boolean;
   /** The values a string field may take, when the backend fixes them. */
   readonly allowed?: readonly string[];
+  /** What the server accepts in a write (the planner refuses a push that breaks it before any write). */
+  readonly limit?: FieldLimit;
+}
+
+/** A backend's documented limit on one writable field; lengths in UTF-16 code units, as JSON counts them. */
+export interface FieldLimit {
+  /** A string's longest length. */
+  readonly maxLength?: number;
+  /** A string must hold more than white space. */
+  readonly nonBlank?: boolean;
+  /** A list's most entries. */
+  readonly maxItems?: number;
+  /** A list entry's longest length; entries must not be blank. */
+  readonly maxItemLength?: number;
 }
 
 export interface RecordSchema {
@@ -87,6 +101,7 @@ export function field(
     nullable: options.nullable ?? false,
     omitWhenAbsent: options.omitWhenAbsent ?? false,
     ...(options.allowed ? { allowed: options.allowed } : {}),
+    ...(options.limit ? { limit: options.limit } : {}),
   };
 }
 

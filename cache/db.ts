@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { SvcError } from "../backends/errors.js";
 import { migrateSchema } from "../backends/settings.js";
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -95,7 +95,45 @@ const MIGRATIONS: Record<number, string> = {
   3: `
     ALTER TABLE sync_state ADD COLUMN commits_since_pack INTEGER NOT NULL DEFAULT 0;
   `,
+  // The create journal by working tree and path (helper/create-journal.ts): a row is written before a POST
+  // leaves, with what it sends and how far the records table reached, so a create whose answer was lost
+  // can be found among the records that appeared after it. Old rows that got their key are kept, settled.
+  4: `
+    CREATE TABLE create_journal (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      worktree TEXT NOT NULL,
+      path TEXT NOT NULL,
+      content_oid TEXT NOT NULL,
+      planned TEXT NOT NULL,
+      started_at TEXT NOT NULL,
+      known_rowid INTEGER NOT NULL,
+      owner_pid INTEGER NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('sending', 'created', 'settled')),
+      created_key TEXT,
+      created_version INTEGER,
+      created_updated_at TEXT
+    );
+    CREATE INDEX create_journal_path ON create_journal (path, state);
+    INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state, created_key)
+      SELECT '', local_path, content_oid, '{"fields":{}}', created_at, 0, 0, 'settled', created_key
+      FROM pending_creates WHERE created_key IS NOT NULL;
+    DROP TABLE pending_creates;
+  `,
 };
+
+/** One create of the journal (`create_journal`). */
+export interface JournalRow {
+  readonly id: number;
+  readonly path: string;
+  readonly content_oid: string;
+  /** The JSON of the `RecordChanges` the POST sent. */
+  readonly planned: string;
+  readonly known_rowid: number;
+  readonly owner_pid: number;
+  readonly created_key: string | null;
+  readonly created_version: number | null;
+  readonly created_updated_at: string | null;
+}
 
 /** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
 const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
@@ -225,14 +263,30 @@ export class CacheDb {
       setSyncState: db.prepare(
         "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
       ),
-      journalGet: db
-        .prepare("SELECT created_key FROM pending_creates WHERE local_path = ? AND content_oid = ?")
-        .pluck(),
       journalStart: db.prepare(
-        "INSERT INTO pending_creates (local_path, content_oid, created_key, created_at) VALUES (?, ?, NULL, ?) ON CONFLICT DO NOTHING",
+        `INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state)
+         VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) FROM records), ?, 'sending')`,
       ),
-      journalDone: db.prepare(
-        "UPDATE pending_creates SET created_key = ? WHERE local_path = ? AND content_oid = ?",
+      journalCreated: db.prepare(
+        "UPDATE create_journal SET state = 'created', created_key = ?, created_version = ?, created_updated_at = ? WHERE id = ?",
+      ),
+      journalDrop: db.prepare("DELETE FROM create_journal WHERE id = ? AND state = 'sending'"),
+      journalRows: db.prepare(
+        `SELECT id, path, content_oid, planned, known_rowid, owner_pid, created_key, created_version, created_updated_at
+         FROM create_journal WHERE worktree = ? AND state = ? ORDER BY id`,
+      ),
+      journalSettledKey: db
+        .prepare(
+          `SELECT created_key FROM create_journal WHERE path = ? AND content_oid = ? AND state != 'sending'
+           AND worktree IN (?, '') ORDER BY worktree = ? DESC, id DESC LIMIT 1`,
+        )
+        .pluck(),
+      journalSettle: db.prepare("UPDATE create_journal SET state = 'settled', content_oid = ? WHERE id = ?"),
+      journalClaimed: db
+        .prepare("SELECT created_key FROM create_journal WHERE created_key IS NOT NULL")
+        .pluck(),
+      recordsAfter: db.prepare(
+        "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE rowid > ? AND deleted = 0",
       ),
       pushResult: db.prepare("SELECT result_commit FROM pushes WHERE user_commit = ?").pluck(),
       recordPush: db.prepare(
@@ -411,19 +465,59 @@ export class CacheDb {
     }
   }
 
+  /**
+   * Notes that the create of `path` (blob `oid` in the pushed commit of working tree `worktree`) is about to
+   * be sent, with what it sends; returns the row's id. Written before the request leaves.
+   */
+  journalStart(worktree: string, path: string, oid: string, planned: string): number {
+    const result = this.statements.journalStart.run(
+      worktree,
+      path,
+      oid,
+      planned,
+      new Date().toISOString(),
+      process.pid,
+    );
+    return Number(result.lastInsertRowid);
+  }
+
+  /** The server created record `key` (at `version` / `updatedAt`) for journal row `id`. */
+  journalCreated(id: number, key: string, version: number | null, updatedAt: string): void {
+    this.statements.journalCreated.run(key, version, updatedAt, id);
+  }
+
+  /** Forgets a create that is proven unwritten (the server refused it, or no record of it appeared). */
+  journalDrop(id: number): void {
+    this.statements.journalDrop.run(id);
+  }
+
+  /** The rows of `worktree` in `state`: `sending` (answer unknown) or `created` (push not finished). */
+  journalRows(worktree: string, state: "sending" | "created"): JournalRow[] {
+    return this.statements.journalRows.all(worktree, state) as JournalRow[];
+  }
+
   /** The key an earlier push created from the file `path` with content `oid`, if any. */
-  createdKey(path: string, oid: string): string | undefined {
-    return (this.statements.journalGet.get(path, oid) as string | null | undefined) ?? undefined;
+  createdKey(worktree: string, path: string, oid: string): string | undefined {
+    const key = this.statements.journalSettledKey.get(path, oid, worktree, worktree) as
+      | string
+      | null
+      | undefined;
+    return key ?? undefined;
   }
 
-  /** Records that a create of `path`/`oid` is about to be sent (before the request leaves). */
-  journalCreate(path: string, oid: string): void {
-    this.statements.journalStart.run(path, oid, new Date().toISOString());
+  /** The push that carried row `id` finished: its file is `oid` in that push's commit. */
+  journalSettle(id: number, oid: string): void {
+    this.statements.journalSettle.run(oid, id);
   }
 
-  /** Records the key the server gave the create of `path`/`oid`. */
-  journalCreated(path: string, oid: string, key: string): void {
-    this.statements.journalDone.run(key, path, oid);
+  /** Every key the journal has given to a create: a record can be the result of one create only. */
+  journalClaimedKeys(): Set<string> {
+    return new Set(this.statements.journalClaimed.all() as string[]);
+  }
+
+  /** Live records that entered the cache after the records table reached `rowid`. */
+  recordsAfter(rowid: number): CachedRecord[] {
+    return this.statements.recordsAfter.all(rowid) as CachedRecord[];
   }
 
   /** The commit a push of `userCommit` produced (the user's commit plus what the server assigned). */

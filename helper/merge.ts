@@ -1,14 +1,12 @@
 /**
  * Three-way merge of one record for `svc.autoMerge` (DESIGN.md §4): frontmatter field by field, the body
  * line by line with node-diff3. Two edits of different fields, or of different parts of the body, merge;
- * two different edits of the same field or the same lines do not.
+ * two different edits of the same field or the same lines do not. Field equality is the record diff's
+ * (`backends/record-diff.ts`), so a removed `assignee:` line is an edit to "none" here as in every write.
  */
 import { diff3Merge } from "node-diff3";
 import type { FieldValue, RecordContent, RecordSchema } from "../backends/record.js";
-
-function same(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-}
+import { sameField } from "../backends/record-diff.js";
 
 /** Splits text into lines that keep their line ends, so joining them gives the text back. */
 function lines(text: string): string[] {
@@ -37,12 +35,9 @@ export function mergeRecord(
   const fields: Record<string, FieldValue> = {};
   for (const spec of schema.fields) {
     if (spec.serverControlled) continue;
-    const b = base.fields[spec.name];
-    const o = ours.fields[spec.name];
-    const t = theirs.fields[spec.name];
     let value: FieldValue | undefined;
-    if (same(o, b)) value = t;
-    else if (same(t, b) || same(t, o)) value = o;
+    if (sameField(spec, ours, base)) value = theirs.fields[spec.name];
+    else if (sameField(spec, theirs, base) || sameField(spec, theirs, ours)) value = ours.fields[spec.name];
     else return undefined;
     if (value !== undefined) fields[spec.name] = value;
   }

@@ -7,19 +7,19 @@ import test from "ava";
 import fc from "fast-check";
 import type { BaseToken } from "../backends/backend.js";
 import { type RecordFields, renderRecordFile } from "../backends/record.js";
+import { recordChanges as changesBetween, sameBody } from "../backends/record-diff.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import {
-  changesBetween,
   type DiffEntry,
+  type JournalMatch,
   type Plan,
   type PlannedWrite,
   planPush,
   problemSummary,
-  sameBody,
 } from "./push-plan.js";
 
 const ZERO = "0".repeat(40);
-const MAX_FILE_BYTES = 4096;
+const MAX_BODY_BYTES = 4096;
 
 /** Fake blob ids: 40 hex digits, distinct per name. */
 function oid(name: string): string {
@@ -43,6 +43,15 @@ const ISSUE_7 = {
   version: 1,
   updated_at: "2026-01-01T00:00:07.000Z",
 } as const satisfies RecordFields;
+
+/** A create of `issues/new-bug.md` that became record 77, whose push was cut off after the POST. */
+const OPEN_77: JournalMatch = {
+  key: "77",
+  created: {
+    original: { fields: { title: "New bug" }, body: "" },
+    token: { version: 1, updatedAt: "2026-01-03T00:00:00.000Z" },
+  },
+};
 
 const TOKENS: Readonly<Record<string, BaseToken>> = {
   "42": { version: 3, updatedAt: "2026-01-02T00:00:00.000Z" },
@@ -73,15 +82,22 @@ interface PlanCase {
   readonly name: string;
   readonly entries: readonly DiffEntry[];
   readonly blobs: Blobs;
-  /** `path|blob name` → created key. */
+  /** `path|blob name` → key of a settled create (its push finished). */
   readonly journal?: Readonly<Record<string, string>>;
+  /** path → an open create (its push was cut off after the POST). */
+  readonly open?: Readonly<Record<string, JournalMatch>>;
   readonly writes?: readonly unknown[];
   /** Problems by path, each message matched by a pattern. */
   readonly problems?: readonly (readonly [string, RegExp])[];
   readonly ignoredEdits?: Plan["ignoredEdits"];
 }
 
-function plan(entries: readonly DiffEntry[], blobs: Blobs, journal: Record<string, string> = {}): Plan {
+function plan(
+  entries: readonly DiffEntry[],
+  blobs: Blobs,
+  journal: Record<string, string> = {},
+  open: Readonly<Record<string, JournalMatch>> = {},
+): Plan {
   const byOid = new Map(Object.entries(blobs).map(([name, content]) => [oid(name), Buffer.from(content)]));
   const journalByOid = new Map(
     Object.entries(journal).map(([at, key]) => {
@@ -98,15 +114,19 @@ function plan(entries: readonly DiffEntry[], blobs: Blobs, journal: Record<strin
       return content;
     },
     baseToken: (key) => TOKENS[key],
-    journal: (path, id) => journalByOid.get(`${path}|${id}`),
-    maxFileBytes: MAX_FILE_BYTES,
+    journal: (path, baseOid) => {
+      const found = open[path];
+      if (found) return found;
+      const key = baseOid === undefined ? undefined : journalByOid.get(`${path}|${baseOid}`);
+      return key === undefined ? undefined : { key };
+    },
+    maxBodyBytes: MAX_BODY_BYTES,
   });
 }
 
 /** The members of a write a test states (the merge inputs `desired`/`original` are checked separately). */
 function summary(write: PlannedWrite): unknown {
-  if (write.kind === "create")
-    return { kind: write.kind, path: write.path, changes: write.changes, createdKey: write.createdKey };
+  if (write.kind === "create") return { kind: write.kind, path: write.path, changes: write.changes };
   if (write.kind === "update")
     return { kind: write.kind, key: write.key, path: write.path, base: write.base, changes: write.changes };
   return { kind: write.kind, key: write.key, path: write.path, base: write.base };
@@ -122,37 +142,121 @@ const CASES: readonly PlanCase[] = [
         kind: "create",
         path: "issues/new-bug.md",
         changes: { fields: { title: "New bug", status: "open", labels: ["p1"] }, body: "It breaks.\n" },
-        createdKey: undefined,
       },
     ],
   },
   {
-    name: "a new file the create journal knows is a create with the key it already got",
+    name: "a new file whose create was cut off after the POST, unchanged since, writes nothing",
+    entries: [added("issues/new-bug.md", "new")],
+    blobs: { new: file({ title: "New bug" }, "") },
+    open: { "issues/new-bug.md": OPEN_77 },
+    writes: [],
+    problems: [],
+  },
+  {
+    name: "the journal knows the file by its path: edited after a cut-off create, it is an update of that record",
+    entries: [added("issues/new-bug.md", "edited")],
+    blobs: { edited: file({ title: "New bug, edited" }, "") },
+    open: { "issues/new-bug.md": OPEN_77 },
+    writes: [
+      {
+        kind: "update",
+        key: "77",
+        path: "issues/new-bug.md",
+        base: OPEN_77.created?.token,
+        changes: { fields: { title: "New bug, edited" } },
+      },
+    ],
+  },
+  {
+    name: "a settled create does not claim a new file at its path: that is a new record",
     entries: [added("issues/new-bug.md", "new")],
     blobs: { new: file({ title: "New bug" }, "") },
     journal: { "issues/new-bug.md|new": "77" },
     writes: [
-      {
-        kind: "create",
-        path: "issues/new-bug.md",
-        changes: { fields: { title: "New bug" }, body: "" },
-        createdKey: "77",
-      },
+      { kind: "create", path: "issues/new-bug.md", changes: { fields: { title: "New bug" }, body: "" } },
     ],
   },
   {
-    name: "the journal matches on path and content: the same file edited again is a new create",
-    entries: [added("issues/new-bug.md", "edited")],
-    blobs: { edited: file({ title: "New bug, edited" }, "") },
-    journal: { "issues/new-bug.md|new": "77" },
+    name: "a cut-off create's file and the record's own file both edited: refused, one record, one file",
+    entries: [modified("issues/0077.md", "r77", "r77-edited"), added("issues/new-bug.md", "edited")],
+    blobs: {
+      edited: file({ title: "New bug, edited" }, ""),
+      r77: file({ ...ISSUE_42, id: 77, title: "New bug" }, ""),
+      "r77-edited": file({ ...ISSUE_42, id: 77, title: "New bug", status: "done" }, ""),
+    },
+    open: { "issues/new-bug.md": OPEN_77 },
+    problems: [
+      [
+        "issues/new-bug.md",
+        /issues\/0077\.md and this file are both record 77; .*git rm issues\/new-bug\.md/,
+      ],
+    ],
+  },
+  {
+    name: "a title over the backend's limit is refused before any write, naming field and limit",
+    entries: [added("issues/long.md", "long"), modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      long: file({ title: "t".repeat(2000) }, ""),
+      base: BASE_42,
+      mine: file({ ...ISSUE_42, status: "done" }, "The login button does nothing.\n"),
+    },
+    problems: [["issues/long.md", /field `title` is 2,000 characters; sim accepts at most 1,000/]],
+  },
+  {
+    name: "labels over the count and length limits, an empty label and a blank title are refused",
+    entries: [
+      modified("issues/0042.md", "base", "many"),
+      added("issues/a.md", "a"),
+      added("issues/b.md", "b"),
+    ],
+    blobs: {
+      base: BASE_42,
+      many: file(
+        { ...ISSUE_42, labels: Array.from({ length: 101 }, (_, i) => `l${i}`) },
+        "The login button does nothing.\n",
+      ),
+      a: file({ title: "A", labels: ["x".repeat(201), ""] }, ""),
+      b: file({ title: "   " }, ""),
+    },
+    problems: [
+      ["issues/0042.md", /field `labels` has 101 entries; sim accepts at most 100/],
+      ["issues/a.md", /field `labels` has an entry of 201 characters; sim accepts at most 200/],
+      ["issues/b.md", /field `title` is empty/],
+    ],
+  },
+  {
+    name: "a record the server holds over a limit can still be edited in another field",
+    entries: [modified("issues/0042.md", "huge", "huge-done")],
+    blobs: {
+      huge: file({ ...ISSUE_42, labels: Array.from({ length: 5000 }, (_, i) => `l${i}`) }, ""),
+      "huge-done": file(
+        { ...ISSUE_42, status: "done", labels: Array.from({ length: 5000 }, (_, i) => `l${i}`) },
+        "",
+      ),
+    },
     writes: [
       {
-        kind: "create",
-        path: "issues/new-bug.md",
-        changes: { fields: { title: "New bug, edited" }, body: "" },
-        createdKey: undefined,
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { status: "done" } },
       },
     ],
+    problems: [],
+  },
+  {
+    name: "a body over the backend's limit is refused",
+    entries: [added("issues/big.md", "big")],
+    blobs: { big: file({ title: "Big" }, "x".repeat(MAX_BODY_BYTES + 1)) },
+    problems: [["issues/big.md", /the body is 4,097 bytes; sim accepts at most 4,096 bytes/]],
+  },
+  {
+    name: "a path with a `..` part (a crafted tree) is refused, naming it",
+    entries: [added("issues/../../x.md", "new")],
+    blobs: { new: file({ title: "New bug" }, "") },
+    problems: [["issues/../../x.md", /not a file inside the repository/]],
   },
   {
     name: "server-controlled fields in a new file are not sent",
@@ -163,7 +267,6 @@ const CASES: readonly PlanCase[] = [
         kind: "create",
         path: "issues/new-bug.md",
         changes: { fields: { title: "New" }, body: "x\n" },
-        createdKey: undefined,
       },
     ],
   },
@@ -373,7 +476,6 @@ const CASES: readonly PlanCase[] = [
         kind: "create",
         path: "issues/new-bug.md",
         changes: { fields: { title: "New bug", status: "done" }, body: "" },
-        createdKey: undefined,
       },
     ],
   },
@@ -502,13 +604,6 @@ const CASES: readonly PlanCase[] = [
     problems: [["issues/latin1.md", /not valid UTF-8/]],
   },
   {
-    name: "a file over the backend's size limit is refused",
-    entries: [added("issues/big.md", "big")],
-    blobs: { big: file({ title: "big" }, "x".repeat(MAX_FILE_BYTES)) },
-    writes: [],
-    problems: [["issues/big.md", new RegExp(`the file is \\d+ bytes; .* at most ${MAX_FILE_BYTES} bytes`)]],
-  },
-  {
     name: "problems do not hide the writes planned beside them (the caller refuses the whole push)",
     entries: [modified("issues/0042.md", "base", "mine"), added("notes.txt", "text")],
     blobs: {
@@ -531,7 +626,7 @@ const CASES: readonly PlanCase[] = [
 
 for (const c of CASES) {
   test(`planPush: ${c.name}`, (t) => {
-    const result = plan(c.entries, c.blobs, { ...c.journal });
+    const result = plan(c.entries, c.blobs, { ...c.journal }, c.open);
     if (c.writes) t.deepEqual(result.writes.map(summary), c.writes);
     const problems = c.problems ?? [];
     t.deepEqual(

@@ -5,12 +5,16 @@
  *
  * Rules:
  * - Only `<folder>/<name>.md` files are records; anything else is refused, naming the file.
- * - A new file without an id is a create; with the id of an existing record it is a duplicate (refused),
- *   unless that record's own file is deleted in the same push (a rename: an update, renamed back later).
+ * - A new file without an id is a create, unless the create journal says an earlier push already created
+ *   a record from the file at that path: then it is that record (an update of what the create sent, or
+ *   nothing). A file with the id of an existing record is a duplicate (refused), unless that record's own
+ *   file is deleted in the same push (a rename: an update, renamed back later).
  * - A changed file is an update carrying only the writable fields that differ from the base, plus the body
- *   if it differs. Server-controlled fields (`id`, `version`, timestamps) are never sent: an edit of them is
- *   ignored and reported.
+ *   if it differs (`backends/record-diff.ts`). Server-controlled fields (`id`, `version`, timestamps) are
+ *   never sent: an edit of them is ignored and reported.
  * - A deleted file is a delete.
+ * - Whatever a write sends must be within the backend's declared field limits: a push that breaks one is
+ *   refused before any write, naming file, field and limit.
  */
 import type { BaseToken, RecordChanges } from "../backends/backend.js";
 import { UserFacingError } from "../backends/errors.js";
@@ -21,6 +25,7 @@ import {
   type RecordFields,
   type RecordSchema,
 } from "../backends/record.js";
+import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
 
 export interface DiffEntry {
   /** git's status letter: A, M, D, T (type change). */
@@ -36,10 +41,9 @@ export type PlannedWrite =
   | {
       readonly kind: "create";
       readonly path: string;
+      /** The file's blob in the pushed commit. */
       readonly oid: string;
       readonly changes: RecordChanges;
-      /** Already created by an earlier, interrupted push of this same file (the create journal). */
-      readonly createdKey: string | undefined;
     }
   | {
       readonly kind: "update";
@@ -66,6 +70,16 @@ export interface Plan {
   readonly ignoredEdits: { readonly path: string; readonly fields: string[] }[];
 }
 
+/** A record an earlier push created from a file at this path (the create journal). */
+export interface JournalMatch {
+  readonly key: string;
+  /**
+   * When the user's base does not hold the record yet (that push stopped before its result commit): what
+   * the create sent and the record's token right after it, the base of the file's later edits.
+   */
+  readonly created?: { readonly original: RecordContent; readonly token: BaseToken };
+}
+
 export interface PlanInput {
   readonly schema: RecordSchema;
   readonly entries: readonly DiffEntry[];
@@ -73,232 +87,286 @@ export interface PlanInput {
   readonly read: (oid: string) => Buffer;
   /** The concurrency token of record `key` in the user's base, or undefined if the base has no such record. */
   readonly baseToken: (key: string) => BaseToken | undefined;
-  /** The key an earlier push created from this file (path and content), if the create journal has one. */
-  readonly journal: (path: string, oid: string) => string | undefined;
-  /** The largest record file the backend accepts. */
-  readonly maxFileBytes: number;
+  /**
+   * The record an earlier push created from the id-less file at `path`: `baseOid` is the file's blob on
+   * the base side (undefined for a file the push adds).
+   */
+  readonly journal: (path: string, baseOid: string | undefined) => JournalMatch | undefined;
+  /** The largest body a write may send (bytes of UTF-8). */
+  readonly maxBodyBytes: number;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The largest file the planner reads: far above any backend's record size, a bound on memory only. */
+const MAX_READ_BYTES = 64 * 1024 * 1024;
 
 function keyOf(fields: RecordFields): string | undefined {
   const id = fields.id;
   return id === undefined || id === null ? undefined : String(id);
 }
 
-function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((item, i) => item === b[i]);
-  return a === b;
+function count(n: number): string {
+  return n.toLocaleString("en-US");
 }
 
-/** The user's body equals the base's, or differs only by a final newline an editor added or removed. */
-export function sameBody(base: string, mine: string): boolean {
-  return mine === base || mine === `${base}\n` || base === `${mine}\n`;
-}
-
-/** The writable fields and body of `mine` that differ from `base`; absent fields are unchanged (or cleared, for optional ones). */
-export function changesBetween(
-  schema: RecordSchema,
-  base: RecordContent,
-  mine: RecordContent,
-): RecordChanges {
-  const fields: Record<string, FieldValue> = {};
+/** What in `changes` breaks one of the schema's field limits or the body limit, as messages. */
+export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxBodyBytes: number): string[] {
+  const problems: string[] = [];
+  const over = (what: string, limit: string) =>
+    problems.push(`${what}; ${schema.kind} accepts at most ${limit}`);
   for (const spec of schema.fields) {
-    if (spec.serverControlled) continue;
-    let value = mine.fields[spec.name];
-    if (value === undefined) {
-      if (!spec.omitWhenAbsent) continue;
-      value = null;
+    const value: FieldValue | undefined = changes.fields[spec.name];
+    const limit = spec.limit;
+    if (!limit || value === undefined || value === null) continue;
+    if (typeof value === "string") {
+      if (limit.nonBlank && value.trim() === "")
+        problems.push(`field \`${spec.name}\` is empty; ${schema.kind} needs some text in it`);
+      if (limit.maxLength !== undefined && value.length > limit.maxLength)
+        over(`field \`${spec.name}\` is ${count(value.length)} characters`, `${count(limit.maxLength)}`);
+    } else if (Array.isArray(value)) {
+      if (limit.maxItems !== undefined && value.length > limit.maxItems)
+        over(`field \`${spec.name}\` has ${count(value.length)} entries`, `${count(limit.maxItems)}`);
+      const long = limit.maxItemLength;
+      const bad = value.find((item) => item.trim() === "" || (long !== undefined && item.length > long));
+      if (bad !== undefined) {
+        problems.push(
+          bad.trim() === ""
+            ? `field \`${spec.name}\` has an empty entry; remove it`
+            : `field \`${spec.name}\` has an entry of ${count(bad.length)} characters; ${schema.kind} accepts at most ${count(long ?? 0)}`,
+        );
+      }
     }
-    const before = base.fields[spec.name] ?? (spec.omitWhenAbsent ? null : undefined);
-    if (!sameValue(before, value)) fields[spec.name] = value;
   }
-  return sameBody(base.body, mine.body) ? { fields } : { fields, body: mine.body };
+  if (changes.body !== undefined) {
+    const bytes = Buffer.byteLength(changes.body);
+    if (bytes > maxBodyBytes) over(`the body is ${count(bytes)} bytes`, `${count(maxBodyBytes)} bytes`);
+  }
+  return problems;
 }
 
-function writable(schema: RecordSchema, content: RecordContent): RecordContent {
-  const fields: Record<string, FieldValue> = {};
-  for (const spec of schema.fields) {
-    const value = content.fields[spec.name];
-    if (!spec.serverControlled && value !== undefined) fields[spec.name] = value;
-  }
-  return { fields, body: content.body };
+/** A path git could hand us that is no file inside a working tree (`issues/../../x.md`, crafted trees). */
+export function isUnsafePath(path: string): boolean {
+  return (
+    path.startsWith("/") ||
+    path.includes("\0") ||
+    path.split("/").some((part) => part === "" || part === "." || part === "..")
+  );
 }
 
 export function planPush(input: PlanInput): Plan {
-  const { schema } = input;
-  const problems: PlanProblem[] = [];
-  const ignoredEdits: Plan["ignoredEdits"] = [];
-  const writes: PlannedWrite[] = [];
-  const recordFile = new RegExp(`^${schema.folder}/[^/]+\\.md$`);
+  return new Planner(input).plan();
+}
 
-  const parse = (path: string, oid: string): RecordContent | undefined => {
-    const bytes = input.read(oid);
-    if (bytes.length > input.maxFileBytes) {
-      problems.push({
+class Planner {
+  private readonly problems: PlanProblem[] = [];
+  private readonly ignoredEdits: Plan["ignoredEdits"] = [];
+  private readonly writes: PlannedWrite[] = [];
+  /** Which file a write of each key came from (and whether it has no id): one record, one file. */
+  private readonly writtenBy = new Map<string, { path: string; idless: boolean }>();
+  private readonly recordFile: RegExp;
+  private readonly parsed = new Map<string, RecordContent | undefined>();
+
+  constructor(private readonly input: PlanInput) {
+    this.recordFile = new RegExp(`^${input.schema.folder}/[^/]+\\.md$`);
+  }
+
+  plan(): Plan {
+    const { entries } = this.input;
+    // Deleted record files by key: an added file carrying one of these ids is that record, renamed, and
+    // the deletion of its old file is no delete.
+    const deletedKeys = new Map<string, DiffEntry>();
+    for (const entry of entries) {
+      if (entry.status !== "D" || !this.isRecordEntry(entry, false)) continue;
+      const key = keyOfBlob(this.parse(entry.path, entry.oldOid));
+      if (key) deletedKeys.set(key, entry);
+    }
+    const renamed = new Set<string>();
+    for (const entry of entries) {
+      if (entry.status !== "A" || !this.isRecordEntry(entry, false)) continue;
+      const key = keyOfBlob(this.parse(entry.path, entry.newOid));
+      if (key && deletedKeys.has(key)) renamed.add(key);
+    }
+    const addedIds = new Map<string, string>();
+    for (const entry of entries) {
+      if (!this.isRecordEntry(entry, true)) continue;
+      if (entry.status === "D") {
+        const key = keyOfBlob(this.parse(entry.path, entry.oldOid));
+        if (!key || !renamed.has(key)) this.planDelete(entry);
+        continue;
+      }
+      const mine = this.parse(entry.path, entry.newOid);
+      if (!mine) continue;
+      const mineKey = keyOf(mine.fields);
+      if (entry.status === "A" && mineKey !== undefined) {
+        const other = addedIds.get(mineKey);
+        if (other) {
+          this.refuse(entry.path, `two files have id ${mineKey}: ${other} and this one; keep one`);
+          continue;
+        }
+        addedIds.set(mineKey, entry.path);
+        const was = deletedKeys.get(mineKey);
+        const base = was && this.parse(was.path, was.oldOid);
+        if (base) this.planUpdate(mineKey, entry.path, base, mine);
+        else if (!was) {
+          this.refuse(
+            entry.path,
+            this.input.baseToken(mineKey)
+              ? `two files have id ${mineKey}; a new record must not carry an id (remove the \`id:\` line to create one)`
+              : `id ${mineKey} is not a record on the server; remove the \`id:\` line to create a new record`,
+          );
+        }
+        continue;
+      }
+      if (entry.status === "A") {
+        this.planIdless(entry, undefined, mine);
+        continue;
+      }
+      const base = this.parse(entry.path, entry.oldOid);
+      if (!base) continue;
+      const baseKey = keyOf(base.fields);
+      if (baseKey) this.planUpdate(baseKey, entry.path, base, mine);
+      else this.planIdless(entry, base, mine);
+    }
+    return { writes: this.writes, problems: this.problems, ignoredEdits: this.ignoredEdits };
+  }
+
+  private refuse(path: string, message: string): void {
+    this.problems.push({ path, message });
+  }
+
+  /** Whether `entry` is a record file; refuses (and says why) anything else. */
+  private isRecordEntry(entry: DiffEntry, report: boolean): boolean {
+    const { folder } = this.input.schema;
+    let problem: string | undefined;
+    if (isUnsafePath(entry.path)) {
+      problem = `the path is not a file inside the repository (it has an empty, \`.\` or \`..\` part); a record is ${folder}/<name>.md`;
+    } else if (!this.recordFile.test(entry.path)) {
+      problem =
+        entry.status === "D"
+          ? `deleting files outside ${folder}/ is not something the server can record`
+          : `only ${folder}/<name>.md files are records; move the file into ${folder}/ or remove it from the commit`;
+    } else if (
+      entry.status === "T" ||
+      (entry.status !== "D" && entry.newMode !== "100644" && entry.newMode !== "100755")
+    ) {
+      problem = "a record must be a regular file (not a link or a submodule)";
+    }
+    if (problem && report) this.refuse(entry.path, problem);
+    return problem === undefined;
+  }
+
+  /** Each (path, blob) is parsed once, so a bad file is reported once however often the plan looks at it. */
+  private parse(path: string, oid: string): RecordContent | undefined {
+    const key = `${path}\0${oid}`;
+    if (!this.parsed.has(key)) this.parsed.set(key, this.parseOnce(path, oid));
+    return this.parsed.get(key);
+  }
+
+  private parseOnce(path: string, oid: string): RecordContent | undefined {
+    const bytes = this.input.read(oid);
+    if (bytes.length > MAX_READ_BYTES) {
+      this.refuse(
         path,
-        message: `the file is ${bytes.length} bytes; this backend accepts records of at most ${input.maxFileBytes} bytes`,
-      });
+        `the file is ${count(bytes.length)} bytes; svc reads record files of at most ${count(MAX_READ_BYTES)} bytes`,
+      );
       return undefined;
     }
     let text: string;
     try {
       text = utf8.decode(bytes);
     } catch {
-      problems.push({ path, message: "the file is not valid UTF-8; save it as UTF-8" });
+      this.refuse(path, "the file is not valid UTF-8; save it as UTF-8");
       return undefined;
     }
     try {
-      return parseRecordFile(schema, path, text);
+      return parseRecordFile(this.input.schema, path, text);
     } catch (error) {
       if (!(error instanceof UserFacingError)) throw error;
-      problems.push({ path, message: error.message.replace(`${path}: `, "") });
+      this.refuse(path, error.message.replace(`${path}: `, ""));
       return undefined;
     }
-  };
-
-  // Deleted record files by key: an added file carrying one of these ids is that record, renamed.
-  const deletedKeys = new Map<string, DiffEntry>();
-  for (const entry of input.entries) {
-    if (entry.status === "D" && recordFile.test(entry.path)) {
-      const base = parse(entry.path, entry.oldOid);
-      const key = base && keyOf(base.fields);
-      if (key) deletedKeys.set(key, entry);
-    }
   }
-  const renamed = new Set<string>();
-  const addedIds = new Map<string, string>();
 
-  const update = (key: string, path: string, base: RecordContent, mine: RecordContent) => {
-    const token = input.baseToken(key);
-    if (!token) {
-      problems.push({ path, message: `record ${key} is not in the server state this push is based on` });
+  /** Adds `write` unless another file already writes the same record, or it breaks a limit. */
+  private add(write: PlannedWrite, changes?: RecordChanges, idless = false): void {
+    if (write.kind !== "create") {
+      const other = this.writtenBy.get(write.key);
+      if (other) {
+        // The file without an id is the leftover of a create: that is the one to remove.
+        const leftover = idless || !other.idless ? write.path : other.path;
+        this.refuse(
+          write.path,
+          `${other.path} and this file are both record ${write.key}; keep your edits in one, then: git rm ${leftover} && git commit -m "Remove ${leftover}" && git push`,
+        );
+        return;
+      }
+      this.writtenBy.set(write.key, { path: write.path, idless });
+    }
+    const broken = changes ? limitProblems(this.input.schema, changes, this.input.maxBodyBytes) : [];
+    for (const problem of broken) this.refuse(write.path, problem);
+    if (broken.length === 0) this.writes.push(write);
+  }
+
+  private planUpdate(
+    key: string,
+    path: string,
+    base: RecordContent,
+    mine: RecordContent,
+    token?: BaseToken,
+    idless = false,
+  ): void {
+    const found = token ?? this.input.baseToken(key);
+    if (!found) {
+      this.refuse(path, `record ${key} is not in the server state this push is based on`);
       return;
     }
-    const edited = schema.fields
-      .filter((spec) => spec.serverControlled && mine.fields[spec.name] !== undefined)
-      .filter((spec) => !sameValue(mine.fields[spec.name], base.fields[spec.name]))
-      .map((spec) => spec.name);
-    if (edited.length > 0) ignoredEdits.push({ path, fields: edited });
-    const changes = changesBetween(schema, base, mine);
-    if (Object.keys(changes.fields).length === 0 && changes.body === undefined) return;
-    writes.push({
-      kind: "update",
-      key,
-      path,
-      base: token,
-      changes,
-      desired: writable(schema, { fields: { ...base.fields, ...mine.fields }, body: mine.body }),
-      original: base,
-    });
-  };
-
-  const create = (entry: DiffEntry, mine: RecordContent) => {
-    writes.push({
-      kind: "create",
-      path: entry.path,
-      oid: entry.newOid,
-      changes: { fields: writable(schema, mine).fields, body: mine.body },
-      createdKey: input.journal(entry.path, entry.newOid),
-    });
-  };
-
-  for (const entry of input.entries) {
-    if (!recordFile.test(entry.path)) {
-      if (entry.status === "D") {
-        problems.push({
-          path: entry.path,
-          message: `deleting files outside ${schema.folder}/ is not something the server can record`,
-        });
-      } else {
-        problems.push({
-          path: entry.path,
-          message: `only ${schema.folder}/<name>.md files are records; move the file into ${schema.folder}/ or remove it from the commit`,
-        });
-      }
-      continue;
-    }
-    if (
-      (entry.status !== "D" && entry.newMode !== "100644" && entry.newMode !== "100755") ||
-      entry.status === "T"
-    ) {
-      problems.push({
-        path: entry.path,
-        message: "a record must be a regular file (not a link or a submodule)",
-      });
-      continue;
-    }
-    if (entry.status === "D") {
-      const base = parse(entry.path, entry.oldOid);
-      const key = base && keyOf(base.fields);
-      if (!base) continue;
-      if (!key) {
-        const created = input.journal(entry.path, entry.oldOid);
-        if (created) {
-          const token = input.baseToken(created);
-          if (token) writes.push({ kind: "delete", key: created, path: entry.path, base: token });
-        }
-        continue;
-      }
-      const token = input.baseToken(key);
-      if (!token) {
-        problems.push({
-          path: entry.path,
-          message: `record ${key} is not in the server state this push is based on`,
-        });
-        continue;
-      }
-      writes.push({ kind: "delete", key, path: entry.path, base: token });
-      continue;
-    }
-    const mine = parse(entry.path, entry.newOid);
-    if (!mine) continue;
-    const mineKey = keyOf(mine.fields);
-    if (entry.status === "A") {
-      if (mineKey === undefined) {
-        create(entry, mine);
-        continue;
-      }
-      const other = addedIds.get(mineKey);
-      if (other) {
-        problems.push({
-          path: entry.path,
-          message: `two files have id ${mineKey}: ${other} and this one; keep one`,
-        });
-        continue;
-      }
-      addedIds.set(mineKey, entry.path);
-      const was = deletedKeys.get(mineKey);
-      if (was) {
-        const base = parse(was.path, was.oldOid);
-        if (!base) continue;
-        renamed.add(mineKey);
-        update(mineKey, entry.path, base, mine);
-        continue;
-      }
-      problems.push({
-        path: entry.path,
-        message: input.baseToken(mineKey)
-          ? `two files have id ${mineKey}; a new record must not carry an id (remove the \`id:\` line to create one)`
-          : `id ${mineKey} is not a record on the server; remove the \`id:\` line to create a new record`,
-      });
-      continue;
-    }
-    // Modified.
-    const base = parse(entry.path, entry.oldOid);
-    if (!base) continue;
-    const baseKey = keyOf(base.fields) ?? input.journal(entry.path, entry.oldOid);
-    if (!baseKey) {
-      // A file this user created in a push that never reached the server: still a create.
-      create(entry, mine);
-      continue;
-    }
-    update(baseKey, entry.path, base, mine);
+    const edited = editedServerFields(this.input.schema, base, mine);
+    if (edited.length > 0) this.ignoredEdits.push({ path, fields: edited });
+    const desired = desiredRecord(this.input.schema, base, mine);
+    const changes = recordChanges(this.input.schema, base, desired);
+    if (isNoChange(changes)) return;
+    this.add({ kind: "update", key, path, base: found, changes, desired, original: base }, changes, idless);
   }
-  // A rename is an update; drop the delete planned for the old file.
-  const result = writes.filter((write) => !(write.kind === "delete" && renamed.has(write.key)));
-  return { writes: result, problems, ignoredEdits };
+
+  /**
+   * A file without an id: a create, or — when the journal knows a record made from the file at this path
+   * — that record. `base` is the file on the base side (undefined when the push adds it).
+   */
+  private planIdless(entry: DiffEntry, base: RecordContent | undefined, mine: RecordContent): void {
+    const match = this.input.journal(entry.path, base ? entry.oldOid : undefined);
+    if (match?.created) {
+      this.planUpdate(match.key, entry.path, match.created.original, mine, match.created.token, true);
+    } else if (match && base) {
+      this.planUpdate(match.key, entry.path, base, mine, undefined, true);
+    } else {
+      const changes = {
+        fields: desiredRecord(this.input.schema, { fields: {}, body: "" }, mine).fields,
+        body: mine.body,
+      };
+      this.add({ kind: "create", path: entry.path, oid: entry.newOid, changes }, changes);
+    }
+  }
+
+  private planDelete(entry: DiffEntry): void {
+    const base = this.parse(entry.path, entry.oldOid);
+    if (!base) return;
+    const key = keyOf(base.fields);
+    const match = key ? undefined : this.input.journal(entry.path, entry.oldOid);
+    // A file this user created in a push that never reached the server: nothing to delete.
+    if (!key && !match) return;
+    const target = key ?? match?.key ?? "";
+    const token = match?.created?.token ?? this.input.baseToken(target);
+    if (!token) {
+      if (key) this.refuse(entry.path, `record ${key} is not in the server state this push is based on`);
+      return;
+    }
+    this.add({ kind: "delete", key: target, path: entry.path, base: token });
+  }
+}
+
+function keyOfBlob(content: RecordContent | undefined): string | undefined {
+  return content && keyOf(content.fields);
 }
 
 /** A one-line summary of a plan's problems for git's `[remote rejected]` line. */

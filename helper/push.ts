@@ -7,15 +7,38 @@
  * history contains (its merge-base with the cache's `main`), or the commit a push of it produced. A record
  * whose server version differs from that base is stale, and the push is rejected with git's own
  * `fetch first` before anything is written (unless `svc.autoMerge` merges it cleanly).
+ *
+ * The steps, each a function below: copy and sync (`pushMain`), load what changed (`loadChanges`), plan
+ * (`push-plan.ts`), refuse what must not be written (`refusal`), judge staleness and merge (`judge`), write
+ * (`applyWrites`), commit the result (`commitResult`). Creates go through the create journal
+ * (`create-journal.ts`) so that none is ever sent twice.
  */
-import type { RecordChanges, WritableBackend } from "../backends/backend.js";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { WritableBackend } from "../backends/backend.js";
 import { SvcError } from "../backends/errors.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
+import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { readObjects, runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
+import {
+  journalCreate,
+  journalCreated,
+  journalLookup,
+  resolveUnfinishedCreates,
+  settleCreates,
+  worktreeId,
+} from "./create-journal.js";
 import { mergeRecord } from "./merge.js";
-import { type DiffEntry, type PlannedWrite, planPush, problemSummary } from "./push-plan.js";
+import {
+  type DiffEntry,
+  isUnsafePath,
+  type Plan,
+  type PlannedWrite,
+  planPush,
+  problemSummary,
+} from "./push-plan.js";
 import { userGit } from "./user-git.js";
 
 export type PushReply =
@@ -29,19 +52,13 @@ export interface PushContext {
   readonly remote: string;
   readonly autoMerge: boolean;
   readonly bulkDeleteLimit: number;
-  readonly maxFileBytes: number;
   readonly log: (message: string) => void;
   readonly trace: (message: string) => void;
+  /** The push was forced (`+src:dst`). */
+  readonly forced?: boolean;
 }
 
 export const ALLOW_BULK_DELETE = "[allow-bulk-delete]";
-
-async function isAncestor(cache: ProjectCache, ancestor: string, descendant: string): Promise<boolean> {
-  return runGit(cache.repo, ["merge-base", "--is-ancestor", ancestor, descendant]).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** Parses `git diff-tree -r -z --raw` output into entries. */
 export function parseRawDiff(output: Buffer): DiffEntry[] {
@@ -54,6 +71,138 @@ export function parseRawDiff(output: Buffer): DiffEntry[] {
     entries.push({ status: status.slice(0, 1), path: tokens[++i] ?? "", oldMode, newMode, oldOid, newOid });
   }
   return entries;
+}
+
+/**
+ * Test-only crash points (`SVC_TEST_KILL_AT=<step>`): SIGKILL of the whole process group (git push, this
+ * helper and its children), as `kill -9` of a push would. Steps: planned, after-create, after-update,
+ * after-delete, result, copy. `SVC_TEST_DIE_AFTER_WRITES=<n>` kills this process alone after n writes.
+ */
+function crashPoint(step: string): void {
+  if (process.env.SVC_TEST_KILL_AT === step) process.kill(0, "SIGKILL");
+}
+
+function dieAfterWrites(): number | undefined {
+  const value = Number(process.env.SVC_TEST_DIE_AFTER_WRITES);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+/** `refs/svc/base/<pid>` and `refs/svc/incoming/<pid>` of pushes whose process is gone (killed mid-push). */
+function staleTemporaryRefs(cache: ProjectCache): string[] {
+  const refs: string[] = [];
+  for (const kind of ["base", "incoming"]) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(cache.repo, "refs", "svc", kind));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(name);
+      if (!Number.isSafeInteger(pid) || pid === process.pid) continue;
+      try {
+        process.kill(pid, 0);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ESRCH") refs.push(`refs/svc/${kind}/${name}`);
+      }
+    }
+  }
+  return refs;
+}
+
+export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
+  const { cache, backend, trace } = context;
+  const [resolved, tracking] = await Promise.all([
+    userGit(["rev-parse", "--verify", "-q", `${src}^{commit}`]),
+    userGit(["rev-parse", "--verify", "-q", `refs/remotes/${context.remote}/main^{commit}`]),
+  ]);
+  const commit = resolved.stdout.trim();
+  if (resolved.code !== 0 || !/^[0-9a-f]{40}$/.test(commit)) {
+    return { ok: false, reason: `cannot resolve ${src} to a commit` };
+  }
+  cache.db.audit({ op: "push-start", oid: commit });
+
+  const incomingRef = `refs/svc/incoming/${process.pid}`;
+  const baseRef = `refs/svc/base/${process.pid}`;
+  const leftovers = staleTemporaryRefs(cache);
+  try {
+    // The newest server state (staleness is judged against it) and the copy of the user's commits into the
+    // cache do not depend on each other: both at once. Both settle before anything else happens, so a
+    // failed sync never leaves a copy running that would recreate the refs deleted below.
+    const [synced, refused] = await Promise.allSettled([
+      syncCache(cache, backend, { trace }),
+      copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
+    ]);
+    if (synced.status === "rejected") throw synced.reason;
+    if (refused.status === "rejected") throw refused.reason;
+    if (refused.value) return refused.value;
+    trace(`pushed ${commit} into the cache`);
+    const tipBefore = cache.tip();
+    if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
+    const mergeBase = await runGit(cache.repo, ["merge-base", commit, tipBefore]).then(
+      (result) => result.stdout.toString("utf8").trim(),
+      () => "",
+    );
+    // The user's commit is in the server's history already.
+    if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking.stdout.trim());
+    return await integrate(context, commit, tipBefore, mergeBase);
+  } finally {
+    const deletes = [baseRef, incomingRef, ...leftovers].map((ref) => `delete ${ref}\n`).join("");
+    await runGit(cache.repo, ["update-ref", "--stdin"], { input: deletes }).catch(() => undefined);
+  }
+}
+
+/**
+ * A pushed commit the server's history contains: nothing to write. Up to date when it is the server's tip
+ * or what the user last fetched; an older one would move the user's `origin/main` back (git sets it to
+ * what a push says is up to date), so it is refused the way git refuses a push that is behind.
+ */
+function alreadyOnServer(context: PushContext, commit: string, tip: string, tracking: string): PushReply {
+  if (commit === tip || commit === tracking) return { ok: false, reason: "up to date" };
+  if (!context.forced) return { ok: false, reason: "non-fast forward" };
+  const short = commit.slice(0, 12);
+  const folder = context.backend.schema.folder;
+  context.log(
+    `svc: ${short} is an older state of the server's main; svc cannot move main back (the server keeps records, not commits), and nothing was written.\n` +
+      `  To make the records what they were at ${short}, commit that and push it:\n` +
+      `  git restore --source=${short} --staged --worktree -- ${folder} && git commit -m "Restore ${folder} as of ${short}" && git push`,
+  );
+  return {
+    ok: false,
+    reason: `svc cannot move main back to ${short}; commit the old state instead (see above)`,
+  };
+}
+
+/**
+ * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref (the
+ * user's remote-tracking commit, when the cache has it) tells send-pack what the cache already has, so only
+ * new objects travel, and nothing is fetched lazily in a partial clone. The caller deletes both refs.
+ * Returns the refusal when the copy failed, else nothing.
+ */
+async function copyIntoCache(
+  context: PushContext,
+  commit: string,
+  tracking: string,
+  refs: { incomingRef: string; baseRef: string },
+): Promise<PushReply | undefined> {
+  const { cache, log } = context;
+  // git refuses a ref to an object the cache does not have: then there is no base, and that is all.
+  if (tracking) await runGit(cache.repo, ["update-ref", refs.baseRef, tracking]).catch(() => undefined);
+  const copying = userGit([
+    "push",
+    "--porcelain",
+    "--no-verify",
+    "--quiet",
+    cache.repo,
+    `${commit}:${refs.incomingRef}`,
+  ]);
+  if (process.env.SVC_TEST_KILL_AT === "copy") setTimeout(() => crashPoint("copy"), 5);
+  const pushed = await copying;
+  if (pushed.code !== 0) {
+    log(`svc: could not copy your commits into the cache ${cache.repo}:\n${pushed.stderr.trim()}`);
+    return { ok: false, reason: "svc could not store your commits in its cache (see above)" };
+  }
+  return undefined;
 }
 
 /** path → blob oid of the files `paths` in `treeish` (only those: a tree may have 10,000 entries). */
@@ -74,104 +223,48 @@ async function listTree(
   return files;
 }
 
-interface Stale {
-  readonly key: string;
-  readonly path: string;
-  readonly why: string;
+/** What a push changed: the diff from its base, the blobs on both sides, and the base's record tokens. */
+interface Changes {
+  readonly diff: DiffEntry[];
+  readonly contents: Map<string, Buffer>;
+  readonly tokenOf: (key: string) => { version: number | null; updatedAt: string } | undefined;
 }
 
-function describeWrite(write: PlannedWrite): string {
-  if (write.kind === "create") return `create from ${write.path}`;
-  if (write.kind === "update") return `update of record ${write.key} (${write.path})`;
-  return `delete of record ${write.key} (${write.path})`;
-}
-
-export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
-  const { cache, backend, trace } = context;
-  const [resolved, tracking] = await Promise.all([
-    userGit(["rev-parse", "--verify", "-q", `${src}^{commit}`]),
-    userGit(["rev-parse", "--verify", "-q", `refs/remotes/${context.remote}/main^{commit}`]),
-  ]);
-  const commit = resolved.stdout.trim();
-  if (resolved.code !== 0 || !/^[0-9a-f]{40}$/.test(commit)) {
-    return { ok: false, reason: `cannot resolve ${src} to a commit` };
-  }
-  cache.db.audit({ op: "push-start", oid: commit });
-
-  const incomingRef = `refs/svc/incoming/${process.pid}`;
-  const baseRef = `refs/svc/base/${process.pid}`;
+/** The id a record file carries, read with the canonical parser; undefined for a file that does not parse. */
+function idOf(context: PushContext, path: string, content: Buffer | undefined): string | undefined {
+  if (!content) return undefined;
   try {
-    // The newest server state (staleness is judged against it) and the copy of the user's commits into the
-    // cache do not depend on each other: both at once. Both settle before anything else happens, so a
-    // failed sync never leaves a copy running that would recreate the refs deleted below.
-    const [synced, refused] = await Promise.allSettled([
-      syncCache(cache, backend, { trace }),
-      copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
-    ]);
-    if (synced.status === "rejected") throw synced.reason;
-    if (refused.status === "rejected") throw refused.reason;
-    if (refused.value) return refused.value;
-    trace(`pushed ${commit} into the cache`);
-    const tipBefore = cache.tip();
-    if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
-    const mergeBase = await runGit(cache.repo, ["merge-base", commit, tipBefore]).then(
-      (result) => result.stdout.toString("utf8").trim(),
-      () => "",
-    );
-    // The user's commit is in the server's history already.
-    if (mergeBase === commit) return { ok: false, reason: "up to date" };
-    return await integrate(context, commit, tipBefore, mergeBase);
-  } finally {
-    await runGit(cache.repo, ["update-ref", "--stdin"], {
-      input: `delete ${baseRef}\ndelete ${incomingRef}\n`,
-    }).catch(() => undefined);
+    const id = parseRecordFile(context.backend.schema, path, content.toString("utf8")).fields.id;
+    return id === undefined || id === null ? undefined : String(id);
+  } catch {
+    return undefined;
   }
 }
 
 /**
- * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref (the
- * user's remote-tracking commit, when the cache has it) tells send-pack what the cache already has, so only
- * new objects travel, and nothing is fetched lazily in a partial clone. The caller deletes both refs.
- * Returns the refusal when the copy failed, else nothing.
+ * Open creates of `worktree` whose file the pushed commit no longer has are settled: the user removed the
+ * file, or pulled the push that renamed it (a push killed between moving the cache's main and noting it
+ * leaves such rows), and a new file at that path later is a new record.
  */
-async function copyIntoCache(
-  context: PushContext,
-  commit: string,
-  tracking: string,
-  refs: { incomingRef: string; baseRef: string },
-): Promise<PushReply | undefined> {
-  const { cache, log } = context;
-  // git refuses a ref to an object the cache does not have: then there is no base, and that is all.
-  if (tracking) await runGit(cache.repo, ["update-ref", refs.baseRef, tracking]).catch(() => undefined);
-  const pushed = await userGit([
-    "push",
-    "--porcelain",
-    "--no-verify",
-    "--quiet",
-    cache.repo,
-    `${commit}:${refs.incomingRef}`,
-  ]);
-  if (pushed.code !== 0) {
-    log(`svc: could not copy your commits into the cache ${cache.repo}:\n${pushed.stderr.trim()}`);
-    return { ok: false, reason: "svc could not store your commits in its cache (see above)" };
-  }
-  return undefined;
+async function settleAbandonedCreates(cache: ProjectCache, worktree: string, commit: string): Promise<void> {
+  const open = cache.db.journalRows(worktree, "created");
+  if (open.length === 0) return;
+  const present = await listTree(
+    cache,
+    commit,
+    open.map((row) => row.path).filter((path) => !isUnsafePath(path)),
+  );
+  for (const row of open) if (!present.has(row.path)) cache.db.journalSettle(row.id, row.content_oid);
 }
 
-async function integrate(
+async function loadChanges(
   context: PushContext,
   commit: string,
-  tipBefore: string,
   mergeBase: string,
-): Promise<PushReply> {
-  const { cache, backend, log } = context;
+  worktree: string,
+): Promise<Changes> {
+  const { cache, backend } = context;
   const schema = backend.schema;
-  if (!mergeBase) {
-    log(
-      "svc: your history shares no commit with the server's; start from a clone (svc init) and copy your files over",
-    );
-    return { ok: false, reason: "unrelated history" };
-  }
   // Tokens (versions) come from the state the user last saw: the commit a push of the base produced, if
   // the base is a pushed commit, else the base itself.
   const tokenTree = cache.db.pushResult(mergeBase) ?? mergeBase;
@@ -190,11 +283,16 @@ async function integrate(
     else fromRepo.push(oid);
   }
   // The token tree's files are asked for by record key below; a changed file is almost always its own
-  // record's file, so those are listed at once, beside reading the blobs, and only the rest later.
+  // record's file, so those are listed at once, beside reading the blobs, and only the rest later. A path
+  // git cannot look up (`..` parts of a crafted tree) is left to the planner, which refuses it.
   const changedPaths = new Set(diff.map((entry) => entry.path));
   const [read, listed] = await Promise.all([
     readObjects(cache.repo, fromRepo),
-    listTree(cache, tokenTree, [...changedPaths]),
+    listTree(
+      cache,
+      tokenTree,
+      [...changedPaths].filter((path) => !isUnsafePath(path)),
+    ),
   ]);
   for (const [oid, content] of read) contents.set(oid, content);
 
@@ -202,12 +300,14 @@ async function integrate(
   const keys = new Set<string>();
   for (const entry of diff) {
     for (const oid of [entry.oldOid, entry.newOid]) {
-      const id = /^id: *"?([^"\n]+)"?$/m.exec(contents.get(oid)?.toString("utf8").slice(0, 4096) ?? "")?.[1];
+      const id = idOf(context, entry.path, contents.get(oid));
       if (id) keys.add(id);
-      const created = cache.db.createdKey(entry.path, oid);
+      const created = cache.db.createdKey(worktree, entry.path, oid);
       if (created) keys.add(created);
     }
   }
+  await settleAbandonedCreates(cache, worktree, commit);
+  for (const row of cache.db.journalRows(worktree, "created")) if (row.created_key) keys.add(row.created_key);
   const unlisted = [...keys].map((key) => schema.fileName(key)).filter((path) => !changedPaths.has(path));
   const tokenFiles =
     unlisted.length === 0 ? listed : new Map([...listed, ...(await listTree(cache, tokenTree, unlisted))]);
@@ -224,24 +324,73 @@ async function integrate(
       updatedAt: typeof updatedAt === "string" ? updatedAt : "",
     };
   };
+  return { diff, contents, tokenOf };
+}
+
+async function integrate(
+  context: PushContext,
+  commit: string,
+  tipBefore: string,
+  mergeBase: string,
+): Promise<PushReply> {
+  const { cache, backend, log } = context;
+  if (!mergeBase) {
+    log(
+      "svc: your history shares no commit with the server's; start from a clone (svc init) and copy your files over",
+    );
+    return { ok: false, reason: "unrelated history" };
+  }
+  const worktree = worktreeId();
+  // Before anything is planned: a create a killed push sent is found on the server, or proven unwritten.
+  resolveUnfinishedCreates(cache, backend, worktree, log);
+  const changes = await loadChanges(context, commit, mergeBase, worktree);
   const plan = planPush({
-    schema,
-    entries: diff,
+    schema: backend.schema,
+    entries: changes.diff,
     read: (oid) => {
-      const content = contents.get(oid);
+      const content = changes.contents.get(oid);
       if (!content)
         throw new SvcError("SVC_STORE", `blob ${oid} of the pushed commits is missing from the cache`);
       return content;
     },
-    baseToken: tokenOf,
-    journal: (path, oid) => cache.db.createdKey(path, oid),
-    maxFileBytes: context.maxFileBytes,
+    baseToken: changes.tokenOf,
+    journal: journalLookup(cache, worktree, changes.tokenOf),
+    maxBodyBytes: backend.maxRecordBytes,
   });
-
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
+  crashPoint("planned");
+  const refused = await refusal(context, plan, commit, mergeBase);
+  if (refused) return refused;
+
+  const judged = judge(context, plan.writes);
+  if (judged.stale.length > 0) return staleRefusal(context, judged.stale, commit);
+  const failure = await applyWrites(context, judged.writes, commit, worktree);
+  if (failure) return failure;
+  context.trace(`wrote ${judged.writes.length}`);
+  crashPoint("result");
+  await commitResult(context, {
+    commit,
+    tipBefore,
+    mergeBase,
+    worktree,
+    diff: changes.diff,
+    writes: judged.writes,
+  });
+  return { ok: true, oldOid: tipBefore };
+}
+
+/** The refusal of a plan with problems or too many deletes (nothing written), if it must be refused. */
+async function refusal(
+  context: PushContext,
+  plan: Plan,
+  commit: string,
+  mergeBase: string,
+): Promise<PushReply | undefined> {
+  const { cache, log } = context;
   for (const ignored of plan.ignoredEdits) {
+    const one = ignored.fields.length === 1;
     log(
-      `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${ignored.fields.length === 1 ? "is" : "are"} set by the server; your edit of ${ignored.fields.length === 1 ? "it" : "them"} is not sent`,
+      `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${one ? "is" : "are"} set by the server; your edit of ${one ? "it" : "them"} is not sent`,
     );
   }
   if (plan.problems.length > 0) {
@@ -251,43 +400,60 @@ async function integrate(
     cache.db.audit({ op: "push-reject", oid: commit, detail: { problems: plan.problems.length } });
     return { ok: false, reason: problemSummary(plan.problems) };
   }
-
   const deletes = plan.writes.filter((write) => write.kind === "delete").length;
-  if (context.bulkDeleteLimit > 0 && deletes > context.bulkDeleteLimit) {
-    const messages = (
-      await runGit(cache.repo, ["log", "--format=%B", `${mergeBase}..${commit}`])
-    ).stdout.toString("utf8");
-    if (!messages.includes(ALLOW_BULK_DELETE)) {
-      log(
-        `svc: this push deletes ${deletes} records, more than SVC_BULK_DELETE_LIMIT=${context.bulkDeleteLimit}; nothing was written.\n` +
-          `  If you mean it, say so in the commit message: git commit --amend -m "<message> ${ALLOW_BULK_DELETE}", then push again.`,
-      );
-      cache.db.audit({ op: "push-reject", oid: commit, detail: { deletes } });
-      return {
-        ok: false,
-        reason: `${deletes} deletes; add ${ALLOW_BULK_DELETE} to the commit message to allow`,
-      };
-    }
-  }
+  if (context.bulkDeleteLimit === 0 || deletes <= context.bulkDeleteLimit) return undefined;
+  const messages = (
+    await runGit(cache.repo, ["log", "--format=%B", `${mergeBase}..${commit}`])
+  ).stdout.toString("utf8");
+  if (messages.includes(ALLOW_BULK_DELETE)) return undefined;
+  log(
+    `svc: this push deletes ${deletes} records, more than SVC_BULK_DELETE_LIMIT=${context.bulkDeleteLimit}; nothing was written.\n` +
+      `  If you mean it, say so in the commit message: git commit --amend -m "<message> ${ALLOW_BULK_DELETE}", then push again.`,
+  );
+  cache.db.audit({ op: "push-reject", oid: commit, detail: { deletes } });
+  return { ok: false, reason: `${deletes} deletes; add ${ALLOW_BULK_DELETE} to the commit message to allow` };
+}
 
-  // Staleness per record, against the server state the sync just brought.
+interface Stale {
+  readonly key: string;
+  readonly path: string;
+  readonly why: string;
+}
+
+function currentContent(context: PushContext, key: string): RecordContent | undefined {
+  const current = context.cache.db.record(key);
+  const blob = current && context.cache.db.blob(current.rendered_oid);
+  return blob
+    ? parseRecordFile(context.backend.schema, current.path, blob.content.toString("utf8"))
+    : undefined;
+}
+
+/**
+ * Staleness per record, against the server state the sync just brought: the writes to make (merged ones
+ * under `svc.autoMerge`; none for a write an interrupted push already made) and the stale records.
+ */
+function judge(
+  context: PushContext,
+  planned: readonly PlannedWrite[],
+): { writes: PlannedWrite[]; stale: Stale[] } {
+  const { cache, backend } = context;
   const stale: Stale[] = [];
   const writes: PlannedWrite[] = [];
-  for (const write of plan.writes) {
+  for (const write of planned) {
     if (write.kind === "create") {
-      if (write.createdKey === undefined) writes.push(write);
+      writes.push(write);
       continue;
     }
     const current = cache.db.record(write.key);
+    const behind = (version: number | null) => ({
+      key: write.key,
+      path: write.path,
+      why: `version ${version} on the server, your base has ${write.base.version}`,
+    });
     if (write.kind === "delete") {
       if (!current) continue; // already deleted on the server: nothing left to do
-      if (current.version !== write.base.version) {
-        stale.push({
-          key: write.key,
-          path: write.path,
-          why: `version ${current.version} on the server, your base has ${write.base.version}`,
-        });
-      } else writes.push(write);
+      if (current.version !== write.base.version) stale.push(behind(current.version));
+      else writes.push(write);
       continue;
     }
     if (!current) {
@@ -299,51 +465,188 @@ async function integrate(
       continue;
     }
     const theirs = currentContent(context, write.key);
-    if (theirs && sameContent(theirs, write.desired)) continue; // an interrupted push already wrote it
-    if (context.autoMerge && theirs) {
-      const merged = mergeRecord(schema, write.original, write.desired, theirs);
-      if (merged) {
-        const changes = diffContent(schema.fields, theirs, merged);
-        log(
-          `svc: ${write.path} changed on the server too; the edits merge cleanly (svc.autoMerge), writing the merge`,
-        );
-        if (Object.keys(changes.fields).length > 0 || changes.body !== undefined) {
-          writes.push({
-            ...write,
-            base: { version: current.version, updatedAt: current.updated_at },
-            changes,
-            desired: merged,
-          });
-        }
-        continue;
-      }
+    if (theirs && isNoChange(recordChanges(backend.schema, theirs, write.desired))) continue; // already written
+    const merged =
+      context.autoMerge && theirs && mergeRecord(backend.schema, write.original, write.desired, theirs);
+    if (!merged) {
+      stale.push(behind(current.version));
+      continue;
     }
-    stale.push({
-      key: write.key,
-      path: write.path,
-      why: `version ${current.version} on the server, your base has ${write.base.version}`,
+    context.log(
+      `svc: ${write.path} changed on the server too; the edits merge cleanly (svc.autoMerge), writing the merge`,
+    );
+    const changes = recordChanges(backend.schema, theirs, merged);
+    if (isNoChange(changes)) continue;
+    writes.push({
+      ...write,
+      base: { version: current.version, updatedAt: current.updated_at },
+      changes,
+      desired: merged,
     });
   }
-  if (stale.length > 0) {
-    log(
-      "svc: these records changed on the server since the state your commits are based on; nothing was written:",
-    );
-    for (const item of stale) log(`  ${item.path} (record ${item.key}): ${item.why}`);
-    log("  run git pull, resolve any conflicts, commit, and push again");
-    cache.db.audit({ op: "push-reject", oid: commit, detail: { stale: stale.length } });
-    return { ok: false, reason: "fetch first" };
+  return { writes, stale };
+}
+
+function staleRefusal(context: PushContext, stale: readonly Stale[], commit: string): PushReply {
+  const { log } = context;
+  log(
+    "svc: these records changed on the server since the state your commits are based on; nothing was written:",
+  );
+  for (const item of stale) log(`  ${item.path} (record ${item.key}): ${item.why}`);
+  log("  run git pull, resolve any conflicts, commit, and push again");
+  context.cache.db.audit({ op: "push-reject", oid: commit, detail: { stale: stale.length } });
+  return { ok: false, reason: "fetch first" };
+}
+
+function describeWrite(write: PlannedWrite): string {
+  if (write.kind === "create") return `create from ${write.path}`;
+  if (write.kind === "update") return `update of record ${write.key} (${write.path})`;
+  return `delete of record ${write.key} (${write.path})`;
+}
+
+/** One write; returns the refusal when the server says the record changed under it. */
+async function applyWrite(
+  context: PushContext,
+  write: PlannedWrite,
+  worktree: string,
+  done: number,
+): Promise<PushReply | undefined> {
+  const { cache, backend, log } = context;
+  if (write.kind === "create") {
+    const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
+    let record: Awaited<ReturnType<typeof backend.create>>;
+    try {
+      record = await backend.create(write.changes);
+    } catch (error) {
+      // The server answered and refused: proven unwritten. No answer (or a 5xx): the next push finds out.
+      if (isPermanent(error)) cache.db.journalDrop(row);
+      throw error;
+    }
+    cache.db.exclusive(() => {
+      journalCreated(cache, row, record);
+      rememberRecord(cache, backend, record);
+    });
+    log(`svc: created record ${record.key} from ${write.path} (it becomes ${record.path})`);
+    return undefined;
   }
+  if (write.kind === "update") {
+    const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
+    if (outcome.kind === "ok") {
+      rememberRecord(cache, backend, outcome.record);
+      return undefined;
+    }
+    if (outcome.kind === "gone") recordServerDeletion(context, write.key);
+    return conflictAt(
+      context,
+      write,
+      done,
+      outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+    );
+  }
+  const outcome = await backend.remove(write.key, write.base);
+  if (outcome.kind === "conflict") return conflictAt(context, write, done, outcome.current);
+  cache.db.markDeleted(write.key);
+  return undefined;
+}
 
-  const done = await applyWrites(context, writes, commit);
-  if (done.failure) return done.failure;
-  context.trace(`wrote ${writes.length}`);
+/** A 4xx answer a retry cannot change (not a timeout, a conflict or a rate limit). */
+function isPermanent(error: unknown): boolean {
+  const status = error instanceof SvcError ? error.data.status : undefined;
+  return (
+    typeof status === "number" && status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status)
+  );
+}
 
-  // The cache's main: on top of the user's commit (a merge when the user was behind), with the tree of
-  // the server state after the writes. `git pull` then fast-forwards.
+async function applyWrites(
+  context: PushContext,
+  writes: readonly PlannedWrite[],
+  commit: string,
+  worktree: string,
+): Promise<PushReply | undefined> {
+  const { cache } = context;
+  const order = { create: 0, update: 1, delete: 2 } as const;
+  const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
+  const dieAfter = dieAfterWrites();
+  let done = 0;
+  for (const write of sorted) {
+    try {
+      const conflict = await applyWrite(context, write, worktree, done);
+      if (conflict) return conflict;
+    } catch (error) {
+      if (!(error instanceof SvcError)) throw error;
+      return partialFailure(context, write, error, { done, total: sorted.length, commit });
+    }
+    done++;
+    cache.db.audit({
+      op: "write",
+      key: write.kind === "create" ? undefined : write.key,
+      oid: commit,
+      detail: { kind: write.kind, path: write.path },
+    });
+    crashPoint(`after-${write.kind}`);
+    if (dieAfter !== undefined && done >= dieAfter) process.kill(process.pid, "SIGKILL");
+  }
+  return undefined;
+}
+
+/**
+ * A write failed after `done` others succeeded. A refusal a retry cannot change (a 4xx) names the file and
+ * what to change; anything else (no answer, a 5xx) is finished by pushing again.
+ */
+function partialFailure(
+  context: PushContext,
+  write: PlannedWrite,
+  error: SvcError,
+  progress: { done: number; total: number; commit: string },
+): PushReply {
+  const { done, total, commit } = progress;
+  const kept = `${done} of ${total} writes were done and are kept`;
+  context.cache.db.audit({ op: "push-partial", oid: commit, detail: { done, planned: total } });
+  if (isPermanent(error)) {
+    context.log(
+      `svc: the server refused the ${describeWrite(write)}: ${error.message}\n` +
+        `  ${kept}; pushing again as it is fails the same way. Change ${write.path} as the server asks, then:\n` +
+        `  git commit -am "Fix ${write.path}" && git push`,
+    );
+    return {
+      ok: false,
+      reason: `${write.path}: refused by the server (${error.data.status}); change the file and push`,
+    };
+  }
+  context.log(
+    `svc: the ${describeWrite(write)} failed: ${error.message}\n` +
+      `  ${kept}; push again to finish the rest (nothing is written twice): git push`,
+  );
+  return { ok: false, reason: `partial: ${done} of ${total} writes done; push again to finish` };
+}
+
+/**
+ * The cache's main after a push: on top of the user's commit (a merge when the user was behind), with the
+ * tree of the server state after the writes, so `git pull` fast-forwards. The journal's open creates are
+ * settled in the same transaction.
+ */
+async function commitResult(
+  context: PushContext,
+  push: {
+    commit: string;
+    tipBefore: string;
+    mergeBase: string;
+    worktree: string;
+    diff: readonly DiffEntry[];
+    writes: readonly PlannedWrite[];
+  },
+): Promise<void> {
+  const { cache, backend, log } = context;
+  const { commit, tipBefore, mergeBase, writes } = push;
   const tipSeen = cache.tip() ?? tipBefore;
   // The merge-base already says whether the user's commit contains the tip it was compared with.
   const containsTip =
-    tipSeen === tipBefore && mergeBase === tipBefore ? true : await isAncestor(cache, tipSeen, commit);
+    tipSeen === tipBefore && mergeBase === tipBefore
+      ? true
+      : await runGit(cache.repo, ["merge-base", "--is-ancestor", tipSeen, commit]).then(
+          () => true,
+          () => false,
+        );
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
   const counts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;
@@ -358,6 +661,7 @@ async function integrate(
     const written = writeStateCommit(cache, parents, message);
     cache.setTip(written);
     cache.db.recordPush(commit, written);
+    settleCreates(cache, push.worktree, push.diff);
     return written;
   });
   cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result } });
@@ -368,110 +672,6 @@ async function integrate(
     `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted` +
       `${writes.length > 0 ? "; git pull brings the server's versions and ids" : ""}`,
   );
-  return { ok: true, oldOid: tipBefore };
-}
-
-function currentContent(context: PushContext, key: string): RecordContent | undefined {
-  const current = context.cache.db.record(key);
-  const blob = current && context.cache.db.blob(current.rendered_oid);
-  return blob
-    ? parseRecordFile(context.backend.schema, current.path, blob.content.toString("utf8"))
-    : undefined;
-}
-
-function sameContent(server: RecordContent, desired: RecordContent): boolean {
-  for (const [name, value] of Object.entries(desired.fields)) {
-    if (JSON.stringify(server.fields[name] ?? null) !== JSON.stringify(value ?? null)) return false;
-  }
-  return (
-    server.body === desired.body || server.body === `${desired.body}\n` || desired.body === `${server.body}\n`
-  );
-}
-
-function diffContent(
-  specs: readonly { name: string; serverControlled: boolean }[],
-  from: RecordContent,
-  to: RecordContent,
-): RecordChanges {
-  const fields: Record<string, RecordContent["fields"][string]> = {};
-  for (const spec of specs) {
-    if (spec.serverControlled) continue;
-    const value = to.fields[spec.name];
-    if (value !== undefined && JSON.stringify(value) !== JSON.stringify(from.fields[spec.name] ?? null))
-      fields[spec.name] = value;
-  }
-  return from.body === to.body ? { fields } : { fields, body: to.body };
-}
-
-/** A test-only switch: the helper kills itself after this many successful writes (a crash mid-push). */
-function dieAfterWrites(): number | undefined {
-  const value = Number(process.env.SVC_TEST_DIE_AFTER_WRITES);
-  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
-}
-
-async function applyWrites(
-  context: PushContext,
-  writes: readonly PlannedWrite[],
-  commit: string,
-): Promise<{ failure?: PushReply }> {
-  const { cache, backend, log } = context;
-  const order = { create: 0, update: 1, delete: 2 } as const;
-  const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
-  const dieAfter = dieAfterWrites();
-  let done = 0;
-  for (const write of sorted) {
-    try {
-      if (write.kind === "create") {
-        cache.db.journalCreate(write.path, write.oid);
-        const record = await backend.create(write.changes);
-        cache.db.exclusive(() => {
-          cache.db.journalCreated(write.path, write.oid, record.key);
-          rememberRecord(cache, backend, record);
-        });
-        log(`svc: created record ${record.key} from ${write.path} (it becomes ${record.path})`);
-      } else if (write.kind === "update") {
-        const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
-        if (outcome.kind === "gone") recordServerDeletion(context, write.key);
-        if (outcome.kind !== "ok")
-          return {
-            failure: conflictAt(
-              context,
-              write,
-              done,
-              outcome.kind === "gone" ? "deleted on the server" : outcome.current,
-            ),
-          };
-        rememberRecord(cache, backend, outcome.record);
-      } else {
-        const outcome = await backend.remove(write.key, write.base);
-        if (outcome.kind === "conflict")
-          return { failure: conflictAt(context, write, done, outcome.current) };
-        cache.db.markDeleted(write.key);
-      }
-      done++;
-      cache.db.audit({
-        op: "write",
-        key: write.kind === "create" ? undefined : write.key,
-        oid: commit,
-        detail: { kind: write.kind, path: write.path },
-      });
-      if (dieAfter !== undefined && done >= dieAfter) process.kill(process.pid, "SIGKILL");
-    } catch (error) {
-      if (!(error instanceof SvcError)) throw error;
-      log(
-        `svc: the ${describeWrite(write)} failed: ${error.message}\n` +
-          `  ${done} of ${sorted.length} writes were done and are kept; push again to finish the rest (nothing is written twice)`,
-      );
-      cache.db.audit({ op: "push-partial", oid: commit, detail: { done, planned: sorted.length } });
-      return {
-        failure: {
-          ok: false,
-          reason: `partial: ${done} of ${sorted.length} writes done; push again to finish`,
-        },
-      };
-    }
-  }
-  return {};
 }
 
 /**

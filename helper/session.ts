@@ -13,6 +13,7 @@ import { CLONE_WITH_BLOBS_VARIABLE, envCount } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
+import type { PushReply } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
 import { userGit, userGitOutput } from "./user-git.js";
 
@@ -158,6 +159,12 @@ export async function openSession(options: {
       const [settings, { pushMain }] = await Promise.all([userSettings(), import("./push.js")]);
       for (const spec of specs) {
         const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
+        if (dst.startsWith("refs/tags/")) {
+          replies.push(
+            `error ${dst} svc keeps records, not tags: the tag stays in your clone; push commits with git push ${options.remote} HEAD:main`,
+          );
+          continue;
+        }
         if (dst !== "refs/heads/main") {
           replies.push(`error ${dst} svc keeps one branch, main; push to it with git push origin HEAD:main`);
           continue;
@@ -177,12 +184,17 @@ export async function openSession(options: {
             remote: options.remote,
             autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
             bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", 5),
-            maxFileBytes: backend.maxRecordBytes,
+            forced: spec.startsWith("+"),
             log,
             trace,
           },
           src,
-        );
+        ).catch((error: unknown): PushReply => {
+          // A failure with a message for people still gets git's `[remote rejected]` line, not a bare exit.
+          if (!(error instanceof SvcError)) throw error;
+          log(`svc: ${error.message}`);
+          return { ok: false, reason: error.message.split("\n")[0] ?? "" };
+        });
         if (reply.ok) {
           replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
         } else {

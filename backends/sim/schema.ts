@@ -12,9 +12,10 @@ export const SIM_SCHEMA: RecordSchema = {
   folder: "issues",
   fields: [
     field("id", "integer", { serverControlled: true, required: true }),
-    field("title", "string", { required: true }),
+    // DESIGN.md §5: the simulator refuses longer titles, more or longer labels with 400 (server/sim/validate.ts).
+    field("title", "string", { required: true, limit: { maxLength: 1000, nonBlank: true } }),
     field("status", "string", { allowed: SIM_STATUSES }),
-    field("labels", "string-list"),
+    field("labels", "string-list", { limit: { maxItems: 100, maxItemLength: 200 } }),
     field("created_at", "timestamp", { serverControlled: true, required: true }),
     field("updated_at", "timestamp", { serverControlled: true, required: true }),
     field("version", "integer", { serverControlled: true, required: true }),

@@ -10,7 +10,8 @@ export const WIKI_SCHEMA: RecordSchema = {
   folder: "pages",
   fields: [
     field("id", "numeric-id", { serverControlled: true, required: true }),
-    field("title", "string", { required: true }),
+    // The wiki refuses page titles over 255 characters, and empty ones.
+    field("title", "string", { required: true, limit: { maxLength: 255, nonBlank: true } }),
     field("version", "integer", { serverControlled: true, required: true }),
     field("spaceId", "numeric-id", { serverControlled: true, required: true }),
     field("parentId", "numeric-id", { serverControlled: true, nullable: true }),

@@ -1,0 +1,161 @@
+/**
+ * The create journal (DESIGN.md §4 "Exactly once"): what makes a create land once although a push can be
+ * killed between the server committing a POST and svc hearing the answer.
+ *
+ * A row is written before each POST leaves (state `sending`), with the working tree, the file's path in the
+ * pushed commit, what the POST sends, and how far the cache's records table reached. The answer turns it
+ * `created` (key and token); the push that finishes turns it `settled`. Before a later push of the same
+ * working tree plans anything, every `sending` row whose process is gone is resolved against the server
+ * state the push's sync just brought: a record that entered the cache after the row was written, that no
+ * other create claimed, and whose content is what the POST sent, is that create's record; when there is
+ * none the create is proven unwritten and forgotten, and the file is a create again.
+ *
+ * A file is known by its path in the pushed commit, whatever edits followed: while a row is `created`, the
+ * id-less file at that path is that record (an edit of it an update, the same content nothing). Once
+ * `settled`, the user's base holds the push that renamed the file, so only the file as that push had it
+ * (path and blob) still means the record; a new file at the path is a new record.
+ *
+ * What it cannot do: find a create the server commits after the next push has listed (a server that
+ * answers, and commits, later than the next push starts), or one whose record someone changed before the
+ * next push listed it. README "Exactly once" says so.
+ */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Backend, BackendRecord, BaseToken, RecordChanges } from "../backends/backend.js";
+import { parseRecordFile, type RecordContent } from "../backends/record.js";
+import { isNoChange, recordChanges } from "../backends/record-diff.js";
+import type { ProjectCache } from "../cache/cache.js";
+import type { CachedRecord, JournalRow } from "../cache/db.js";
+import type { DiffEntry, JournalMatch } from "./push-plan.js";
+
+/** The working tree a push comes from: its git directory, as git told the helper (`GIT_DIR`). */
+export function worktreeId(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = resolve(env.GIT_DIR ?? ".git");
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function plannedContent(row: JournalRow): RecordContent {
+  const planned = JSON.parse(row.planned) as RecordChanges;
+  return { fields: planned.fields, body: planned.body ?? "" };
+}
+
+function cachedContent(
+  cache: ProjectCache,
+  backend: Backend,
+  record: CachedRecord,
+): RecordContent | undefined {
+  const blob = cache.db.blob(record.rendered_oid);
+  return blob && parseRecordFile(backend.schema, record.path, blob.content.toString("utf8"));
+}
+
+/**
+ * Resolves the `sending` rows of `worktree` whose push is gone, against the cache as the push's sync left
+ * it. Returns the paths whose create was found on the server.
+ */
+export function resolveUnfinishedCreates(
+  cache: ProjectCache,
+  backend: Backend,
+  worktree: string,
+  log: (message: string) => void,
+): string[] {
+  const found: string[] = [];
+  cache.db.exclusive(() => {
+    const claimed = cache.db.journalClaimedKeys();
+    for (const row of cache.db.journalRows(worktree, "sending")) {
+      if (isAlive(row.owner_pid)) continue; // a push of this tree still under way: its answer will come
+      const planned = plannedContent(row);
+      const record = cache.db
+        .recordsAfter(row.known_rowid)
+        .find((candidate) => !claimed.has(candidate.key) && matches(cache, backend, candidate, planned));
+      if (!record) {
+        cache.db.journalDrop(row.id);
+        continue;
+      }
+      claimed.add(record.key);
+      cache.db.journalCreated(row.id, record.key, record.version, record.updated_at);
+      found.push(row.path);
+      log(
+        `svc: ${row.path} was created as record ${record.key} (${record.path}) by a push that was cut off before the answer arrived; it is not created again`,
+      );
+    }
+  });
+  return found;
+}
+
+function matches(
+  cache: ProjectCache,
+  backend: Backend,
+  candidate: CachedRecord,
+  planned: RecordContent,
+): boolean {
+  const content = cachedContent(cache, backend, candidate);
+  return content !== undefined && isNoChange(recordChanges(backend.schema, content, planned));
+}
+
+/**
+ * The planner's view of the journal for one push of `worktree` (PlanInput.journal). `baseToken` is the
+ * token of a record in the user's base, which wins over the token the create left when the user has
+ * pulled the record since.
+ */
+export function journalLookup(
+  cache: ProjectCache,
+  worktree: string,
+  baseToken: (key: string) => BaseToken | undefined,
+): (path: string, baseOid: string | undefined) => JournalMatch | undefined {
+  const open = new Map<string, JournalRow>();
+  for (const row of cache.db.journalRows(worktree, "created")) open.set(row.path, row);
+  return (path, baseOid) => {
+    const row = open.get(path);
+    if (row?.created_key) {
+      const token = baseToken(row.created_key) ?? {
+        version: row.created_version,
+        updatedAt: row.created_updated_at ?? "",
+      };
+      return { key: row.created_key, created: { original: plannedContent(row), token } };
+    }
+    const key = baseOid === undefined ? undefined : cache.db.createdKey(worktree, path, baseOid);
+    return key === undefined ? undefined : { key };
+  };
+}
+
+/** Notes a create about to be sent; returns the journal row. */
+export function journalCreate(
+  cache: ProjectCache,
+  worktree: string,
+  path: string,
+  oid: string,
+  changes: RecordChanges,
+): number {
+  return cache.db.journalStart(worktree, path, oid, JSON.stringify(changes));
+}
+
+/** Notes the server's answer to a create. */
+export function journalCreated(cache: ProjectCache, row: number, record: BackendRecord): void {
+  cache.db.journalCreated(row, record.key, record.version, record.updatedAt);
+}
+
+/**
+ * The push finished (its result commit is written): every open create of `worktree` is settled, known from
+ * now on by its file as this push's commit has it.
+ */
+export function settleCreates(cache: ProjectCache, worktree: string, diff: readonly DiffEntry[]): void {
+  const pushed = new Map(diff.map((entry) => [entry.path, entry.newOid]));
+  for (const row of cache.db.journalRows(worktree, "created")) {
+    const oid = pushed.get(row.path);
+    cache.db.journalSettle(row.id, oid && !/^0+$/.test(oid) ? oid : row.content_oid);
+  }
+}
