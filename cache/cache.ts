@@ -117,7 +117,11 @@ export class ProjectCache {
     return /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
   }
 
-  /** Moves `refs/heads/main` the way git does: create `main.lock` exclusively, write, rename. */
+  /**
+   * Moves `refs/heads/main` the way git does: create `main.lock` exclusively, write, rename. Callers hold
+   * the database's write lock (`db.exclusive`), and only svc moves this ref, so a `main.lock` found here was
+   * left by a process killed between the two steps: it is removed and the move goes on.
+   */
   setTip(oid: string): void {
     const dir = join(this.repo, "refs", "heads");
     mkdirSync(dir, { recursive: true });
@@ -125,12 +129,16 @@ export class ProjectCache {
     let fd: number;
     try {
       fd = openSync(lock, "wx");
-    } catch (error) {
-      throw new SvcError(
-        "SVC_STORE",
-        `cannot lock ${lock} (${(error as NodeJS.ErrnoException).code}); if no svc or git process is running, remove that file`,
-        { cause: error },
-      );
+    } catch (first) {
+      if ((first as NodeJS.ErrnoException).code !== "EEXIST" || !this.db.db.inTransaction) {
+        throw new SvcError(
+          "SVC_STORE",
+          `cannot lock ${lock} (${(first as NodeJS.ErrnoException).code}); if no svc or git process is running, remove that file`,
+          { cause: first },
+        );
+      }
+      rmSync(lock, { force: true });
+      fd = openSync(lock, "wx");
     }
     try {
       writeSync(fd, `${oid}\n`);

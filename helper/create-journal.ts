@@ -19,7 +19,7 @@
  * answers, and commits, later than the next push starts), or one whose record someone changed before the
  * next push listed it. README "Exactly once" says so.
  */
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Backend, BackendRecord, BaseToken, RecordChanges } from "../backends/backend.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
@@ -38,13 +38,22 @@ export function worktreeId(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
+/**
+ * Whether process `pid` still runs (a push killed with SIGKILL leaves its pid in rows and ref names). A
+ * killed helper whose parent died too can stay a zombie for a while where nothing reaps orphans (PID 1 of
+ * some containers): on Linux its state in /proc says so.
+ */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\d+ \(.*\) [ZX]/s.test(stat);
+  } catch {
+    return true;
   }
 }
 
@@ -76,7 +85,7 @@ export function resolveUnfinishedCreates(
   cache.db.exclusive(() => {
     const claimed = cache.db.journalClaimedKeys();
     for (const row of cache.db.journalRows(worktree, "sending")) {
-      if (isAlive(row.owner_pid)) continue; // a push of this tree still under way: its answer will come
+      if (row.owner_pid === process.pid || isRunning(row.owner_pid)) continue; // a push of this tree still under way: its answer will come
       const planned = plannedContent(row);
       const record = cache.db
         .recordsAfter(row.known_rowid)

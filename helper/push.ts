@@ -13,7 +13,7 @@
  * (`applyWrites`), commit the result (`commitResult`). Creates go through the create journal
  * (`create-journal.ts`) so that none is ever sent twice.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { SvcError } from "../backends/errors.js";
@@ -23,6 +23,7 @@ import type { ProjectCache } from "../cache/cache.js";
 import { readObjects, runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import {
+  isRunning,
   journalCreate,
   journalCreated,
   journalLookup,
@@ -98,13 +99,12 @@ function staleTemporaryRefs(cache: ProjectCache): string[] {
       continue;
     }
     for (const name of names) {
-      const pid = Number(name);
-      if (!Number.isSafeInteger(pid) || pid === process.pid) continue;
-      try {
-        process.kill(pid, 0);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ESRCH") refs.push(`refs/svc/${kind}/${name}`);
-      }
+      const match = /^(\d+)(\.lock)?$/.exec(name);
+      const pid = Number(match?.[1]);
+      if (!match || !Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
+      // A lock file of a dead process is no ref: git would refuse to touch the ref while it is there.
+      if (match[2]) rmSync(join(cache.repo, "refs", "svc", kind, name), { force: true });
+      else refs.push(`refs/svc/${kind}/${name}`);
     }
   }
   return refs;
@@ -341,6 +341,7 @@ async function integrate(
     return { ok: false, reason: "unrelated history" };
   }
   const worktree = worktreeId();
+  context.trace(`working tree ${worktree}`);
   // Before anything is planned: a create a killed push sent is found on the server, or proven unwritten.
   resolveUnfinishedCreates(cache, backend, worktree, log);
   const changes = await loadChanges(context, commit, mergeBase, worktree);

@@ -105,6 +105,8 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   /** Close our end of the child's stdout at once, as a reader that hangs up does (`git` dying, `| head`). */
   readonly closeStdout?: boolean;
+  /** SIGKILL the whole process group this long after the start, as `kill -9` of a push would. */
+  readonly killAfterMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -133,6 +135,8 @@ export function run(
       timedOut = true;
       killGroup(child);
     }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const killer =
+      options.killAfterMs === undefined ? undefined : setTimeout(() => killGroup(child), options.killAfterMs);
     if (options.closeStdout) child.stdout.destroy();
     else child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
@@ -143,6 +147,7 @@ export function run(
     });
     child.on("close", (code) => {
       clearTimeout(timer);
+      clearTimeout(killer);
       gitEnv.running.delete(child);
       const stdoutBytes = Buffer.concat(out);
       resolve({
