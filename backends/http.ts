@@ -106,6 +106,10 @@ function size(bytes: number): string {
  * the bytes read pass the cap (the connection is closed then: a hostile server cannot make svc hold more).
  */
 export class ResponseTooLargeError extends UserFacingError {
+  /**
+   * `announced`: the `content-length`, when it gave the answer away. `adjustable`: the cap follows
+   * `SVC_HTTP_MAX_RESPONSE_MIB` (the caller did not fix it), so the message may say to raise it.
+   */
   constructor(url: URL, method: string, cap: number, options: { announced?: number; adjustable: boolean }) {
     const request = `${method} ${url.pathname}`;
     const what =

@@ -9,7 +9,7 @@
  * Without it a server whose pointer repeats keeps the client asking forever (measured before: 21,000
  * requests in 30 s and the helper past 770 MB). Pointers are remembered by digest, so a hostile server
  * that sends huge ones costs 32 bytes a result page, and at most `maxPages` of them. Each response is
- * capped in bytes by the HTTP client (http.ts), so the walk holds at most `maxPages` capped responses.
+ * capped in bytes by the HTTP client (http.ts), so a listing reads at most `maxPages` such responses.
  */
 import { createHash } from "node:crypto";
 import { excerpt, UserFacingError } from "./errors.js";
