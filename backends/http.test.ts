@@ -72,7 +72,8 @@ test("a response over the cap without content-length is cut off a little after t
   t.is(error?.code, "SVC_BACKEND");
   const streamed = await server.done;
   t.true(streamed.closedEarly);
-  t.true(streamed.written < 64 * MIB, `the server sent ${streamed.written} bytes`);
+  // On top of the cap, only what the sockets' kernel buffers held when the client hung up.
+  t.true(streamed.written < 72 * MIB, `the server sent ${streamed.written} bytes`);
 });
 
 test("a response whose content-length is over the cap is refused before its body is read", async (t) => {

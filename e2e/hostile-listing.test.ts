@@ -164,9 +164,10 @@ test("a 200 MB answer is refused a little after 32 MiB, the connection closed, a
   t.notRegex(clone.stderr, CRASH);
   const [streamed] = await wiki.streamed();
   t.true(streamed?.closedEarly, "svc hung up before the end");
-  // What the kernel's socket buffers held on top of the cap is all the fake got to send.
   t.true((streamed?.bytesWritten ?? 0) > 32 * MIB);
-  t.true((streamed?.bytesWritten ?? bytes) < 64 * MIB, `the fake sent ${streamed?.bytesWritten} bytes`);
+  // On top of the cap, only what the sockets' kernel buffers held when svc hung up (here at most
+  // tcp_rmem 32 MiB + tcp_wmem 4 MiB, when the reader lags): far from the 200 MB the fake had to send.
+  t.true((streamed?.bytesWritten ?? bytes) < 72 * MIB, `the fake sent ${streamed?.bytesWritten} bytes`);
   const rss = Number(/exit maxRSS=(\d+)KB/.exec(clone.stderr)?.[1]);
   t.true(rss * 1024 < 192 * MIB, `the helper's peak RSS was ${rss} KB`);
 
