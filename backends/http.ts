@@ -4,9 +4,10 @@
  * request has a timeout; 429 answers are retried after `Retry-After`. Error messages never carry request
  * headers (credentials live there).
  */
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { SvcError, UserFacingError } from "./errors.js";
+import { readCount, readDurationMs } from "./settings.js";
 
 /** node:https (and with it TLS) is loaded on the first https request: the simulator's loopback needs none. */
 let httpsModule: typeof import("node:https") | undefined;
@@ -94,6 +95,40 @@ export class BackendUnreachableError extends UserFacingError {
   }
 }
 
+const MIB = 1024 * 1024;
+
+function size(bytes: number): string {
+  return bytes % MIB === 0 ? `${bytes / MIB} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * A response over the byte cap, refused as soon as its `content-length` says so or, without one, as soon as
+ * the bytes read pass the cap (the connection is closed then: a hostile server cannot make svc hold more).
+ */
+export class ResponseTooLargeError extends UserFacingError {
+  /**
+   * `announced`: the `content-length`, when it gave the answer away. `adjustable`: the cap follows
+   * `SVC_HTTP_MAX_RESPONSE_MIB` (the caller did not fix it), so the message may say to raise it.
+   */
+  constructor(url: URL, method: string, cap: number, options: { announced?: number; adjustable: boolean }) {
+    const request = `${method} ${url.pathname}`;
+    const what =
+      options.announced === undefined
+        ? `sent more than ${size(cap)} in answer to ${request}, the most svc accepts in one response; ` +
+          "svc closed the connection and kept none of it"
+        : `announced ${options.announced} bytes (content-length) in answer to ${request}, more than the ` +
+          `${size(cap)} svc accepts in one response; svc closed the connection without reading it`;
+    const next =
+      options.adjustable && cap < MAX_RESPONSE_MIB * MIB
+        ? `If answers this large are expected, run the command again with e.g. ${MAX_RESPONSE_SETTING}=` +
+          `${Math.min(Math.ceil(cap / MIB) * 2, MAX_RESPONSE_MIB)}; if not, report it to the admins of ${url.origin}`
+        : `Report it to the admins of ${url.origin}`;
+    super("SVC_BACKEND", `the server at ${url.origin} ${what}. ${next}`, {
+      data: { origin: url.origin, method, path: url.pathname, cap, announced: options.announced },
+    });
+  }
+}
+
 export interface HttpResponse {
   readonly status: number;
   /** Response headers by lower-case name; repeated headers joined with `, ` (node:http's rule). */
@@ -107,6 +142,8 @@ export interface HttpRequest {
   readonly headers?: Record<string, string>;
   readonly body?: string;
   readonly timeoutMs?: number;
+  /** This request's cap on the response body, in place of the client's (a listing that cannot page). */
+  readonly maxResponseBytes?: number;
   /** Aborting ends the exchange at once (a long poll on shutdown); the promise rejects with the abort reason. */
   readonly signal?: AbortSignal;
 }
@@ -116,13 +153,22 @@ export interface HttpClientOptions {
   readonly allowedOrigins?: string;
   /** `X-Svc-Agent` sent with every request. */
   readonly agent: string;
+  /** Default `SVC_HTTP_TIMEOUT_MS`, else 30 s. */
   readonly timeoutMs?: number;
-  /** The largest response body accepted. */
+  /** The largest response body accepted; default `SVC_HTTP_MAX_RESPONSE_MIB` MiB, else 32 MiB. */
   readonly maxResponseBytes?: number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
 const MAX_ATTEMPTS = 4;
+const TIMEOUT_SETTING = "SVC_HTTP_TIMEOUT_MS";
+const MAX_RESPONSE_SETTING = "SVC_HTTP_MAX_RESPONSE_MIB";
+/** A few tens of MiB: a page of any listing fits, and a hostile server cannot make svc hold a gigabyte. */
+const DEFAULT_MAX_RESPONSE_MIB = 32;
+/** The most `SVC_HTTP_MAX_RESPONSE_MIB` may say. */
+const MAX_RESPONSE_MIB = 1024;
+/** node's timers take at most 2^31 - 1 ms; a larger value would fire after 1 ms. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 /** The longest a request waits in all for a server that keeps answering 429 with `Retry-After`. */
 const MAX_WAIT_S = 600;
 
@@ -148,6 +194,19 @@ async function waitForGate(origin: string, sleep: (ms: number) => Promise<void>)
   }
 }
 
+/**
+ * Response headers by lower-case name; repeated ones joined with `, `. Not the global `Headers`: like
+ * `fetch`, it loads undici's internals on first use (~30 ms).
+ */
+function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === "string") flat[name] = value;
+    else if (Array.isArray(value)) flat[name] = value.join(", ");
+  }
+  return flat;
+}
+
 function redact(url: URL): string {
   return `${url.origin}${url.pathname}`;
 }
@@ -155,15 +214,31 @@ function redact(url: URL): string {
 export class HttpClient {
   private readonly patterns: OriginPattern[];
   private readonly timeoutMs: number;
-  private readonly maxResponseBytes: number;
+  /** The cap on one response body, unless a request brings its own. */
+  readonly maxResponseBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
 
+  /** Throws a `SettingError` for a bad `SVC_HTTP_TIMEOUT_MS` or `SVC_HTTP_MAX_RESPONSE_MIB`. */
   constructor(private readonly options: HttpClientOptions) {
     this.patterns = parseAllowlist(
       options.allowedOrigins ?? process.env.SVC_ALLOWED_ORIGINS ?? DEFAULT_ALLOWED_ORIGINS,
     );
-    this.timeoutMs = options.timeoutMs ?? Number(process.env.SVC_HTTP_TIMEOUT_MS ?? 30_000);
-    this.maxResponseBytes = options.maxResponseBytes ?? 1024 * 1024 * 1024;
+    this.timeoutMs =
+      options.timeoutMs ??
+      readDurationMs(TIMEOUT_SETTING, process.env[TIMEOUT_SETTING], {
+        unit: "ms",
+        fallbackMs: 30_000,
+        minMs: 1,
+        maxMs: MAX_TIMEOUT_MS,
+      });
+    this.maxResponseBytes =
+      options.maxResponseBytes ??
+      MIB *
+        readCount(MAX_RESPONSE_SETTING, process.env[MAX_RESPONSE_SETTING], {
+          fallback: DEFAULT_MAX_RESPONSE_MIB,
+          min: 1,
+          max: MAX_RESPONSE_MIB,
+        });
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
@@ -200,59 +275,62 @@ export class HttpClient {
 
   /**
    * One exchange over node:http(s). Not the global `fetch`: its first use loads undici's internals (~40 ms),
-   * and the helper starts once per git fetch. node:http never follows redirects.
+   * and the helper starts once per git fetch. node:http never follows redirects. The promise settles once:
+   * the first failure wins, and the socket is destroyed with it.
    */
   private once(url: URL, request: HttpRequest): Promise<HttpResponse> {
     const timeout = request.timeoutMs ?? this.timeoutMs;
-    const where = redact(url);
+    const cap = request.maxResponseBytes ?? this.maxResponseBytes;
+    const adjustable = this.options.maxResponseBytes === undefined;
     return new Promise((resolve, reject) => {
       const send = url.protocol === "https:" ? httpsRequest() : httpRequest;
       const body = request.body === undefined ? undefined : Buffer.from(request.body);
       const headers: Record<string, string> = { "x-svc-agent": this.options.agent, ...request.headers };
       if (body) headers["content-length"] = String(body.length);
+      let settled = false;
+      // The caller's abort reason when it aborted; else the network's failure, by its code.
+      const unreachable = (error: NodeJS.ErrnoException) =>
+        request.signal?.aborted
+          ? request.signal.reason
+          : new BackendUnreachableError(request.method, redact(url), error.code ?? error.message, error);
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        reject(error);
+        req.destroy();
+      };
       const req = send(
         url,
         { method: request.method, headers, agent: false, signal: request.signal },
         (res) => {
+          const tooLarge = (announced?: number) =>
+            fail(new ResponseTooLargeError(url, request.method, cap, { announced, adjustable }));
+          const announced = Number(res.headers["content-length"]);
+          if (announced > cap) return tooLarge(announced);
           const chunks: Buffer[] = [];
           let total = 0;
           res.on("data", (chunk: Buffer) => {
             total += chunk.length;
-            if (total > this.maxResponseBytes) {
-              req.destroy(
-                new SvcError(
-                  "SVC_BACKEND",
-                  `${request.method} ${where}: response larger than ${this.maxResponseBytes} bytes`,
-                ),
-              );
-              return;
-            }
-            chunks.push(chunk);
+            if (total > cap) tooLarge();
+            else chunks.push(chunk);
           });
           res.on("end", () => {
-            // Not the global `Headers`: like `fetch`, it loads undici's internals on first use (~30 ms).
-            const responseHeaders: Record<string, string> = {};
-            for (const [name, value] of Object.entries(res.headers)) {
-              if (typeof value === "string") responseHeaders[name] = value;
-              else if (Array.isArray(value)) responseHeaders[name] = value.join(", ");
-            }
-            resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: Buffer.concat(chunks) });
+            if (settled) return;
+            settled = true;
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: flatHeaders(res.headers),
+              body: Buffer.concat(chunks),
+            });
           });
-          res.on("error", (error) => req.destroy(error));
+          res.on("error", (error) => fail(unreachable(error)));
         },
       );
+      // Listening before anything else can throw: an 'error' event without a listener kills the process.
+      req.on("error", (error) => fail(unreachable(error)));
       req.setTimeout(timeout, () =>
-        req.destroy(Object.assign(new Error("timeout"), { code: "ETIMEDOUT_SVC" })),
+        fail(new BackendUnreachableError(request.method, redact(url), `no answer within ${timeout} ms`)),
       );
-      req.on("error", (error: NodeJS.ErrnoException) => {
-        if (error instanceof SvcError) reject(error);
-        else if (request.signal?.aborted) reject(request.signal.reason);
-        else {
-          const reason =
-            error.code === "ETIMEDOUT_SVC" ? `no answer within ${timeout} ms` : (error.code ?? error.message);
-          reject(new BackendUnreachableError(request.method, where, reason, error));
-        }
-      });
       req.end(body);
     });
   }

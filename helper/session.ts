@@ -9,7 +9,7 @@ import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import { BackendUnreachableError, EgressDeniedError } from "../backends/http.js";
 import { parseRemoteUrl } from "../backends/remote-url.js";
-import { CLONE_WITH_BLOBS_VARIABLE, envCount } from "../backends/settings.js";
+import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../backends/settings.js";
 import { ProjectCache } from "../cache/cache.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
@@ -28,18 +28,6 @@ async function readSettings(): Promise<Map<string, string>> {
     if (space > 0) settings.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
   }
   return settings;
-}
-
-function seconds(setting: string | undefined, name: string, fallbackMs: number): number {
-  if (setting === undefined) return fallbackMs;
-  const value = Number(setting);
-  if (!Number.isFinite(value) || value < 0) {
-    throw new UserFacingError(
-      "SVC_USAGE",
-      `git config ${name}=${JSON.stringify(setting)} is not a number of seconds`,
-    );
-  }
-  return value * 1000;
 }
 
 export interface Session {
@@ -94,15 +82,18 @@ export async function openSession(options: {
         pullConfigured = true;
         await userGit(["config", "pull.rebase", "false"]);
       }
-      const interval = seconds(
+      const syncSetting = settings.has("svc.syncinterval")
+        ? "git config svc.syncInterval"
+        : "SVC_SYNC_INTERVAL";
+      const interval = readDurationMs(
+        syncSetting,
         settings.get("svc.syncinterval") ?? process.env.SVC_SYNC_INTERVAL,
-        "svc.syncInterval",
-        DEFAULT_SYNC_INTERVAL_MS,
+        { unit: "s", fallbackMs: DEFAULT_SYNC_INTERVAL_MS },
       );
-      const reconcile = seconds(
+      const reconcile = readDurationMs(
+        "git config svc.reconcileInterval",
         settings.get("svc.reconcileinterval"),
-        "svc.reconcileInterval",
-        DEFAULT_RECONCILE_INTERVAL_MS,
+        { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
       );
       if (tip && Date.now() - cache.db.syncState().last_sync_ms < interval) {
         trace(`sync skipped: last sync less than ${interval} ms ago`);
@@ -183,7 +174,7 @@ export async function openSession(options: {
             backend,
             remote: options.remote,
             autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
-            bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", 5),
+            bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", { fallback: 5, zero: "no limit" }),
             forced: spec.startsWith("+"),
             log,
             trace,

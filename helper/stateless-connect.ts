@@ -41,7 +41,7 @@ export function filterOmitsBlobs(filter: string | undefined): boolean {
 
 /** `SVC_BLOB_LIMIT`: default 500; 0 means no limit. */
 export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
-  return envCount("SVC_BLOB_LIMIT", 500, env);
+  return envCount("SVC_BLOB_LIMIT", { fallback: 500, zero: "no limit" }, env);
 }
 
 export class BlobLimitError extends UserFacingError {

@@ -49,6 +49,34 @@ export interface FakeWikiSpaceSpec {
   readonly denied?: boolean;
 }
 
+/**
+ * A hostile listing, for the client's pagination and size guards (issue 11). It applies to the paginated
+ * listing `on` names: `pages` (`GET /spaces/{id}/pages`, the default) or `spaces` (`GET /spaces` without
+ * `keys`/`ids`, so that looking a space up by key still works).
+ * - `repeat-cursor`: the cursor is ignored (every answer is the first result page again) and every answer's
+ *   `_links.next` names the same cursor, as a server whose cursor handling is broken does.
+ * - `endless`: every answer names a new cursor, forever; the answers after the first have no results.
+ * - `oversized`: the answer is `bytes` bytes of JSON (whitespace inside `{"results":[ … ]}`), streamed with
+ *   backpressure; with `announce`, `content-length` says so up front. `streamed()` tells how much was sent.
+ */
+export type HostileListing =
+  | { readonly kind: "repeat-cursor"; readonly on?: "pages" | "spaces" }
+  | { readonly kind: "endless"; readonly on?: "pages" | "spaces" }
+  | {
+      readonly kind: "oversized";
+      readonly on?: "pages" | "spaces";
+      readonly bytes: number;
+      readonly announce?: boolean;
+    };
+
+/** One oversized answer, once its connection closed. */
+export interface StreamedAnswer {
+  /** Bytes handed to the socket (with backpressure: at most one chunk more than the kernel took). */
+  readonly bytesWritten: number;
+  /** The client closed the connection before the whole answer was sent. */
+  readonly closedEarly: boolean;
+}
+
 export interface FakeWikiOptions {
   /** The account's email; default `svc-fake@example.test`. */
   readonly email?: string;
@@ -73,6 +101,8 @@ export interface FakeWikiOptions {
   readonly firstPageId?: number;
   /** Clock for timestamps of live changes (ms since the epoch); default `Date.now`. */
   readonly now?: () => number;
+  /** Default: none, every listing is honest. `setHostileListing` changes it later. */
+  readonly hostileListing?: HostileListing;
 }
 
 export interface FakeWikiVersion {
@@ -157,6 +187,10 @@ export interface FakeWiki {
    * `x-ratelimit-remaining: 0`, before authentication is checked.
    */
   setRateLimit(count: number, retryAfterSeconds: number): void;
+  /** From now on, the listing it names is hostile (`undefined`: honest again). */
+  setHostileListing(listing: HostileListing | undefined): void;
+  /** Every `oversized` answer so far, once its connection has closed. */
+  streamed(): Promise<StreamedAnswer[]>;
   /** Creates `count` current pages with tricky storage bodies in the space; returns their ids in order. */
   seedPages(spaceKey: string, count: number): string[];
   /** Creates one current page (version 1) server-side. */
@@ -281,6 +315,8 @@ interface Answer {
   readonly headers?: Record<string, string>;
   /** An object is sent as JSON; a string as text/plain; undefined sends no body. */
   readonly body?: unknown;
+  /** Instead of `body`: this many bytes of JSON, streamed (a hostile `oversized` listing). */
+  readonly stream?: { readonly bytes: number; readonly announce: boolean };
 }
 
 class HttpFailure extends Error {
@@ -457,6 +493,47 @@ function send(res: ServerResponse, answer: Answer): void {
   res.end(payload);
 }
 
+/** Sends `{"results":[` + whitespace + `]}`, `bytes` in all, with backpressure, until done or hung up on. */
+function streamJson(
+  res: ServerResponse,
+  answer: Answer,
+  bytes: number,
+  announce: boolean,
+): Promise<StreamedAnswer> {
+  const chunk = Buffer.alloc(64 * 1024, " ");
+  const head = Buffer.from('{"results":[');
+  const tail = Buffer.from("]}");
+  let written = 0;
+  return new Promise((resolve) => {
+    res.on("error", () => {});
+    res.on("close", () => resolve({ bytesWritten: written, closedEarly: !res.writableFinished }));
+    res.writeHead(answer.status, {
+      ...answer.headers,
+      "content-type": "application/json;charset=UTF-8",
+      ...(announce ? { "content-length": String(bytes) } : {}),
+    });
+    written += head.length;
+    res.write(head);
+    const pump = () => {
+      while (!res.destroyed) {
+        const left = bytes - written - tail.length;
+        if (left <= 0) {
+          written += tail.length;
+          res.end(tail);
+          return;
+        }
+        const piece = left < chunk.length ? chunk.subarray(0, left) : chunk;
+        written += piece.length;
+        if (!res.write(piece)) {
+          res.once("drain", pump);
+          return;
+        }
+      }
+    };
+    pump();
+  });
+}
+
 function listen(server: Server): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -513,6 +590,8 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
   const baseRequests: Logged[] = [];
   let forced429 = 0;
   let forcedRetryAfter = 1;
+  let hostileListing = options.hostileListing;
+  const streams: Promise<StreamedAnswer>[] = [];
   let windowStart = 0;
   let windowCount = 0;
 
@@ -1195,19 +1274,60 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
         return withLimits(vendorError(413, "REQUEST_ENTITY_TOO_LARGE", "Request Entity Too Large"));
       }
       try {
-        return withLimits(
-          route(entry.method, new URL(entry.path, origin), text, req.headers["content-type"]),
-        );
+        const url = new URL(entry.path, origin);
+        const hostile = hostileFor(entry.method, url);
+        if (hostile) return withLimits(hostileAnswer(hostile, url, text, req.headers["content-type"]));
+        return withLimits(route(entry.method, url, text, req.headers["content-type"]));
       } catch (error) {
         if (error instanceof HttpFailure) return withLimits(error.answer);
         throw error;
       }
     })();
     entry.status = answer.status;
-    send(res, {
-      ...answer,
-      headers: { "atl-traceid": `fake${requests.length.toString(16)}`, ...answer.headers },
-    });
+    const headers = { "atl-traceid": `fake${requests.length.toString(16)}`, ...answer.headers };
+    if (answer.stream)
+      streams.push(streamJson(res, { ...answer, headers }, answer.stream.bytes, answer.stream.announce));
+    else send(res, { ...answer, headers });
+  }
+
+  /** The hostile listing that applies to this request, if any. */
+  function hostileFor(method: string, url: URL): HostileListing | undefined {
+    if (!hostileListing || method !== "GET") return undefined;
+    const on = hostileListing.on ?? "pages";
+    const path = url.pathname;
+    if (on === "pages")
+      return /^\/wiki\/api\/v2\/spaces\/[^/]+\/pages$/.test(path) ? hostileListing : undefined;
+    const lookup = url.searchParams.has("keys") || url.searchParams.has("ids");
+    return path === "/wiki/api/v2/spaces" && !lookup ? hostileListing : undefined;
+  }
+
+  /** The honest first result page, with its `_links.next` (and `Link`) replaced; or the oversized stream. */
+  function hostileAnswer(
+    hostile: HostileListing,
+    url: URL,
+    text: string,
+    contentType: string | undefined,
+  ): Answer {
+    if (hostile.kind === "oversized") {
+      return { status: 200, stream: { bytes: hostile.bytes, announce: hostile.announce ?? false } };
+    }
+    const cursor = url.searchParams.get("cursor");
+    const first = new URL(url);
+    first.searchParams.delete("cursor");
+    const honest = route("GET", first, text, contentType);
+    const body = honest.body as { results: unknown[]; _links: Record<string, string> };
+    const step = hostile.kind === "endless" ? Number(/^endless-(\d+)$/.exec(cursor ?? "")?.[1] ?? 0) + 1 : 0;
+    first.searchParams.append(
+      "cursor",
+      hostile.kind === "endless" ? `endless-${step}` : "same-cursor-every-time",
+    );
+    const next = `${first.pathname}${first.search}`;
+    const results = hostile.kind === "endless" && cursor !== null ? [] : body.results;
+    return {
+      ...honest,
+      headers: { ...honest.headers, link: `<${next}>; rel="next", <${linksBase}>; rel="base"` },
+      body: { ...body, results, _links: { ...body._links, next } },
+    };
   }
 
   const copyPage = (page: Page): FakeWikiPage => ({
@@ -1239,6 +1359,12 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     setRateLimit(count, retryAfterSeconds) {
       forced429 = count;
       forcedRetryAfter = retryAfterSeconds;
+    },
+    setHostileListing(listing) {
+      hostileListing = listing;
+    },
+    streamed() {
+      return Promise.all(streams);
     },
     seedPages(spaceKey, count) {
       const space = findSpace(spaceKey);

@@ -17,6 +17,13 @@ import type { HttpClient } from "../http.js";
 import type { RecordContent } from "../record.js";
 import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
+/**
+ * The issue listing is one JSON array, not paginated (Document 1 has no pagination), so it cannot fit the
+ * HTTP client's per-response cap: 10,000 issues are ~4 MB and the benchmark's 100,000 ~40-50 MB. It gets a
+ * cap of its own, still finite, until the listing is streamed into the cache (a later issue).
+ */
+const LISTING_MAX_BYTES = 256 * 1024 * 1024;
+
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -95,7 +102,12 @@ export class SimBackend implements WritableBackend {
   }
 
   private async list(url: string): Promise<Listing> {
-    const response = await this.http.request({ method: "GET", url });
+    const response = await this.http.request({
+      method: "GET",
+      url,
+      // Never below the client's own cap, which SVC_HTTP_MAX_RESPONSE_MIB may have raised.
+      maxResponseBytes: Math.max(LISTING_MAX_BYTES, this.http.maxResponseBytes),
+    });
     if (response.status === 404) {
       throw new SvcError(
         "SVC_BACKEND",

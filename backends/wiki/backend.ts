@@ -3,7 +3,8 @@
  *
  * - Basic auth from `VENDOR_EMAIL` and `VENDOR_API_KEY`; the header never appears in an error or a log.
  * - Pagination follows `_links.next` joined to the tenant base URL, never `_links.base` (a server could
- *   point it anywhere: request forgery). Every next URL still passes the egress allowlist.
+ *   point it anywhere: request forgery). Every next URL still passes the egress allowlist, and goes through
+ *   the pagination guard (a repeated one, or too many, is an error).
  * - Bodies are `body.storage.value`, byte for byte.
  * - Writes: PUT with `version.number = base + 1` (the server refuses a stale one with 409), POST, DELETE
  *   (to the trash). An update and a delete are checked against a fresh GET first (a PUT would restore a
@@ -21,6 +22,7 @@ import type {
 } from "../backend.js";
 import { excerpt, SvcError, UserFacingError } from "../errors.js";
 import { HttpClient, type HttpResponse } from "../http.js";
+import { PageWalk } from "../pagination.js";
 import type { RecordContent } from "../record.js";
 import type { WikiConfig } from "./config.js";
 import { WIKI_SCHEMA } from "./schema.js";
@@ -162,10 +164,20 @@ export class WikiBackend implements WritableBackend {
     );
   }
 
-  /** The `results` of `first` and of every page after it, following `_links.next` from the tenant base. */
+  /**
+   * The `results` of `first` and of every result page after it, following `_links.next` from the tenant
+   * base. A `_links.next` seen before in the walk, or more than `SVC_MAX_RESULT_PAGES` result pages, ends
+   * it with a `PaginationError` (pagination.ts).
+   */
   private async *paginate(first: string, what: string): AsyncGenerator<unknown> {
-    let path: string | undefined = first;
-    while (path !== undefined) {
+    const walk = new PageWalk({
+      server: new URL(this.config.baseUrl).origin,
+      listing: what,
+      pointer: "_links.next",
+      first,
+    });
+    let path = first;
+    for (;;) {
       const response = await this.call("GET", path);
       if (response.status !== 200) throw this.failure(what, response);
       const value = this.json(response, what);
@@ -174,13 +186,14 @@ export class WikiBackend implements WritableBackend {
       }
       yield* value.results;
       const next: unknown = isObject(value._links) ? value._links.next : undefined;
-      if (typeof next !== "string" || next === "") break;
+      if (typeof next !== "string" || next === "") return;
       if (!next.startsWith("/")) {
         throw new SvcError(
           "SVC_BACKEND",
           `${this.description}: ${what}: _links.next is not a path on this site: ${excerpt(next, 100)}`,
         );
       }
+      walk.follow(next);
       // Joined to the tenant base URL by `call`, never to `_links.base`.
       path = next;
     }

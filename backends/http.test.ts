@@ -1,0 +1,169 @@
+/**
+ * The HTTP client's limits against real loopback servers: a response over the byte cap is refused as soon
+ * as `content-length` says so, or as soon as the bytes read pass the cap (and the connection is closed, so
+ * the server stops sending); a request may bring its own cap; `SVC_HTTP_TIMEOUT_MS` and
+ * `SVC_HTTP_MAX_RESPONSE_MIB` go through the settings reader; a refused connection is a rejection, never an
+ * unhandled 'error' event.
+ */
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import test, { type ExecutionContext } from "ava";
+import { BackendUnreachableError, HttpClient, ResponseTooLargeError } from "./http.js";
+import { SettingError } from "./settings.js";
+
+const MIB = 1024 * 1024;
+
+interface Streamed {
+  /** Bytes handed to the socket before the response ended or the client hung up. */
+  written: number;
+  closedEarly: boolean;
+}
+
+/**
+ * A server whose every answer is `bytes` bytes, in 64 KiB chunks with backpressure (and `content-length`
+ * when `announce`); `done` resolves when the answer's connection closed.
+ */
+async function givenStreamingServer(
+  t: ExecutionContext,
+  bytes: number,
+  announce: boolean,
+): Promise<{ url: string; done: Promise<Streamed> }> {
+  let finish: (streamed: Streamed) => void = () => {};
+  const done = new Promise<Streamed>((resolve) => {
+    finish = resolve;
+  });
+  const server = createServer((_req, res: ServerResponse) => {
+    const chunk = Buffer.alloc(64 * 1024, "a");
+    const streamed = { written: 0, closedEarly: false };
+    res.on("error", () => {});
+    res.on("close", () => finish({ ...streamed, closedEarly: !res.writableFinished }));
+    res.writeHead(200, announce ? { "content-length": String(bytes) } : {});
+    const pump = () => {
+      while (!res.destroyed && streamed.written < bytes) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, bytes - streamed.written));
+        streamed.written += piece.length;
+        if (!res.write(piece)) return void res.once("drain", pump);
+      }
+      if (!res.destroyed) res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/listing?token=secret`, done };
+}
+
+function client(options: { maxResponseBytes?: number } = {}): HttpClient {
+  return new HttpClient({ agent: "http-test", allowedOrigins: "http://127.0.0.1:*", ...options });
+}
+
+test("a response over the cap without content-length is cut off a little after the cap", async (t) => {
+  const server = await givenStreamingServer(t, 100 * MIB, false);
+  const error = await t.throwsAsync(client().request({ method: "GET", url: server.url }), {
+    instanceOf: ResponseTooLargeError,
+  });
+  const origin = new URL(server.url).origin;
+  t.is(
+    error?.message,
+    `the server at ${origin} sent more than 32 MiB in answer to GET /listing, the most svc accepts in one ` +
+      "response; svc closed the connection and kept none of it. If answers this large are expected, run the " +
+      `command again with e.g. SVC_HTTP_MAX_RESPONSE_MIB=64; if not, report it to the admins of ${origin}`,
+  );
+  t.is(error?.code, "SVC_BACKEND");
+  const streamed = await server.done;
+  t.true(streamed.closedEarly);
+  // On top of the cap, only what the sockets' kernel buffers held when the client hung up.
+  t.true(streamed.written < 72 * MIB, `the server sent ${streamed.written} bytes`);
+});
+
+test("a response whose content-length is over the cap is refused before its body is read", async (t) => {
+  const server = await givenStreamingServer(t, 100 * MIB, true);
+  const error = await t.throwsAsync(
+    client({ maxResponseBytes: 1000 }).request({ method: "GET", url: server.url }),
+    { instanceOf: ResponseTooLargeError },
+  );
+  const origin = new URL(server.url).origin;
+  t.is(
+    error?.message,
+    `the server at ${origin} announced ${100 * MIB} bytes (content-length) in answer to GET /listing, more ` +
+      "than the 1000 bytes svc accepts in one response; svc closed the connection without reading it. " +
+      `Report it to the admins of ${origin}`,
+    "a cap the caller set is not the setting's: no advice to raise SVC_HTTP_MAX_RESPONSE_MIB",
+  );
+  t.true((await server.done).closedEarly);
+});
+
+test("a request may bring its own cap, larger or smaller than the client's", async (t) => {
+  const server = await givenStreamingServer(t, 3 * MIB, false);
+  const small = client({ maxResponseBytes: MIB });
+  const response = await small.request({ method: "GET", url: server.url, maxResponseBytes: 4 * MIB });
+  t.is(response.body.length, 3 * MIB);
+  await t.throwsAsync(small.request({ method: "GET", url: server.url }), {
+    instanceOf: ResponseTooLargeError,
+  });
+  await t.throwsAsync(client().request({ method: "GET", url: server.url, maxResponseBytes: MIB }), {
+    instanceOf: ResponseTooLargeError,
+  });
+});
+
+/** Runs `body` with the variables set, then restores them (serial tests only). */
+function withEnv<T>(vars: Readonly<Record<string, string>>, body: () => T): T {
+  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, vars);
+  try {
+    return body();
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+test.serial("SVC_HTTP_TIMEOUT_MS and SVC_HTTP_MAX_RESPONSE_MIB are read by the one settings reader", (t) => {
+  const timeout = t.throws(() => withEnv({ SVC_HTTP_TIMEOUT_MS: "30s" }, () => client()), {
+    instanceOf: SettingError,
+  });
+  t.is(
+    timeout?.message,
+    'SVC_HTTP_TIMEOUT_MS="30s" is not a whole number of milliseconds from 1 up to 2147483647; use e.g. SVC_HTTP_TIMEOUT_MS=30000',
+  );
+  const cap = t.throws(() => withEnv({ SVC_HTTP_MAX_RESPONSE_MIB: "lots" }, () => client()), {
+    instanceOf: SettingError,
+  });
+  t.is(
+    cap?.message,
+    'SVC_HTTP_MAX_RESPONSE_MIB="lots" is not a whole number from 1 up to 1024; use e.g. SVC_HTTP_MAX_RESPONSE_MIB=32',
+  );
+  t.is(withEnv({ SVC_HTTP_MAX_RESPONSE_MIB: "5" }, () => client()).maxResponseBytes, 5 * MIB);
+  t.is(client({ maxResponseBytes: 7 }).maxResponseBytes, 7, "an explicit cap wins over the setting");
+});
+
+test("a refused connection rejects with BackendUnreachableError, never an unhandled 'error' event", async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const error = await t.throwsAsync(
+    client().request({ method: "GET", url: `http://127.0.0.1:${port}/projects/demo/issues?since=x` }),
+    { instanceOf: BackendUnreachableError },
+  );
+  t.is(
+    error?.message,
+    `cannot reach the backend: GET http://127.0.0.1:${port}/projects/demo/issues failed (ECONNREFUSED); is the server running?`,
+  );
+});
+
+test("a request that fails before it is sent still has its 'error' listened to: no crash when the socket fails later", async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const url = `http://127.0.0.1:${port}/`;
+  // A NaN timeout makes node's setTimeout throw after the socket is already connecting (a bug of the caller).
+  await t.throwsAsync(client().request({ method: "GET", url, timeoutMs: Number.NaN }), {
+    instanceOf: RangeError,
+  });
+  // The first socket's ECONNREFUSED comes before this one's; unheard, it would have ended the process.
+  await t.throwsAsync(client().request({ method: "GET", url }), { instanceOf: BackendUnreachableError });
+});
