@@ -114,11 +114,10 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
     if (again.state === "healthy") return { cache: again.cache, built: undefined };
     const built = await buildCache({ ...options, dir, identity, listing, known, why });
     const opened = ProjectCache.check(dir, identity);
-    if (opened.state !== "healthy")
-      throw new SvcError(
-        "SVC_STORE",
-        `the cache ${dir} was just built and is not usable: ${describe(opened)}`,
-      );
+    if (opened.state !== "healthy") {
+      const problem = opened.state === "broken" ? opened.why : "it is missing";
+      throw new SvcError("SVC_STORE", `the cache ${dir} was just built and is not usable: ${problem}`);
+    }
     if (why) {
       options.log(
         `svc: rebuilt the cache ${dir}: ${why}` +
@@ -129,10 +128,6 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
     }
     return { cache: opened.cache, built };
   });
-}
-
-function describe(check: Exclude<ReturnType<typeof ProjectCache.check>, { state: "healthy" }>): string {
-  return check.state === "broken" ? check.why : "it is missing";
 }
 
 /**
