@@ -25,7 +25,7 @@ import { SvcError } from "../backends/errors.js";
 import type { RemoteUrl } from "../backends/remote-url.js";
 import { type CacheIdentity, cacheFolderName, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
-import { GitCommandError, spawnGit } from "./git.js";
+import { spawnGit } from "./git.js";
 import { cacheRoot } from "./root.js";
 import { type SyncResult, syncCache, writeStateCommit } from "./sync.js";
 
@@ -228,10 +228,15 @@ export async function copyHistory(cache: ProjectCache, user: UserRepository, com
   if (pack.stdout && index.stdin) pack.stdout.pipe(index.stdin);
   pack.stdin?.end(`${commit}\n`);
   const [packResult, indexResult] = await Promise.all([packed, indexed]);
-  // index-pack first: when it fails, pack-objects dies of the closed pipe and says less.
-  if (indexResult.code !== 0)
-    throw new GitCommandError(["index-pack", "--stdin"], indexResult.code, indexResult.stderr);
-  if (packResult.code !== 0) throw new GitCommandError(packArgs, packResult.code, packResult.stderr);
+  // When one side fails the other dies of the broken pipe (early EOF, SIGPIPE): say what both said.
+  if (packResult.code !== 0 || indexResult.code !== 0) {
+    throw new SvcError(
+      "SVC_STORE",
+      `could not copy the history of your repository into the cache ${cache.repo}: ` +
+        `git ${packArgs.join(" ")} in your repository exited ${packResult.code} (${packResult.stderr.trim().slice(0, 1000)}); ` +
+        `git index-pack --stdin in the cache exited ${indexResult.code} (${indexResult.stderr.trim().slice(0, 1000)})`,
+    );
+  }
   if (!cache.hasObject(commit))
     throw new SvcError(
       "SVC_STORE",
