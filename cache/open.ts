@@ -17,7 +17,7 @@
  * it twice or replace each other's; the second waits and opens the first one's.
  */
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Backend, Listing } from "../backends/backend.js";
@@ -271,6 +271,26 @@ export async function continueUserHistory(
     `svc: the cache ${cache.dir} was rebuilt since your last fetch; the server state continues your ${shortRef(known.ref)} (${known.commit.slice(0, 7)}), so git pull fast-forwards`,
   );
   return true;
+}
+
+/**
+ * For an error of upload-pack on a rebuilt cache: the likely cause, and what to run. A lazy fetch there may
+ * want a version of a file that only the lost cache held (the file at the user's old commit, which the
+ * user's clone never fetched and the server no longer has); after `git pull` git asks for the current one.
+ * Empty for a cache that was never rebuilt.
+ */
+export function lostVersionsHint(cache: ProjectCache): string {
+  let marker: string;
+  try {
+    marker = readFileSync(join(cache.dir, REBUILT_MARKER), "utf8").trim();
+  } catch {
+    return "";
+  }
+  const [when = "", ...why] = marker.split(" ");
+  return (
+    `; the cache was rebuilt at ${when} (${why.join(" ")}), and versions of files that only the lost cache held ` +
+    "cannot be served: run git pull to get the server's current versions, then try again"
+  );
 }
 
 /**

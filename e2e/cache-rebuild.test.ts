@@ -257,3 +257,41 @@ test("svc sync rebuilds a lost cache the same way: git pull then fast-forwards",
   const pull = await pullFastForwards(t, env, sim, oldTip);
   t.deepEqual(rebuildLines(pull), []);
 });
+
+test("a version only the lost cache held cannot be served: the error says to git pull, and after it the checkout works", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(4));
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  await givenClone(t, env, sim.url, "demo", "s", ["--sparse"]);
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "/issues/0001.md"], { cwd: "s" });
+  // Issue 2's file at the clone's commit was never fetched; the server has moved on from it.
+  await patchIssue(sim.url, "demo", 2, { status: "done" });
+  rmSync(cacheFolder(env), { recursive: true, force: true });
+
+  const add = ["sparse-checkout", "add", "/issues/0002.md"];
+  const refused = await git(env, add, { cwd: "s" });
+  t.not(refused.code, 0);
+  t.is(rebuildLines(refused).filter((line) => line.startsWith("svc: rebuilt the cache")).length, 1);
+  t.regex(
+    refused.stderr,
+    /versions of files that only the lost cache held cannot be served: run git pull to get the server's current versions, then try again/,
+  );
+  t.notRegex(refused.stderr, STACK);
+
+  // Following the message: git pull fast-forwards. Its diffstat still wants the old version of issue 2 (the
+  // clone never had it), so that first pull ends with the same refusal after moving the branch; the next
+  // one says it is up to date.
+  const pull = await git(env, ["pull"], { cwd: "s" });
+  t.is(
+    await gitOk(t, env, ["rev-parse", "HEAD"], { cwd: "s" }),
+    await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "s" }),
+    pull.stderr,
+  );
+  if (pull.code !== 0) t.regex(pull.stderr, /run git pull to get the server's current versions/);
+  const pullAgain = await git(env, ["pull"], { cwd: "s" });
+  t.is(pullAgain.code, 0, pullAgain.stderr);
+  t.regex(pullAgain.stdout, /Already up to date/);
+  const again = await git(env, add, { cwd: "s" });
+  t.is(again.code, 0, again.stderr);
+  t.is(readWorkFile(env, "s", issuePath(2)), await expectedIssueFile(sim.url, "demo", 2));
+});
