@@ -8,13 +8,15 @@ import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import { BackendUnreachableError, EgressDeniedError } from "../backends/http.js";
-import { parseRemoteUrl } from "../backends/remote-url.js";
+import { parseRemoteUrl, type RemoteUrl } from "../backends/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount } from "../backends/settings.js";
 import {
   auditExistingCache,
   COPYING_HISTORY_VARIABLE,
   continueUserHistory,
+  type OpenedCache,
   openProjectCache,
+  type UserRepository,
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
@@ -44,6 +46,38 @@ function seconds(setting: string | undefined, name: string, fallbackMs: number):
     );
   }
   return value * 1000;
+}
+
+/**
+ * The backend of `remote`, then its cache: built (after a first successful listing) when absent, rebuilt
+ * when broken (cache/open.ts). Nothing is created before the backend has answered; an egress refusal is
+ * recorded only in a cache that is already there.
+ */
+async function connect(
+  remote: RemoteUrl,
+  agent: string,
+  user: UserRepository,
+  log: (message: string) => void,
+  trace: (message: string) => void,
+): Promise<{ backend: Backend; opened: OpenedCache }> {
+  let backend: Backend;
+  try {
+    backend = await createBackend(remote, agent);
+  } catch (error) {
+    if (error instanceof EgressDeniedError)
+      auditExistingCache(remote, agent, { op: "egress-denied", detail: { origin: remote.origin } });
+    throw error;
+  }
+  try {
+    return { backend, opened: await openProjectCache({ remote, agent, backend, user, log, trace }) };
+  } catch (error) {
+    if (!(error instanceof BackendUnreachableError)) throw error;
+    throw new UserFacingError(
+      "SVC_BACKEND",
+      `${error.message}\nno cached copy of ${backend.description} is there to serve instead; start the server or check the URL ${remote.url}`,
+      { cause: error },
+    );
+  }
 }
 
 export interface Session {
@@ -81,28 +115,8 @@ export async function openSession(options: {
     return settingsRead;
   };
   let pullConfigured = false;
-  let backend: Backend;
-  try {
-    backend = await createBackend(remote, agent);
-  } catch (error) {
-    // Recorded where a cache already is; a refusal never creates one.
-    if (error instanceof EgressDeniedError)
-      auditExistingCache(remote, agent, { op: "egress-denied", detail: { origin: remote.origin } });
-    throw error;
-  }
   const user = userRepository([`refs/remotes/${options.remote}/main`, `${options.privateRefPrefix}/main`]);
-  let opened: Awaited<ReturnType<typeof openProjectCache>>;
-  try {
-    // Builds the cache (after a first successful listing) when it is absent, rebuilds it when broken.
-    opened = await openProjectCache({ remote, agent, backend, user, log, trace });
-  } catch (error) {
-    if (!(error instanceof BackendUnreachableError)) throw error;
-    throw new UserFacingError(
-      "SVC_BACKEND",
-      `${error.message}\nno cached copy of ${backend.description} is there to serve instead; start the server or check the URL ${remote.url}`,
-      { cause: error },
-    );
-  }
+  const { backend, opened } = await connect(remote, agent, user, log, trace);
   const cache = opened.cache;
   trace(`cache ${cache.dir}`);
   // A cache built just now holds a full listing: the first ls-refs needs no sync.
