@@ -22,9 +22,9 @@ import { SvcError, UserFacingError } from "../backends/errors.js";
 import type { RemoteUrl } from "../backends/remote-url.js";
 import { CacheDb } from "./db.js";
 import { GitCommandError, runGit, spawnGit } from "./git.js";
+import { hasObject } from "./object-store.js";
 import { writeLooseObject } from "./objects.js";
 import { writeBlobPack } from "./pack.js";
-import { cacheRoot } from "./root.js";
 
 /** `sim-127.0.0.1_7878-demo`: one folder per (backend, origin, project), safe as a single path segment. */
 export function cacheFolderName(remote: RemoteUrl): string {
@@ -33,6 +33,31 @@ export function cacheFolderName(remote: RemoteUrl): string {
   const safe = (text: string) =>
     text.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
   return `${remote.kind}-${safe(host)}-${safe(remote.project)}`;
+}
+
+export interface CacheIdentity {
+  readonly backend: string;
+  readonly project: string;
+  /** Who writes the audit rows: `git-remote-svc-<pid>`, `svc-<pid>`. */
+  readonly agent: string;
+}
+
+export type CacheCheck =
+  | { readonly state: "healthy"; readonly cache: ProjectCache }
+  | { readonly state: "absent" }
+  | { readonly state: "broken"; readonly why: string };
+
+/**
+ * SQLite's message when `error` (or its cause) says the database file is not a database or is damaged:
+ * those are the cache's to rebuild. Other SQLite errors (busy, read-only, …) are not.
+ */
+function sqliteCorruption(error: unknown): string | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const code = (current as Error & { code?: unknown }).code;
+    if (code === "SQLITE_NOTADB" || (typeof code === "string" && code.startsWith("SQLITE_CORRUPT")))
+      return current.message;
+  }
+  return undefined;
 }
 
 /** git 2.28 added the protocol v2 response-end packet the tunnel relies on. */
@@ -64,14 +89,55 @@ export class ProjectCache {
     this.db = db;
   }
 
-  /** Opens the cache of `remote`, creating it (bare repo and database) on first use. */
-  static async open(remote: RemoteUrl, agent: string, root = cacheRoot()): Promise<ProjectCache> {
-    const dir = join(root, cacheFolderName(remote));
+  /**
+   * Opens the cache in `dir`, creating whatever is missing (folder, database, bare repo). Only for a folder
+   * no other process uses yet: a cache being built (cache/open.ts renames it into place when it is
+   * complete), or a test's. A cache in place is opened with `check`.
+   */
+  static async openAt(dir: string, identity: CacheIdentity): Promise<ProjectCache> {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const db = new CacheDb(join(dir, "cache.db"), { backend: remote.kind, project: remote.project, agent });
-    const cache = new ProjectCache(dir, db);
-    await cache.ensureRepo();
+    const cache = new ProjectCache(dir, new CacheDb(join(dir, "cache.db"), identity));
+    try {
+      await cache.ensureRepo();
+    } catch (error) {
+      cache.close();
+      throw error;
+    }
     return cache;
+  }
+
+  /**
+   * Opens the cache in `dir` as it is, creating nothing, or says why it cannot serve: absent, or broken
+   * (its repository or database missing, the database not SQLite, its `main` or the commit `main` names
+   * gone). Cheap enough for every helper start: a few `stat`s, the database's open, and the tip's lookup
+   * (a file, or a binary search in the pack indexes). Other failures (a locked or newer database) throw.
+   */
+  static check(dir: string, identity: CacheIdentity): CacheCheck {
+    if (!existsSync(dir)) return { state: "absent" };
+    const broken = (why: string): CacheCheck => ({ state: "broken", why });
+    if (!existsSync(join(dir, "repo.git", "HEAD"))) return broken("its repository repo.git is missing");
+    const dbPath = join(dir, "cache.db");
+    if (!existsSync(dbPath)) return broken("its database cache.db is missing");
+    let db: CacheDb;
+    try {
+      db = new CacheDb(dbPath, identity);
+    } catch (error) {
+      const corrupt = sqliteCorruption(error);
+      if (corrupt) return broken(`its database cache.db is corrupt (${corrupt})`);
+      throw error;
+    }
+    const cache = new ProjectCache(dir, db);
+    const tip = cache.tip();
+    let why: string | undefined;
+    if (tip === undefined) {
+      // Every sync leaves main set; a cache that synced and has no main lost it.
+      if (db.syncState().last_sync_ms > 0) why = "its branch main is missing";
+    } else if (!cache.hasObject(tip)) {
+      why = `its tip commit ${tip.slice(0, 12)} is missing from repo.git`;
+    }
+    if (why === undefined) return { state: "healthy", cache };
+    cache.close();
+    return broken(why);
   }
 
   /**
@@ -146,6 +212,11 @@ export class ProjectCache {
       closeSync(fd);
     }
     renameSync(lock, join(dir, "main"));
+  }
+
+  /** Whether the cache's repository has the object `oid` (in-process: no git is started). */
+  hasObject(oid: string): boolean {
+    return hasObject(this.repo, oid);
   }
 
   writeObject(type: "tree" | "commit", content: Buffer): string {

@@ -4,7 +4,6 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
-import { parseRemoteUrl } from "../backends/remote-url.js";
 import { givenTempDir } from "../testing/sim.js";
 import { PACK_AFTER_COMMITS, ProjectCache } from "./cache.js";
 import { encodeTree, hashObject, type TreeEntry } from "./objects.js";
@@ -23,11 +22,7 @@ function isolateGit(t: ExecutionContext): string {
 }
 
 async function givenCache(t: ExecutionContext, name: string, root = isolateGit(t)): Promise<ProjectCache> {
-  const cache = await ProjectCache.open(
-    parseRemoteUrl(`svc::http://127.0.0.1:1/projects/${name}`),
-    "test",
-    root,
-  );
+  const cache = await ProjectCache.openAt(join(root, name), { backend: "sim", project: name, agent: "test" });
   t.teardown(() => cache.close());
   return cache;
 }

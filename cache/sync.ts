@@ -8,7 +8,7 @@
  * = newest `updated_at` in the tree, parent = previous tip, so caches that saw the same server states have
  * the same commit ids.
  */
-import type { Backend, BackendRecord } from "../backends/backend.js";
+import type { Backend, BackendRecord, Listing } from "../backends/backend.js";
 import { renderRecordFile } from "../backends/record.js";
 import type { ProjectCache } from "./cache.js";
 import { encodeCommit, hashObject } from "./objects.js";
@@ -23,6 +23,16 @@ export interface SyncOptions {
   readonly reconcileIntervalMs?: number;
   readonly now?: number;
   readonly trace?: (message: string) => void;
+  /**
+   * A full listing already made: a new cache's first one, made before its folder exists (cache/open.ts).
+   * Applied as a full sync instead of asking the backend again.
+   */
+  readonly listing?: Listing;
+  /**
+   * For a cache without a `main` yet: the commit its first state commit continues (the parent), so a
+   * rebuilt cache carries on the history of the user's repository and `git pull` fast-forwards.
+   */
+  readonly continues?: string;
 }
 
 export interface SyncResult {
@@ -78,13 +88,18 @@ export async function syncCache(
   const now = options.now ?? Date.now();
   const before = cache.db.syncState();
   const interval = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
-  const full = before.cursor === null || options.reconcile === true || now - before.last_full_ms >= interval;
+  const full =
+    options.listing !== undefined ||
+    before.cursor === null ||
+    options.reconcile === true ||
+    now - before.last_full_ms >= interval;
   const since =
     before.cursor === null
       ? undefined
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
   const listing =
-    full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since);
+    options.listing ??
+    (full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since));
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
   return cache.db.exclusive(() => {
@@ -121,7 +136,7 @@ export async function syncCache(
     let tip = cache.tip();
     let commit: string | undefined;
     if (changed > 0 || deleted > 0 || tip === undefined) {
-      commit = writeSyncCommit(cache, backend, tip, changed, deleted);
+      commit = writeSyncCommit(cache, backend, tip, options.continues, changed, deleted);
       cache.setTip(commit);
       tip = commit;
     }
@@ -157,12 +172,20 @@ function writeSyncCommit(
   cache: ProjectCache,
   backend: Backend,
   parent: string | undefined,
+  continues: string | undefined,
   changed: number,
   deleted: number,
 ): string {
-  const message =
-    parent === undefined
-      ? `svc: import ${backend.kind} project ${backend.project}\n\n${cache.db.liveCount()} records\n`
-      : `svc: sync ${backend.kind} project ${backend.project}\n\n${changed} changed, ${deleted} removed\n`;
-  return writeStateCommit(cache, parent ? [parent] : [], message);
+  if (parent !== undefined) {
+    const message = `svc: sync ${backend.kind} project ${backend.project}\n\n${changed} changed, ${deleted} removed\n`;
+    return writeStateCommit(cache, [parent], message);
+  }
+  const records = `${cache.db.liveCount()} records\n`;
+  return continues === undefined
+    ? writeStateCommit(cache, [], `svc: import ${backend.kind} project ${backend.project}\n\n${records}`)
+    : writeStateCommit(
+        cache,
+        [continues],
+        `svc: import ${backend.kind} project ${backend.project} into a rebuilt cache\n\n${records}`,
+      );
 }

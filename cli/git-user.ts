@@ -2,10 +2,11 @@
  * Running git for the user (in their working tree, with their environment), as `svc init` and `svc sync`
  * do. Git's own output goes to our stderr; only what we parse is captured.
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { UserRepository } from "../cache/open.js";
 import { cacheRoot } from "../cache/root.js";
 
 export interface UserGitResult {
@@ -85,5 +86,21 @@ export function helperEnvironment(): { env: NodeJS.ProcessEnv; helperOnPath: boo
   return {
     env: { ...process.env, PATH: `${ownBinDir()}${delimiter}${process.env.PATH ?? ""}` },
     helperOnPath,
+  };
+}
+
+/**
+ * The working tree `dir` as cache/open.ts reaches it; `remote` names the git remote whose `main` holds the
+ * last server commit (`refs/remotes/<remote>/main`, else the helper's `refs/svc/<remote>/main`).
+ */
+export function userRepositoryIn(dir: string, remote: string): UserRepository {
+  return {
+    serverRefs: [`refs/remotes/${remote}/main`, `refs/svc/${remote}/main`],
+    gitOutput: (args) =>
+      new Promise((resolve) => {
+        execFile("git", args, { cwd: dir }, (error, stdout) => resolve(error ? undefined : stdout));
+      }),
+    spawnGit: (args, env) =>
+      spawn("git", args, { cwd: dir, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] }),
   };
 }

@@ -117,10 +117,7 @@ test("an origin outside SVC_ALLOWED_ORIGINS is refused before any request: svc l
   }
   t.is(wiki.requests.length, 0);
   t.is(wiki.baseHits, 0);
-  t.true(
-    auditRows(env).some((row) => row.op === "egress-denied"),
-    "the helper records the refusal in the cache's audit table",
-  );
+  t.deepEqual(readdirSync(env.cacheRoot), [], "a refusal creates no cache folder (issue 11)");
 });
 
 test("an existing clone whose origin left the allowlist: fetch and push are refused before any request", async (t) => {
@@ -141,6 +138,11 @@ test("an existing clone whose origin left the allowlist: fetch and push are refu
   t.regex(push.stderr, /^svc: origin not allowlisted: http:\/\/127\.0\.0\.1:\d+/m);
   t.is(wiki.requests.length, before);
   t.is(wiki.page("1")?.version.number, 1);
+  t.is(
+    auditRows(env).filter((row) => row.op === "egress-denied").length,
+    2,
+    "the helper records each refusal in the existing cache's audit table",
+  );
 });
 
 test("missing variables: one message naming every missing one, and no request", async (t) => {

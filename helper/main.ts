@@ -45,7 +45,7 @@ export async function main(
   const open = async () => {
     if (!session) {
       const { openSession } = await import("./session.js");
-      session = await openSession({ remote, url, log, trace });
+      session = await openSession({ remote, url, privateRefPrefix: refPrefix, log, trace });
     }
     return session;
   };

@@ -8,14 +8,21 @@ import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { SvcError, UserFacingError } from "../backends/errors.js";
 import { BackendUnreachableError, EgressDeniedError } from "../backends/http.js";
-import { parseRemoteUrl } from "../backends/remote-url.js";
+import { parseRemoteUrl, type RemoteUrl } from "../backends/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../backends/settings.js";
-import { ProjectCache } from "../cache/cache.js";
+import {
+  auditExistingCache,
+  COPYING_HISTORY_VARIABLE,
+  continueUserHistory,
+  type OpenedCache,
+  openProjectCache,
+  type UserRepository,
+} from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
 import type { PushReply } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
-import { userGit, userGitOutput } from "./user-git.js";
+import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
 const DEFAULT_SYNC_INTERVAL_MS = 2000;
 
@@ -28,6 +35,38 @@ async function readSettings(): Promise<Map<string, string>> {
     if (space > 0) settings.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
   }
   return settings;
+}
+
+/**
+ * The backend of `remote`, then its cache: built (after a first successful listing) when absent, rebuilt
+ * when broken (cache/open.ts). Nothing is created before the backend has answered; an egress refusal is
+ * recorded only in a cache that is already there.
+ */
+async function connect(
+  remote: RemoteUrl,
+  agent: string,
+  user: UserRepository,
+  log: (message: string) => void,
+  trace: (message: string) => void,
+): Promise<{ backend: Backend; opened: OpenedCache }> {
+  let backend: Backend;
+  try {
+    backend = await createBackend(remote, agent);
+  } catch (error) {
+    if (error instanceof EgressDeniedError)
+      auditExistingCache(remote, agent, { op: "egress-denied", detail: { origin: remote.origin } });
+    throw error;
+  }
+  try {
+    return { backend, opened: await openProjectCache({ remote, agent, backend, user, log, trace }) };
+  } catch (error) {
+    if (!(error instanceof BackendUnreachableError)) throw error;
+    throw new UserFacingError(
+      "SVC_BACKEND",
+      `${error.message}\nno cached copy of ${backend.description} is there to serve instead; start the server or check the URL ${remote.url}`,
+      { cause: error },
+    );
+  }
 }
 
 export interface Session {
@@ -43,10 +82,18 @@ export interface Session {
 export async function openSession(options: {
   remote: string;
   url: string;
+  /** `refs/svc/<remote>`: where the helper's refspec puts the server's branches in the user's repository. */
+  privateRefPrefix: string;
   log: (message: string) => void;
   trace: (message: string) => void;
 }): Promise<Session> {
   const { log, trace } = options;
+  if (process.env[COPYING_HISTORY_VARIABLE]) {
+    throw new UserFacingError(
+      "SVC_STORE",
+      "git asked svc for a missing object while svc was copying this repository's history into its cache; nothing was fetched",
+    );
+  }
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
   // Read in parallel with opening the cache: one git spawn for every svc.* setting.
@@ -57,21 +104,16 @@ export async function openSession(options: {
     return settingsRead;
   };
   let pullConfigured = false;
-  const cache = await ProjectCache.open(remote, agent);
+  const user = userRepository([`refs/remotes/${options.remote}/main`, `${options.privateRefPrefix}/main`]);
+  const { backend, opened } = await connect(remote, agent, user, log, trace);
+  const cache = opened.cache;
   trace(`cache ${cache.dir}`);
-  let backend: Backend;
-  try {
-    backend = await createBackend(remote, agent);
-  } catch (error) {
-    if (error instanceof EgressDeniedError)
-      cache.db.audit({ op: "egress-denied", detail: { origin: remote.origin } });
-    cache.close();
-    throw error;
-  }
+  // A cache built just now holds a full listing: the first ls-refs needs no sync.
+  let justBuilt = opened.built !== undefined;
 
   const session: Session = {
     async prepare({ sync }) {
-      const tip = cache.tip();
+      let tip = cache.tip();
       if (!sync && tip) return tip;
       const settings = await userSettings();
       trace("settings read");
@@ -95,6 +137,12 @@ export async function openSession(options: {
         settings.get("svc.reconcileinterval"),
         { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
       );
+      if (await continueUserHistory(cache, backend, user, log)) tip = cache.tip();
+      if (tip && justBuilt) {
+        justBuilt = false;
+        trace("sync skipped: the cache was just built from a full listing");
+        return tip;
+      }
       if (tip && Date.now() - cache.db.syncState().last_sync_ms < interval) {
         trace(`sync skipped: last sync less than ${interval} ms ago`);
         return tip;
@@ -148,6 +196,7 @@ export async function openSession(options: {
     async push(specs) {
       const replies: string[] = [];
       const [settings, { pushMain }] = await Promise.all([userSettings(), import("./push.js")]);
+      await continueUserHistory(cache, backend, user, log);
       for (const spec of specs) {
         const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
         if (dst.startsWith("refs/tags/")) {

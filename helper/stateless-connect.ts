@@ -13,6 +13,7 @@ import { UserFacingError } from "../backends/errors.js";
 import { envCount } from "../backends/settings.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
+import { lostVersionsHint } from "../cache/open.js";
 import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
 
 export interface FetchRequest {
@@ -98,7 +99,7 @@ function runUploadPack(
         reject(
           new UserFacingError(
             "SVC_STORE",
-            `git upload-pack on the cache ${cache.repo} failed (exit ${code})`,
+            `git upload-pack on the cache ${cache.repo} failed (exit ${code})${lostVersionsHint(cache)}`,
           ),
         );
     });

@@ -4,6 +4,7 @@
  * code says how it went.
  */
 import { spawn } from "node:child_process";
+import type { UserRepository } from "../cache/open.js";
 
 export interface UserGitResult {
   readonly code: number | null;
@@ -33,4 +34,14 @@ export function userGit(args: readonly string[]): Promise<UserGitResult> {
 export async function userGitOutput(args: readonly string[]): Promise<string | undefined> {
   const result = await userGit(args);
   return result.code === 0 ? result.stdout : undefined;
+}
+
+/** The user's repository as cache/open.ts reaches it, with the refs that hold its last server commit. */
+export function userRepository(serverRefs: readonly string[]): UserRepository {
+  return {
+    serverRefs,
+    gitOutput: userGitOutput,
+    spawnGit: (args, env) =>
+      spawn("git", args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] }),
+  };
 }

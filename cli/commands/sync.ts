@@ -25,13 +25,17 @@ export class SyncCommand extends SvcCommand {
   remote = Option.String("--remote", "origin", { description: "The git remote to sync (default origin)" });
 
   async run(): Promise<number> {
-    const [{ helperEnvironment, runUserGit }, { createBackend }, { ProjectCache }, { syncCache }] =
-      await Promise.all([
-        import("../git-user.js"),
-        import("../../backends/create.js"),
-        import("../../cache/cache.js"),
-        import("../../cache/sync.js"),
-      ]);
+    const [
+      { helperEnvironment, runUserGit, userRepositoryIn },
+      { createBackend },
+      { openProjectCache },
+      { syncCache },
+    ] = await Promise.all([
+      import("../git-user.js"),
+      import("../../backends/create.js"),
+      import("../../cache/open.js"),
+      import("../../cache/sync.js"),
+    ]);
     const dir = this.dir ?? ".";
     const config = await runUserGit(["config", "--get", `remote.${this.remote}.url`], {
       cwd: dir,
@@ -47,12 +51,19 @@ export class SyncCommand extends SvcCommand {
     }
     const remote = parseRemoteUrl(url);
     const agent = `svc-${process.pid}`;
-    const cache = await ProjectCache.open(remote, agent);
+    const log = (message: string) => this.context.stderr.write(`${message}\n`);
+    const backend = await createBackend(remote, agent);
+    // A cache that is absent or broken is built from a full listing here: that is this command's sync.
+    const { cache, built } = await openProjectCache({
+      remote,
+      agent,
+      backend,
+      user: userRepositoryIn(dir, this.remote),
+      log,
+    });
     try {
-      const result = await syncCache(cache, await createBackend(remote, agent), {
-        reconcile: this.reconcile,
-      });
-      if (result.commit) await cache.consolidateIfDue((message) => this.context.stderr.write(`${message}\n`));
+      const result = built ?? (await syncCache(cache, backend, { reconcile: this.reconcile }));
+      if (result.commit) await cache.consolidateIfDue(log);
       this.context.stderr.write(
         `svc: ${result.full ? "full" : "delta"} sync: ${result.changed} changed, ${result.deleted} removed` +
           `${result.commit ? ` (cache commit ${result.commit.slice(0, 12)})` : ", nothing new"}\n`,

@@ -1,0 +1,73 @@
+/**
+ * Whether a git repository holds an object, found in-process: the helper checks the cache's tip on every
+ * start (git starts it once per fetch and once per lazy blob batch), and a `git cat-file -e` there would be
+ * one more process each time.
+ *
+ * A loose object is the file `objects/xx/yyyy…`. A packed one is named in a pack's `.idx`: version 2 is
+ * `\377tOc`, version 2, a 256-entry fanout (entry `b` = how many names start with a byte ≤ b), then the
+ * sorted 20-byte names; version 1 has no header, and each name follows its 4-byte offset. Only the fanout
+ * and the names the binary search visits are read. Loose first, then packs: git packs an object before it
+ * prunes the loose copy, so a lookup racing `git maintenance` finds one of them.
+ */
+import { closeSync, existsSync, openSync, readdirSync, readSync } from "node:fs";
+import { join } from "node:path";
+
+const IDX_V2_MAGIC = 0xff744f63;
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  const read = readSync(fd, buffer, 0, length, position);
+  if (read !== length) throw new Error(`short read at byte ${position}`);
+  return buffer;
+}
+
+/** Whether the pack index at `path` names `name` (20 bytes); false when the file cannot be read. */
+export function packIndexHas(path: string, name: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return false; // removed since the folder was listed
+  }
+  try {
+    const header = readAt(fd, 0, 8);
+    const v2 = header.readUInt32BE(0) === IDX_V2_MAGIC;
+    if (v2 && header.readUInt32BE(4) !== 2) return false;
+    const fanout = v2 ? 8 : 0;
+    const first = name[0] as number;
+    const bounds = readAt(fd, fanout + (first === 0 ? 0 : 4 * (first - 1)), first === 0 ? 4 : 8);
+    let low = first === 0 ? 0 : bounds.readUInt32BE(0);
+    let high = bounds.readUInt32BE(first === 0 ? 0 : 4);
+    const names = fanout + 1024;
+    const nameAt = (index: number) =>
+      v2 ? readAt(fd, names + 20 * index, 20) : readAt(fd, names + 24 * index + 4, 20);
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const order = Buffer.compare(nameAt(middle), name);
+      if (order === 0) return true;
+      if (order < 0) low = middle + 1;
+      else high = middle;
+    }
+    return false;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether the repository (a git dir) at `repo` has the object `oid`, loose or in one of its packs. */
+export function hasObject(repo: string, oid: string): boolean {
+  if (!/^[0-9a-f]{40}$/.test(oid)) return false;
+  const objects = join(repo, "objects");
+  if (existsSync(join(objects, oid.slice(0, 2), oid.slice(2)))) return true;
+  const packs = join(objects, "pack");
+  let names: string[];
+  try {
+    names = readdirSync(packs);
+  } catch {
+    return false;
+  }
+  const name = Buffer.from(oid, "hex");
+  return names.some((file) => file.endsWith(".idx") && packIndexHas(join(packs, file), name));
+}

@@ -1,0 +1,155 @@
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import test, { type ExecutionContext } from "ava";
+import type { Backend, BackendRecord } from "../backends/backend.js";
+import { SvcError } from "../backends/errors.js";
+import { parseRemoteUrl } from "../backends/remote-url.js";
+import { SIM_SCHEMA } from "../backends/sim/schema.js";
+import { givenTempDir } from "../testing/sim.js";
+import { cacheFolderName, ProjectCache } from "./cache.js";
+import { openProjectCache, REBUILT_MARKER, type UserRepository } from "./open.js";
+
+const REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");
+const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
+
+/** A cache root in a temp folder; git (run by the cache) reads no config of the machine's user. */
+function givenRoot(t: ExecutionContext): string {
+  const temp = givenTempDir(t, "svc-open-");
+  const config = join(temp, "gitconfig");
+  writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
+  process.env.HOME = temp;
+  process.env.GIT_CONFIG_NOSYSTEM = "1";
+  process.env.GIT_CONFIG_GLOBAL = config;
+  return join(temp, "cache");
+}
+
+function record(id: number): BackendRecord {
+  const time = `2026-01-01T00:00:0${id}.000Z`;
+  return {
+    key: String(id),
+    path: `issues/000${id}.md`,
+    version: 1,
+    updatedAt: time,
+    content: {
+      fields: {
+        id,
+        title: `Issue ${id}`,
+        status: "open",
+        labels: [],
+        created_at: time,
+        updated_at: time,
+        version: 1,
+      },
+      body: `Body ${id}\n`,
+    },
+    raw: {},
+  };
+}
+
+/** A backend whose listing is `records` (or fails with `failure`); counts its listings. */
+function fakeBackend(records: readonly BackendRecord[], failure?: Error): Backend & { listings: number } {
+  const backend = {
+    kind: "sim",
+    project: "demo",
+    schema: SIM_SCHEMA,
+    description: "sim project demo at http://127.0.0.1:1",
+    maxRecordBytes: 1 << 20,
+    overlapMs: 1000,
+    listings: 0,
+    async listAll() {
+      backend.listings++;
+      if (failure) throw failure;
+      return { records, complete: true };
+    },
+    async listChangedSince() {
+      return { records: [], complete: true };
+    },
+  };
+  return backend;
+}
+
+/** A user repository without any server commit (a clone being made). */
+const NO_HISTORY: UserRepository = {
+  serverRefs: ["refs/remotes/origin/main"],
+  gitOutput: async () => undefined,
+  spawnGit: () => {
+    throw new Error("nothing to copy");
+  },
+};
+
+async function open(t: ExecutionContext, root: string, backend: Backend, log: string[] = []) {
+  const opened = await openProjectCache({
+    remote: REMOTE,
+    agent: "test",
+    backend,
+    user: NO_HISTORY,
+    log: (line) => log.push(line),
+    root,
+  });
+  t.teardown(() => opened.cache.close());
+  return opened;
+}
+
+test("a failed first listing creates nothing under the cache root", async (t) => {
+  const root = givenRoot(t);
+  const backend = fakeBackend([], new SvcError("SVC_BACKEND", "no such project (404)"));
+  await t.throwsAsync(open(t, root, backend), { message: /no such project/ });
+  t.false(existsSync(root));
+  t.is(backend.listings, 1);
+});
+
+test("a new cache is built from one listing without a word; an intact one is opened as it is", async (t) => {
+  const root = givenRoot(t);
+  const backend = fakeBackend([record(1), record(2)]);
+  const log: string[] = [];
+  const first = await open(t, root, backend, log);
+  t.is(first.built?.full, true);
+  t.is(first.built?.changed, 2);
+  t.deepEqual(log, []);
+  t.is(first.cache.dir, join(root, cacheFolderName(REMOTE)));
+  t.true(first.cache.hasObject(first.cache.tip() ?? ""));
+  t.deepEqual(readdirSync(root).sort(), [cacheFolderName(REMOTE), `${cacheFolderName(REMOTE)}.lock`]);
+  first.cache.close();
+
+  const second = await open(t, root, backend, log);
+  t.is(second.built, undefined);
+  t.is(backend.listings, 1, "an intact cache is not listed again");
+  t.false(existsSync(join(second.cache.dir, REBUILT_MARKER)));
+});
+
+test("check names what is broken; the next open rebuilds it, says why in one line and leaves nothing aside", async (t) => {
+  const root = givenRoot(t);
+  const dir = join(root, cacheFolderName(REMOTE));
+  const backend = fakeBackend([record(1)]);
+  const breakages: [string, () => void, RegExp][] = [
+    [
+      "main deleted",
+      () => rmSync(join(dir, "repo.git", "refs", "heads", "main")),
+      /its branch main is missing/,
+    ],
+    ["repo.git deleted", () => rmSync(join(dir, "repo.git"), { recursive: true }), /repo\.git is missing/],
+    ["cache.db deleted", () => rmSync(join(dir, "cache.db")), /its database cache\.db is missing/],
+    [
+      "cache.db garbage",
+      () => writeFileSync(join(dir, "cache.db"), Buffer.alloc(4096, "x")),
+      /cache\.db is corrupt \(file is not a database\)/,
+    ],
+  ];
+  (await open(t, root, backend)).cache.close();
+  for (const [name, breakIt, why] of breakages) {
+    for (const file of ["cache.db-wal", "cache.db-shm"]) rmSync(join(dir, file), { force: true });
+    breakIt();
+    const check = ProjectCache.check(dir, IDENTITY);
+    t.is(check.state, "broken", name);
+    if (check.state === "broken") t.regex(check.why, why, name);
+    const log: string[] = [];
+    const reopened = await open(t, root, backend, log);
+    t.is(log.length, 1, name);
+    t.regex(log[0] ?? "", /^svc: rebuilt the cache /, name);
+    t.regex(log[0] ?? "", why, name);
+    t.true(existsSync(join(dir, REBUILT_MARKER)), name);
+    t.is(ProjectCache.check(dir, IDENTITY).state, "healthy", name);
+    reopened.cache.close();
+    t.deepEqual(readdirSync(root).sort(), [cacheFolderName(REMOTE), `${cacheFolderName(REMOTE)}.lock`], name);
+  }
+});
