@@ -206,8 +206,12 @@ export class RecordParseError extends UserFacingError {
   }
 }
 
-/** The largest frontmatter we read, in UTF-16 code units; anything bigger is not a record someone wrote by hand. */
-const MAX_FRONTMATTER_CHARS = 64 * 1024;
+/**
+ * The largest frontmatter we read, in UTF-16 code units: a bound on memory, not a record size. A server can
+ * hold records far over its own write limits (a record with 100,000 labels renders to about 1 MiB of
+ * frontmatter), and the user must still be able to edit such a record's other fields.
+ */
+const MAX_FRONTMATTER_CHARS = 8 * 1024 * 1024;
 
 interface SplitFile {
   readonly yaml: string;
@@ -235,7 +239,7 @@ export function splitFrontmatter(path: string, text: string): SplitFile {
   if (!close || close.index - yamlStart > MAX_FRONTMATTER_CHARS) {
     throw new RecordParseError(
       path,
-      close ? "the frontmatter block is larger than 64 KiB" : "the frontmatter block is not closed",
+      close ? "the frontmatter block is larger than 8 MiB" : "the frontmatter block is not closed",
       "a line `---` after the `key: value` lines",
       undefined,
     );

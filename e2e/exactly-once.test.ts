@@ -87,9 +87,10 @@ test("a push killed while the answer to its POST is on its way does not create t
   await commitAll(t, env, "d", "A new bug");
 
   const before = lastSimAuditId(sim);
-  // The simulator commits the POST at once; its answer reaches the helper 1.5 s later, after the kill.
+  // The simulator commits the POST at once; its answer would reach the helper 1.5 s later, but the push's
+  // process group is killed as soon as the simulator has answered the proxy.
   proxy.setFault((request) => (request.method === "POST" ? { kind: "late", ms: 1500 } : undefined));
-  const killed = await git(env, ["push"], { cwd: "d", killAfterMs: 1000 });
+  const killed = await git(env, ["push"], { cwd: "d", killWhen: proxy.answered("POST") });
   t.is(killed.code, null, killed.stderr);
   t.is(sim.store.getProject("demo")?.issue_count, 3, "the server committed the create");
 

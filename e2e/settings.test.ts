@@ -108,8 +108,8 @@ async function checkServerDown(t: ExecutionContext, env: GitEnv, simUrl: string)
   t.deepEqual(
     stderrLines(init.stderr),
     stderrLines(
-      `Cloning into 'e'...\nfatal: remote error: ${unreachable}\nsvc: ${unreachable}\n` +
-        `no cached copy of sim project demo at ${simUrl} exists yet, so there is nothing to serve; start the ` +
+      `Cloning into 'e'...\nsvc: ${unreachable}\n` +
+        `no cached copy of sim project demo at ${simUrl} is there to serve instead; start the ` +
         `server or check the URL ${simUrl}/projects/demo\n` +
         `svc: git clone of ${svcUrl(simUrl, "demo")} failed (exit 128); the lines above say why\n`,
     ),

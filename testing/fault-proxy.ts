@@ -31,6 +31,8 @@ export interface FaultProxy {
   readonly requests: ProxiedRequest[];
   /** Replaces the fault rule (undefined: forward everything). */
   setFault(fault: ((request: ProxiedRequest) => Fault | undefined) | undefined): void;
+  /** Settles once the server has answered (to the proxy) a request with `method`, seen from now on. */
+  answered(method: string): Promise<void>;
 }
 
 export async function givenFaultProxy(t: ExecutionContext, target: string): Promise<FaultProxy> {
@@ -39,6 +41,13 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
   const counts = new Map<string, number>();
   let rule: ((request: ProxiedRequest) => Fault | undefined) | undefined;
   const timers = new Set<NodeJS.Timeout>();
+  const waiters: { method: string; resolve: () => void }[] = [];
+  const notify = (method: string) => {
+    for (const waiter of waiters.splice(0)) {
+      if (waiter.method === method) waiter.resolve();
+      else waiters.push(waiter);
+    }
+  };
   const server = createServer((req, res) => {
     const method = req.method ?? "";
     const nth = counts.get(method) ?? 0;
@@ -64,6 +73,7 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
         const chunks: Buffer[] = [];
         answer.on("data", (chunk: Buffer) => chunks.push(chunk));
         answer.on("end", () => {
+          notify(method);
           const reply = () => {
             if (fault?.kind === "reset") {
               req.socket.destroy();
@@ -101,6 +111,9 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     requests,
     setFault(fault) {
       rule = fault;
+    },
+    answered(method) {
+      return new Promise((resolve) => waiters.push({ method, resolve }));
     },
   };
 }

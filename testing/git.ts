@@ -107,6 +107,8 @@ export interface RunOptions {
   readonly closeStdout?: boolean;
   /** SIGKILL the whole process group this long after the start, as `kill -9` of a push would. */
   readonly killAfterMs?: number;
+  /** SIGKILL the whole process group when this settles (e.g. when a proxy saw the request to cut off). */
+  readonly killWhen?: Promise<unknown>;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -137,6 +139,10 @@ export function run(
     }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const killer =
       options.killAfterMs === undefined ? undefined : setTimeout(() => killGroup(child), options.killAfterMs);
+    options.killWhen?.then(
+      () => killGroup(child),
+      () => killGroup(child),
+    );
     if (options.closeStdout) child.stdout.destroy();
     else child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
