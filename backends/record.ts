@@ -78,6 +78,11 @@ export interface RecordSchema {
   readonly exampleGlob: string;
   /** The canonical file of the record with this key: `issues/0042.md`. Records are never renamed. */
   readonly fileName: (key: string) => string;
+  /**
+   * Writable fields the server keeps unique (the wiki: a title per space). A create whose answer was lost
+   * is recognised by them alone; without them, by its whole content (helper/create-journal.ts).
+   */
+  readonly uniqueFields?: readonly string[];
 }
 
 export type RecordFields = Readonly<Record<string, FieldValue>>;

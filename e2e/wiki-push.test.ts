@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
+import { givenFaultProxy } from "../testing/fault-proxy.js";
 import { type GitEnv, git, gitOk } from "../testing/git.js";
 import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
 import { givenWikiEnv, pageFileBody, wikiRemote, wikiWrites } from "../testing/wiki.js";
@@ -228,5 +229,27 @@ test("editing a page trashed on the server meanwhile is rejected (fetch first): 
     readWorkFile(env, "d", "pages/2.md").indexOf("<p>Edited after it was trashed</p>"),
     -1,
     "the edit is still in the working tree",
+  );
+});
+
+test("a wiki push killed while the answer to its POST is on its way creates the page once (known by its title)", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 2);
+  const proxy = await givenFaultProxy(t, wiki.url);
+  const env = givenWikiEnv(t, wiki, { SVC_ALLOWED_ORIGINS: `${wiki.url},${proxy.url}` });
+  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", wikiRemote(proxy.url, "SVC"), "d"]);
+  writeWorkFile(env, "d", "pages/new-page.md", "---\ntitle: Made once\n---\n<p>Only once.</p>");
+  await commitAll(t, env, "d", "A new page");
+  const before = wiki.requests.length;
+  proxy.setFault((request) => (request.method === "POST" ? { kind: "late", ms: 1500 } : undefined));
+  const killed = await git(env, ["push"], { cwd: "d", killWhen: proxy.answered("POST") });
+  t.is(killed.code, null, killed.stderr);
+  proxy.setFault(undefined);
+  const again = await git(env, ["push"], { cwd: "d" });
+  t.is(again.code, 0, again.stderr);
+  t.regex(again.stderr, /pages\/new-page\.md was created as record \d+ .* it is not created again/);
+  t.deepEqual(
+    wikiWrites(wiki, before).map((write) => write.method),
+    ["POST"],
   );
 });

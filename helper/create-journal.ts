@@ -112,7 +112,10 @@ function matches(
   planned: RecordContent,
 ): boolean {
   const content = cachedContent(cache, backend, candidate);
-  return content !== undefined && isNoChange(recordChanges(backend.schema, content, planned));
+  if (!content) return false;
+  const unique = backend.schema.uniqueFields;
+  if (unique) return unique.every((name) => content.fields[name] === planned.fields[name]);
+  return isNoChange(recordChanges(backend.schema, content, planned));
 }
 
 /**

@@ -23,6 +23,8 @@ export interface ProxiedRequest {
   readonly path: string;
   /** How many requests with this method the proxy saw before this one. */
   readonly nth: number;
+  /** The `If-Match` header as sent, or undefined. */
+  readonly ifMatch: string | undefined;
 }
 
 export interface FaultProxy {
@@ -52,7 +54,13 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     const method = req.method ?? "";
     const nth = counts.get(method) ?? 0;
     counts.set(method, nth + 1);
-    const proxied = { method, path: req.url ?? "", nth };
+    const ifMatch = req.headers["if-match"];
+    const proxied = {
+      method,
+      path: req.url ?? "",
+      nth,
+      ifMatch: Array.isArray(ifMatch) ? ifMatch.join(", ") : ifMatch,
+    };
     requests.push(proxied);
     const fault = rule?.(proxied);
     if (fault?.kind === "answer") {

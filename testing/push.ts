@@ -4,12 +4,11 @@
  * tree, and seed files for projects too large to fill through POSTs.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { ExecutionContext } from "ava";
 import type { SimIssue } from "../backends/sim/schema.js";
 import type { RunningSim } from "../server/sim/server.js";
+import { givenFaultProxy } from "./fault-proxy.js";
 import { type GitEnv, gitOk, svcUrl } from "./git.js";
 import { givenTempDir, type SeedIssue } from "./sim.js";
 
@@ -78,46 +77,16 @@ export interface RecordingProxy {
 
 /**
  * A loopback HTTP proxy in front of `target` that records every request's method, path and `If-Match`
- * header, and forwards everything unchanged. Closed by the test's teardown.
+ * header, and forwards everything unchanged (the fault proxy with no fault). Closed by the test's teardown.
  */
 export async function givenRecordingProxy(t: ExecutionContext, target: string): Promise<RecordingProxy> {
-  const upstream = new URL(target);
-  const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => {
-    const ifMatch = req.headers["if-match"];
-    requests.push({
-      method: req.method ?? "",
-      path: req.url ?? "",
-      ifMatch: Array.isArray(ifMatch) ? ifMatch.join(", ") : ifMatch,
-    });
-    const forward = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: upstream.host },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on("error", (error) => {
-      res.writeHead(502);
-      res.end(error.message);
-    });
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  const proxy = await givenFaultProxy(t, target);
+  return {
+    url: proxy.url,
+    get requests() {
+      return proxy.requests.map(({ method, path, ifMatch }) => ({ method, path, ifMatch }));
+    },
+  };
 }
 
 /** `issues/0042.md` for id 42. */

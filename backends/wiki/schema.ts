@@ -23,4 +23,6 @@ export const WIKI_SCHEMA: RecordSchema = {
   exampleGlob: "pages/12*",
   tokenFields: { version: "version", updatedAt: "updatedAt" },
   fileName: (key) => `pages/${key}.md`,
+  // Page titles are unique in a space, and the wiki may rewrite the storage XHTML of a body it stores.
+  uniqueFields: ["title"],
 };
