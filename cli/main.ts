@@ -1,11 +1,21 @@
 /**
- * `svc`: the command line (DESIGN.md §8). Usage errors go to stderr with exit 2, like every other error.
+ * `svc`: the command line (DESIGN.md §8). clipanion parses; the help is svc's own (cli/help.ts) and goes to
+ * stdout with exit 0. Usage errors go to stderr with exit 2, like every other error.
  *
  * Every command class is loaded at each start of svc (clipanion needs them all to parse), so a command
  * module imports only light things at its top and loads its implementation (SQLite, HTTP, git, the
  * simulator, the daemon) with `await import()` in `run()`: this keeps start-up at ~40 ms instead of ~115.
  */
-import { type BaseContext, Builtins, Cli } from "clipanion";
+import { type BaseContext, Builtins, Cli, type CommandClass } from "clipanion";
+import { EXIT } from "./command.js";
+import {
+  type CommandSpec,
+  describeCommand,
+  groupPrefix,
+  isOptionLike,
+  leadingWords,
+  longestCommand,
+} from "./command-spec.js";
 import { InitCommand } from "./commands/init.js";
 import { ListCommand } from "./commands/list.js";
 import { PulseBackupCommand } from "./commands/pulse-backup.js";
@@ -19,38 +29,81 @@ import { PulseTriggerCommand } from "./commands/pulse-trigger.js";
 import { SimCommand } from "./commands/sim.js";
 import { SpacesCommand } from "./commands/spaces.js";
 import { SyncCommand } from "./commands/sync.js";
+import { renderCommandHelp, renderGroupHelp, renderOverview } from "./help.js";
 
 export const VERSION = "0.1.0";
 
+/** Every command, in the order `svc --help` lists them (grouped by their `usage.category`). */
+export const COMMANDS: readonly CommandClass[] = [
+  InitCommand,
+  SyncCommand,
+  ListCommand,
+  SpacesCommand,
+  SimCommand,
+  PulseDaemonCommand,
+  PulseListenerCommand,
+  PulseTriggerCommand,
+  PulseMigrateCommand,
+  PulseHeartbeatCommand,
+  PulseKeepaliveCommand,
+  PulseBackupCommand,
+  PulseProviderOauthCommand,
+];
+
 export function createCli(): Cli {
   const cli = new Cli({ binaryLabel: "svc", binaryName: "svc", binaryVersion: VERSION, enableColors: false });
-  cli.register(Builtins.HelpCommand);
   cli.register(Builtins.VersionCommand);
-  cli.register(SimCommand);
-  cli.register(InitCommand);
-  cli.register(SyncCommand);
-  cli.register(ListCommand);
-  cli.register(SpacesCommand);
-  cli.register(PulseDaemonCommand);
-  cli.register(PulseTriggerCommand);
-  cli.register(PulseMigrateCommand);
-  cli.register(PulseBackupCommand);
-  cli.register(PulseHeartbeatCommand);
-  cli.register(PulseKeepaliveCommand);
-  cli.register(PulseListenerCommand);
-  cli.register(PulseProviderOauthCommand);
+  for (const command of COMMANDS) cli.register(command);
   return cli;
 }
 
+/** The declarations of every command, for the help and the refusals. */
+export function commandSpecs(): CommandSpec[] {
+  return COMMANDS.map(describeCommand);
+}
+
 export async function runCli(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
-  const cli = createCli();
   const full = { ...Cli.defaultContext, ...context };
+  const help = helpFor(argv);
+  if (help !== undefined) {
+    full.stdout.write(help);
+    return EXIT.ok;
+  }
+  const cli = createCli();
   let command: ReturnType<Cli["process"]>;
   try {
     command = cli.process([...argv], full);
   } catch (error) {
     full.stderr.write(cli.error(error, { colored: false }));
-    return 2;
+    return EXIT.broken;
   }
   return cli.run(command, full);
+}
+
+/**
+ * The help `argv` asks for, or undefined when it asks for none: `svc`, `svc --help` and `svc help` give the
+ * overview; `-h` or `--help` anywhere before `--` (`svc init sim::demo --help`), or `svc help <command>`,
+ * give that command's help (`svc pulse --help`: the group's). Help for a command that does not exist is
+ * undefined: the refusal says what exists.
+ */
+export function helpFor(argv: readonly string[]): string | undefined {
+  if (argv.length === 0) return renderOverview(commandSpecs(), VERSION);
+  const asked = argv[0] === "help";
+  const rest = asked ? argv.slice(1) : argv;
+  const end = rest.indexOf("--");
+  const flagged = (end === -1 ? rest : rest.slice(0, end)).some((token) =>
+    /^(-h|--help)(=\d+)?$/.test(token),
+  );
+  if (!asked && !flagged) return undefined;
+  const specs = commandSpecs();
+  const words = leadingWords(rest);
+  if (words.length === 0)
+    return rest.some((token) => isOptionLike(token) && !/^(-h|--help)/.test(token))
+      ? undefined
+      : renderOverview(specs, VERSION);
+  const spec = longestCommand(words, specs);
+  if (spec) return renderCommandHelp(spec);
+  const group = groupPrefix(words, specs);
+  if (group.length === words.length) return renderGroupHelp(group, specs);
+  return undefined;
 }

@@ -6,6 +6,7 @@ import { parseRemoteUrl } from "../../backends/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../backends/settings.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
 
@@ -39,24 +40,41 @@ export class InitCommand extends SvcCommand {
   static override paths = [["init"]];
 
   static override usage = Command.Usage({
-    description: "Clone a project as a git working tree",
+    category: "Working with records",
+    description: "Clone a project (sim::<project>, wiki::<SPACE_KEY>) into a new git working tree",
     details: `
-      Makes a partial clone of the project (the record files come with the clone when there are no more
-      than SVC_BLOB_LIMIT of them; later ones when git needs them), checks out
-      \`main\` and sets its upstream, so plain \`git pull\`, \`git push\` and \`git status\` work. The
-      simulator's origin comes from \`--origin\`, else \`SVC_SIM_ORIGIN\`, else ${DEFAULT_SIM_ORIGIN}.
+      Clones the project into dir (default: the project's name; it must not exist, or be empty) with one
+      Markdown file per record, checks out \`main\` tracking \`origin/main\` and sets \`pull.rebase=false\`,
+      so that plain \`git pull\`, \`git commit\`, \`git push\` and \`git status\` work inside it.
+
+      The backends of this version and their forms:
+
+        sim::<project>     a project of the issue-tracker simulator (svc sim); files
+                           issues/<id>.md. The simulator is at --origin, else
+                           $SVC_SIM_ORIGIN, else ${DEFAULT_SIM_ORIGIN}.
+        wiki::<SPACE_KEY>  a wiki space (svc spaces --backend wiki lists them); files
+                           pages/<id>.md. Needs VENDOR_API_KEY, VENDOR_EMAIL,
+                           SVC_WIKI_TENANT and SVC_ALLOWED_ORIGINS.
+
+      The checkout is complete whatever the project's size: every record file, as with git clone of the
+      same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a checkout of more files than that is
+      refused, with the git sparse-checkout command to run instead.
     `,
     examples: [
-      ["Clone the demo project into ./demo", "svc init sim::demo demo"],
-      ["From a simulator on another port", "svc init sim::demo demo --origin http://127.0.0.1:9000"],
+      ["Clone project demo of the simulator into the folder demo", "svc init sim::demo demo"],
+      ["The same from a simulator on another port", "svc init sim::demo demo --origin http://127.0.0.1:9000"],
+      ["Clone the wiki space DOCS into the folder docs", "svc init wiki::DOCS docs"],
     ],
   });
 
   spec = Option.String({ name: "kind::project" });
   dir = Option.String({ name: "dir", required: false });
-  origin = Option.String("--origin", {
-    description: "The simulator's origin (default $SVC_SIM_ORIGIN or http://127.0.0.1:7878)",
-  });
+  origin = withValueName(
+    "url",
+    Option.String("--origin", {
+      description: `Where the simulator runs, for sim:: (default $SVC_SIM_ORIGIN, else ${DEFAULT_SIM_ORIGIN})`,
+    }),
+  );
 
   async run(): Promise<number> {
     const url = remoteUrlFor(this.spec, this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN);

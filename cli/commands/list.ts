@@ -3,6 +3,7 @@ import type { BackendRecord } from "../../backends/backend.js";
 import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 import { formatTable } from "../table.js";
 
 /** Document 3 "Limits": pages per list call. */
@@ -12,7 +13,8 @@ export class ListCommand extends SvcCommand {
   static override paths = [["list"]];
 
   static override usage = Command.Usage({
-    description: "List the records of a project (the pages of a wiki space, the issues of a sim project)",
+    category: "Working with records",
+    description: "List the records of a project: a wiki space's pages, a simulator project's issues",
     details: `
       For the wiki, at most ${LIST_LIMIT} pages are listed; with more, the first ${LIST_LIMIT} are printed and a
       warning goes to stderr, or, with \`--no-truncate\`, nothing is printed and the exit code is 1.
@@ -23,18 +25,27 @@ export class ListCommand extends SvcCommand {
     ],
   });
 
-  backend = Option.String("--backend", { required: true, description: "wiki or sim" });
-  project = Option.String("--project", {
-    required: true,
-    description: "Wiki space key (or alias), or sim project slug",
-  });
-  format = Option.String("--format", "table", { description: "table or json" });
+  backend = withValueName(
+    "wiki|sim",
+    Option.String("--backend", { required: true, description: "wiki or sim" }),
+  );
+  project = withValueName(
+    "project",
+    Option.String("--project", {
+      required: true,
+      description: "Wiki space key (or alias), or sim project slug",
+    }),
+  );
+  format = withValueName("table|json", Option.String("--format", "table", { description: "table or json" }));
   noTruncate = Option.Boolean("--no-truncate", false, {
     description: `Fail instead of listing only ${LIST_LIMIT} pages`,
   });
-  origin = Option.String("--origin", {
-    description: "The simulator's origin (default $SVC_SIM_ORIGIN or http://127.0.0.1:7878)",
-  });
+  origin = withValueName(
+    "url",
+    Option.String("--origin", {
+      description: "Where the simulator runs, for sim (default $SVC_SIM_ORIGIN, else http://127.0.0.1:7878)",
+    }),
+  );
 
   async run(): Promise<number> {
     if (this.format !== "table" && this.format !== "json") {

@@ -2,6 +2,7 @@ import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { ConfigReader, DEFAULT_KEEP_DAYS, loadEnvironment } from "../../server/pulse/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 /**
  * `svc pulse backup`: one online backup of PULSE_DB_PATH (Document 2 "Limits"). Exit 0 with the backup's
@@ -12,7 +13,7 @@ export class PulseBackupCommand extends SvcCommand {
   static override paths = [["pulse", "backup"]];
 
   static override usage = Command.Usage({
-    category: "Pulse daemon",
+    category: "The pulse daemon",
     description: "Back up the pulse database while the daemon runs",
     details: `
       Copies PULSE_DB_PATH with SQLite's online backup API (the daemon may keep writing), runs
@@ -33,15 +34,24 @@ export class PulseBackupCommand extends SvcCommand {
     ],
   });
 
-  dir = Option.String("--dir", {
-    description: "Backup directory (default PULSE_BACKUP_DIR, else <db dir>/backups)",
-  });
-  keepDays = Option.String("--keep-days", {
-    description: `Delete backups older than this many days (default ${DEFAULT_KEEP_DAYS})`,
-  });
-  envFile = Option.String("--environment,--env-file", {
-    description: "Environment file (default PULSE_ENV_FILE)",
-  });
+  dir = withValueName(
+    "dir",
+    Option.String("--dir", {
+      description: "Backup directory (default PULSE_BACKUP_DIR, else <db dir>/backups)",
+    }),
+  );
+  keepDays = withValueName(
+    "days",
+    Option.String("--keep-days", {
+      description: `Delete backups older than this many days (default ${DEFAULT_KEEP_DAYS})`,
+    }),
+  );
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", {
+      description: "Environment file (default PULSE_ENV_FILE)",
+    }),
+  );
 
   async run(): Promise<number> {
     const { backupPulseDb, defaultBackupDir } = await import("../../server/pulse/backup.js");

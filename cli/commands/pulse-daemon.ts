@@ -2,13 +2,14 @@ import { Command, Option } from "clipanion";
 import { loadEnvironment } from "../../server/pulse/config.js";
 import type { PulseDaemon as Daemon } from "../../server/pulse/daemon.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 export class PulseDaemonCommand extends SvcCommand {
   static override paths = [["pulse", "daemon"]];
 
   static override usage = Command.Usage({
-    description:
-      "Run the pulse daemon: queue, scheduler, runner, heartbeat, keep-alive and HTTP API (Document 2)",
+    category: "The pulse daemon",
+    description: "Run the pulse daemon: queue, scheduler, runner, heartbeat, keep-alive and HTTP API",
     details: `
       Reads its configuration from the environment and from \`--environment\` (variables already set win).
       The database must be at the newest schema revision: run \`svc pulse migrate\` first. The first line on
@@ -24,7 +25,10 @@ export class PulseDaemonCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" }),
+  );
 
   async run(): Promise<number> {
     const { PulseDaemon, readDaemonConfig } = await import("../../server/pulse/daemon.js");

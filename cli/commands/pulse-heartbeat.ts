@@ -4,6 +4,7 @@ import { formatLocalSlot, hourlySlotAtOrBefore } from "../../server/pulse/heartb
 import { Logger } from "../../server/pulse/log.js";
 import { parseScheduledAt } from "../../server/pulse/pulse-input.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 /** sysexits EX_TEMPFAIL: the database stayed locked past the busy timeout; cron may simply try again. */
 export const EXIT_TEMPFAIL = 75;
@@ -12,6 +13,7 @@ export class PulseHeartbeatCommand extends SvcCommand {
   static override paths = [["pulse", "heartbeat"]];
 
   static override usage = Command.Usage({
+    category: "The pulse daemon",
     description: "Queue the hourly heartbeat pulse once (for cron users)",
     details: `
       Queues the heartbeat pulse of the newest local hh:00 slot in PULSE_TZ (or TZ), with the prompt for
@@ -32,14 +34,20 @@ export class PulseHeartbeatCommand extends SvcCommand {
     ],
   });
 
-  now = Option.String("--now", {
-    description:
-      "Act as if the clock read this RFC 3339 time (with a zone); the schedule never moves backward",
-  });
+  now = withValueName(
+    "time",
+    Option.String("--now", {
+      description:
+        "Act as if the clock read this RFC 3339 time (with a zone); the schedule never moves backward",
+    }),
+  );
 
-  envFile = Option.String("--environment,--env-file", {
-    description: "Environment file (KEY=value) read under the process environment; default $PULSE_ENV_FILE",
-  });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", {
+      description: "Environment file (KEY=value) read under the process environment; default $PULSE_ENV_FILE",
+    }),
+  );
 
   async run(): Promise<number> {
     const { isBusy } = await import("../../server/pulse/db.js");

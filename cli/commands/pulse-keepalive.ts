@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
 import { SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 /**
  * `svc pulse keepalive`: runs every provider in `PULSE_PROVIDERS_DIR` once (server/pulse/keepalive.ts), for
@@ -10,7 +11,8 @@ export class PulseKeepaliveCommand extends SvcCommand {
   static override paths = [["pulse", "keepalive"]];
 
   static override usage = Command.Usage({
-    description: "Run the credential keep-alive providers once",
+    category: "The pulse daemon",
+    description: "Run the credential keep-alive providers once (for cron users)",
     details: `
       Runs each executable file in \`PULSE_PROVIDERS_DIR\` (name order; hidden files and directories are
       ignored, non-executables skipped with a warning) as \`<provider> check\`: exit 0 healthy, 1 expires soon,
@@ -27,7 +29,10 @@ export class PulseKeepaliveCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" }),
+  );
   json = Option.Boolean("--json", false, { description: "Print the report as JSON" });
 
   async run(): Promise<number> {

@@ -1,12 +1,14 @@
 import { Command, Option } from "clipanion";
 import { loadEnvironment } from "../../server/pulse/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 export class PulseListenerCommand extends SvcCommand {
   static override paths = [["pulse", "listener"]];
 
   static override usage = Command.Usage({
-    description: "Turn messenger chat messages into pulses (Document 2's messenger listener)",
+    category: "The pulse daemon",
+    description: "Turn messenger chat messages into pulses",
     details: `
       Long-polls a Telegram-Bot-API-compatible getUpdates (MESSENGER_API_BASE, default
       https://api.telegram.org) with MESSENGER_BOT_TOKEN and posts every text message from MESSENGER_CHAT_ID to
@@ -23,9 +25,12 @@ export class PulseListenerCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment,--env-file", {
-    description: "KEY=value file read like systemd's EnvironmentFile= (default: $PULSE_ENV_FILE)",
-  });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", {
+      description: "KEY=value file read like systemd's EnvironmentFile= (default: $PULSE_ENV_FILE)",
+    }),
+  );
 
   async run(): Promise<number> {
     const { MessengerListener, readListenerConfig } = await import("../../server/pulse/listener.js");

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { Command, Option } from "clipanion";
 import { ConfigError, ConfigReader, loadEnvironment } from "../../server/pulse/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 /**
  * `svc pulse migrate`: brings PULSE_DB_PATH to the newest schema revision, creating the file when absent.
@@ -13,7 +14,7 @@ export class PulseMigrateCommand extends SvcCommand {
   static override paths = [["pulse", "migrate"]];
 
   static override usage = Command.Usage({
-    category: "Pulse daemon",
+    category: "The pulse daemon",
     description: "Bring the pulse database to the newest schema revision",
     details: `
       Creates PULSE_DB_PATH (and its directory) when absent and applies every schema revision it lacks,
@@ -23,9 +24,12 @@ export class PulseMigrateCommand extends SvcCommand {
     examples: [["Migrate the deployed database", "svc pulse migrate --environment /etc/svc/pulse.env"]],
   });
 
-  envFile = Option.String("--environment,--env-file", {
-    description: "Environment file (default PULSE_ENV_FILE)",
-  });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", {
+      description: "Environment file (default PULSE_ENV_FILE)",
+    }),
+  );
 
   async run(): Promise<number> {
     const { openPulseDb, schemaRevision } = await import("../../server/pulse/db.js");

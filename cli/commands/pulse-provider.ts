@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { SvcError } from "../../backends/errors.js";
 import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
+import { withValueName } from "../command-spec.js";
 
 /** sysexits EX_USAGE: not 2, which a keep-alive runner reads as "expired". */
 const EXIT_USAGE = 64;
@@ -14,6 +15,7 @@ export class PulseProviderOauthCommand extends Command {
   static override paths = [["pulse", "provider", "oauth"]];
 
   static override usage = Command.Usage({
+    category: "The pulse daemon",
     description: "The OAuth keep-alive provider: check or refresh the agent's OAuth token",
     details: `
       Reads the token from the JSON file \`OAUTH_CREDENTIALS_FILE\` (camelCase \`accessToken\`,
@@ -38,7 +40,10 @@ export class PulseProviderOauthCommand extends Command {
     ],
   });
 
-  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" }),
+  );
   action = Option.String({ name: "check|refresh" });
 
   async execute(): Promise<number> {

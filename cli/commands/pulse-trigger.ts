@@ -9,6 +9,7 @@ import {
   readApiAddress,
 } from "../../server/pulse/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 interface TriggerAnswer {
   readonly pulse?: { id: number; status: string; scheduled_at: string; priority: string };
@@ -20,6 +21,7 @@ export class PulseTriggerCommand extends SvcCommand {
   static override paths = [["pulse", "trigger"]];
 
   static override usage = Command.Usage({
+    category: "The pulse daemon",
     description: "Queue a pulse through the running daemon's API",
     details: `
       Sends \`POST /api/pulse/trigger\` to the daemon at PULSE_API_HOST:PULSE_API_PORT with PULSE_API_TOKEN.
@@ -39,13 +41,28 @@ export class PulseTriggerCommand extends SvcCommand {
     ],
   });
 
-  envFile = Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" });
-  at = Option.String("--at", "now", { description: "When: now, RFC 3339 with a zone, or +15m/+2h/+1d" });
-  priority = Option.String("--priority", "normal", {
-    description: "critical, high, normal, low or deferred",
-  });
-  source = Option.String("--source", "cli", { description: "Origin label" });
-  dedupKey = Option.String("--dedup-key", { description: "Queue at most one pulse for this key" });
+  envFile = withValueName(
+    "file",
+    Option.String("--environment,--env-file", { description: "Environment file (KEY=value lines)" }),
+  );
+  at = withValueName(
+    "when",
+    Option.String("--at", "now", { description: "When: now, RFC 3339 with a zone, or +15m/+2h/+1d" }),
+  );
+  priority = withValueName(
+    "priority",
+    Option.String("--priority", "normal", {
+      description: "critical, high, normal (the default), low or deferred",
+    }),
+  );
+  source = withValueName(
+    "label",
+    Option.String("--source", "cli", { description: "Origin label (default cli)" }),
+  );
+  dedupKey = withValueName(
+    "key",
+    Option.String("--dedup-key", { description: "Queue at most one pulse for this key" }),
+  );
   json = Option.Boolean("--json", false, { description: "Print the daemon's JSON answer" });
   prompt = Option.Rest({ required: 1 });
 

@@ -1,12 +1,14 @@
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 export class SimCommand extends SvcCommand {
   static override paths = [["sim"]];
 
   static override usage = Command.Usage({
-    description: "Run the issue-tracker simulator (Document 1)",
+    category: "The simulator",
+    description: "Run the issue-tracker simulator on a loopback address",
     details: `
       Serves the simulator's REST surface on a loopback address until SIGINT or SIGTERM, then finishes the
       requests in flight, checkpoints the SQLite WAL and exits 0. The first line on stderr is
@@ -18,16 +20,30 @@ export class SimCommand extends SvcCommand {
     ],
   });
 
-  bind = Option.String("--bind", "127.0.0.1:7878", {
-    description: "Listen address host:port (loopback only)",
-  });
-  db = Option.String("--db", "runtime/sim.db", { description: "SQLite file, created if absent" });
-  seedFile = Option.String("--seed-file", { description: "Seed JSON file loaded at start" });
+  bind = withValueName(
+    "host:port",
+    Option.String("--bind", "127.0.0.1:7878", {
+      description: "Listen address (loopback only; default 127.0.0.1:7878)",
+    }),
+  );
+  db = withValueName(
+    "file",
+    Option.String("--db", "runtime/sim.db", {
+      description: "SQLite file, created if absent (default runtime/sim.db)",
+    }),
+  );
+  seedFile = withValueName(
+    "file",
+    Option.String("--seed-file", { description: "Seed JSON file loaded at start" }),
+  );
   noSeed = Option.Boolean("--no-seed", false, { description: "Skip seeding even when --seed-file is given" });
   ephemeral = Option.Boolean("--ephemeral", false, { description: "In-memory store; every start is clean" });
-  rateLimit = Option.String("--rate-limit", "100", {
-    description: "Requests per second per agent (0: no limit)",
-  });
+  rateLimit = withValueName(
+    "n",
+    Option.String("--rate-limit", "100", {
+      description: "Requests per second per agent (default 100; 0: no limit)",
+    }),
+  );
 
   async run(): Promise<number> {
     const { startSimServer } = await import("../../server/sim/server.js");

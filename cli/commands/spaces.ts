@@ -2,12 +2,14 @@ import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 import { formatTable } from "../table.js";
 
 export class SpacesCommand extends SvcCommand {
   static override paths = [["spaces"]];
 
   static override usage = Command.Usage({
+    category: "Working with records",
     description: "List the wiki spaces the configured account can read",
     details: `
       Needs VENDOR_API_KEY, VENDOR_EMAIL, SVC_WIKI_TENANT and SVC_ALLOWED_ORIGINS (Document 3). Prints the
@@ -16,8 +18,11 @@ export class SpacesCommand extends SvcCommand {
     examples: [["List the spaces", "svc spaces --backend wiki"]],
   });
 
-  backend = Option.String("--backend", "wiki", { description: "The backend (only wiki has spaces)" });
-  format = Option.String("--format", "table", { description: "table or json" });
+  backend = withValueName(
+    "wiki",
+    Option.String("--backend", "wiki", { description: "The backend (only wiki has spaces)" }),
+  );
+  format = withValueName("table|json", Option.String("--format", "table", { description: "table or json" }));
 
   async run(): Promise<number> {
     const { WikiBackend } = await import("../../backends/wiki/backend.js");

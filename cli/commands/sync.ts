@@ -2,12 +2,14 @@ import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
 import { EXIT, SvcCommand } from "../command.js";
+import { withValueName } from "../command-spec.js";
 
 export class SyncCommand extends SvcCommand {
   static override paths = [["sync"]];
 
   static override usage = Command.Usage({
-    description: "Bring the local cache up to date with the server, then git fetch",
+    category: "Working with records",
+    description: "Bring a clone's cache up to date with the server, then git fetch",
     details: `
       Asks the backend for the records changed since the last sync (a delta sync), updates the project's
       cache and runs \`git fetch\` in the working tree, so \`origin/main\` shows the server's state;
@@ -22,7 +24,10 @@ export class SyncCommand extends SvcCommand {
 
   dir = Option.String({ name: "dir", required: false });
   reconcile = Option.Boolean("--reconcile", false, { description: "Full listing; finds deleted records" });
-  remote = Option.String("--remote", "origin", { description: "The git remote to sync (default origin)" });
+  remote = withValueName(
+    "remote",
+    Option.String("--remote", "origin", { description: "The git remote to sync (default origin)" }),
+  );
 
   async run(): Promise<number> {
     const [
