@@ -1,11 +1,13 @@
 /**
- * `svc`: the command line (DESIGN.md §8). clipanion parses; the help is svc's own (cli/help.ts) and goes to
- * stdout with exit 0. Usage errors go to stderr with exit 2, like every other error.
+ * `svc`: the command line (DESIGN.md §8). clipanion parses; the help and the refusals are svc's own
+ * (cli/help.ts, cli/usage-error.ts): help goes to stdout with exit 0, a refused command line to stderr with
+ * exit 2 and the command to run instead, like every other error.
  *
  * Every command class is loaded at each start of svc (clipanion needs them all to parse), so a command
  * module imports only light things at its top and loads its implementation (SQLite, HTTP, git, the
  * simulator, the daemon) with `await import()` in `run()`: this keeps start-up at ~40 ms instead of ~115.
  */
+import { execFileSync } from "node:child_process";
 import { type BaseContext, Builtins, Cli, type CommandClass } from "clipanion";
 import { EXIT } from "./command.js";
 import {
@@ -30,6 +32,7 @@ import { SimCommand } from "./commands/sim.js";
 import { SpacesCommand } from "./commands/spaces.js";
 import { SyncCommand } from "./commands/sync.js";
 import { renderCommandHelp, renderGroupHelp, renderOverview } from "./help.js";
+import { explainRefusal } from "./usage-error.js";
 
 export const VERSION = "0.1.0";
 
@@ -74,7 +77,8 @@ export async function runCli(argv: readonly string[], context: Partial<BaseConte
   try {
     command = cli.process([...argv], full);
   } catch (error) {
-    full.stderr.write(cli.error(error, { colored: false }));
+    const words = argv[0] === "help" ? argv.slice(1) : argv;
+    full.stderr.write(explainRefusal(words, commandSpecs(), { insideSvcClone }, (error as Error).message));
     return EXIT.broken;
   }
   return cli.run(command, full);
@@ -106,4 +110,18 @@ export function helpFor(argv: readonly string[]): string | undefined {
   const group = groupPrefix(words, specs);
   if (group.length === words.length) return renderGroupHelp(group, specs);
   return undefined;
+}
+
+/** Whether the current folder is in a clone made by svc init: its `origin` is an `svc::` URL. */
+function insideSvcClone(): boolean {
+  try {
+    const url = execFileSync("git", ["config", "--get", "remote.origin.url"], {
+      stdio: ["ignore", "pipe", "ignore"],
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    return url.startsWith("svc::");
+  } catch {
+    return false;
+  }
 }

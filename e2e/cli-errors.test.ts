@@ -1,0 +1,132 @@
+/**
+ * Every refusal of the command line names the next command, and that command runs as printed from where
+ * the user stands (issue 12 item 8): the lines a refusal indents by two spaces are run with `sh -c`, in the
+ * same folder and environment, against a real simulator on port 0. The `svc` bin and real git.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import test from "ava";
+import { type GitEnv, gitOk, givenGitEnv, type RunResult, run, svc } from "../testing/git.js";
+import { repoRoot } from "../testing/paths.js";
+import { givenProject, givenSim } from "../testing/sim.js";
+
+/** The command lines a message prints for the user to run: its lines indented by exactly two spaces. */
+function printedCommands(stderr: string): string[] {
+  return stderr
+    .split("\n")
+    .filter((line) => /^ {2}\S/.test(line))
+    .map((line) => line.trim());
+}
+
+/** `line` run by a POSIX shell, as a user pasting it would. */
+function shell(env: GitEnv, line: string, cwd?: string): Promise<RunResult> {
+  return run(env, "sh", ["-c", line], cwd === undefined ? {} : { cwd });
+}
+
+async function givenDemo(t: Parameters<typeof givenSim>[0]): Promise<string> {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", [{ title: "First" }, { title: "Second", body: "Body\n" }]);
+  return sim.url;
+}
+
+test("svc clone demo refuses with exit 2 and prints svc init sim::demo, which clones the project", async (t) => {
+  const simUrl = await givenDemo(t);
+  const env = givenGitEnv(t, { SVC_SIM_ORIGIN: simUrl });
+
+  const refused = await svc(env, ["clone", "demo"]);
+  t.is(refused.code, 2);
+  t.is(refused.stdout, "");
+  t.deepEqual(printedCommands(refused.stderr), ["svc init sim::demo", "svc init wiki::demo"]);
+  t.false(existsSync(join(env.dir, "demo")), "a refusal makes nothing");
+
+  const [init = ""] = printedCommands(refused.stderr);
+  const cloned = await shell(env, init);
+  t.is(cloned.code, 0, cloned.stderr);
+  t.deepEqual((await gitOk(t, env, ["ls-files"], { cwd: "demo" })).split("\n"), [
+    "issues/0001.md",
+    "issues/0002.md",
+  ]);
+});
+
+test("a mistyped option or command: the corrected command line it prints runs as printed", async (t) => {
+  const simUrl = await givenDemo(t);
+  const env = givenGitEnv(t);
+
+  const option = await svc(env, ["init", "sim::demo", "d", "--orign", simUrl]);
+  t.is(option.code, 2);
+  t.is(option.stdout, "");
+  t.is(
+    option.stderr,
+    `svc init: unknown option --orign (did you mean --origin?)
+usage: svc init <kind::project> [dir] [--origin <url>]
+Run:
+  svc init sim::demo d --origin ${simUrl}
+`,
+  );
+  const command = await svc(env, ["iint", "sim::demo", "e", "--origin", simUrl]);
+  t.is(command.code, 2);
+  t.is(
+    command.stderr,
+    `svc: unknown command "iint"; did you mean svc init? Run:\n  svc init sim::demo e --origin ${simUrl}\n`,
+  );
+  for (const [refusal, dir] of [
+    [option, "d"],
+    [command, "e"],
+  ] as const) {
+    t.false(existsSync(join(env.dir, dir)), "a refusal makes nothing");
+    const [line = ""] = printedCommands(refusal.stderr);
+    const fixed = await shell(env, line);
+    t.is(fixed.code, 0, fixed.stderr);
+    t.true(existsSync(join(env.dir, dir, "issues", "0002.md")), line);
+  }
+});
+
+test("svc pull, svc push in a clone made by svc init print git pull and git push, which run there; elsewhere they say where", async (t) => {
+  const simUrl = await givenDemo(t);
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", simUrl]);
+  t.is(init.code, 0, init.stderr);
+
+  for (const word of ["pull", "push"]) {
+    const refused = await svc(env, [word], { cwd: join("d", "issues") });
+    t.is(refused.code, 2);
+    t.is(
+      refused.stderr,
+      `svc: unknown command "${word}"; in a clone made by svc init, git itself does that. Run:\n  git ${word}\n`,
+    );
+    const ran = await shell(env, `git ${word}`, join("d", "issues"));
+    t.is(ran.code, 0, ran.stderr);
+  }
+
+  const outside = await svc(env, ["pull"]);
+  t.is(outside.code, 2);
+  t.is(
+    outside.stderr,
+    `svc: unknown command "pull"; git itself does that in a clone made by svc init, and this folder is not in one (its origin is not an svc:: URL). In the clone's folder, run:
+  git pull
+To make a clone: svc init --help
+`,
+  );
+});
+
+test("svc doctor, not in this version, prints the checks to make instead; each runs as printed in a clone", async (t) => {
+  const simUrl = await givenDemo(t);
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", simUrl]);
+  t.is(init.code, 0, init.stderr);
+
+  const refused = await svc(env, ["doctor"], { cwd: "d" });
+  t.is(refused.code, 2);
+  const checks = printedCommands(refused.stderr);
+  t.is(checks.length, 4);
+  const outputs: string[] = [];
+  for (const line of checks) {
+    const ran = await shell(env, line, "d");
+    t.is(ran.code, 0, `${line}: ${ran.stderr}`);
+    outputs.push(ran.stdout.trim());
+  }
+  t.regex(outputs[0] ?? "", /^git version \d+\.\d+/);
+  t.is(outputs[1], join(repoRoot, "bin", "git-remote-svc"));
+  t.is(outputs[2], `svc::${simUrl}/projects/demo`);
+  t.is(outputs[3], "");
+});
