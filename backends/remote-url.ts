@@ -41,9 +41,15 @@ export function parseRemoteUrl(input: string): RemoteUrl {
     );
   }
   if (url.username || url.password) {
+    // Never echoed: the message names the URL without them.
+    url.username = "";
+    url.password = "";
+    const clean = `svc::${url.href}`;
     throw new UserFacingError(
       "SVC_USAGE",
-      "remote URLs must not carry credentials; svc reads them from the environment (see `svc doctor`)",
+      "a remote URL must not carry a user name or password; svc reads credentials from the environment " +
+        "(VENDOR_EMAIL and VENDOR_API_KEY for a wiki; the simulator needs none). Use the URL without them: " +
+        `git clone ${clean} (in an existing clone: git remote set-url origin ${clean})`,
     );
   }
   const segments = url.pathname.split("/").filter((segment) => segment !== "");

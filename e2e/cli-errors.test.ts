@@ -130,3 +130,28 @@ test("svc doctor, not in this version, prints the checks to make instead; each r
   t.is(outputs[2], `svc::${simUrl}/projects/demo`);
   t.is(outputs[3], "");
 });
+
+test("a remote URL with a user name and password: git clone refuses without echoing them, and the clone it names works", async (t) => {
+  const simUrl = await givenDemo(t);
+  const env = givenGitEnv(t);
+  const withPassword = `svc::${simUrl.replace("http://", "http://agent:s3cret@")}/projects/demo`;
+
+  const refused = await run(env, "git", ["clone", withPassword, "d"]);
+  t.is(refused.code, 128);
+  t.false(refused.stderr.includes("s3cret"), refused.stderr);
+  t.false(refused.stderr.includes("doctor"), refused.stderr);
+  const clean = `svc::${simUrl}/projects/demo`;
+  t.true(
+    refused.stderr.includes(
+      "svc: a remote URL must not carry a user name or password; svc reads credentials from the environment " +
+        "(VENDOR_EMAIL and VENDOR_API_KEY for a wiki; the simulator needs none). Use the URL without them: " +
+        `git clone ${clean} (in an existing clone: git remote set-url origin ${clean})\n`,
+    ),
+    refused.stderr,
+  );
+
+  const [, named = ""] = /Use the URL without them: (git clone \S+)/.exec(refused.stderr) ?? [];
+  const cloned = await shell(env, named);
+  t.is(cloned.code, 0, cloned.stderr);
+  t.true(existsSync(join(env.dir, "demo", "issues", "0001.md")));
+});
