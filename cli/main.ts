@@ -14,7 +14,6 @@ import {
   type CommandSpec,
   describeCommand,
   groupPrefix,
-  isOptionLike,
   leadingWords,
   longestCommand,
 } from "./command-spec.js";
@@ -101,10 +100,7 @@ export function helpFor(argv: readonly string[]): string | undefined {
   if (!asked && !flagged) return undefined;
   const specs = commandSpecs();
   const words = leadingWords(rest);
-  if (words.length === 0)
-    return rest.some((token) => isOptionLike(token) && !/^(-h|--help)/.test(token))
-      ? undefined
-      : renderOverview(specs, VERSION);
+  if (words.length === 0) return renderOverview(specs, VERSION);
   const spec = longestCommand(words, specs);
   if (spec) return renderCommandHelp(spec);
   const group = groupPrefix(words, specs);

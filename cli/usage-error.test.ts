@@ -151,6 +151,10 @@ test("an unknown command: the nearest command by edit distance with the rest of 
     await refused(["--orign"]),
     "svc: unknown option --orign; svc itself takes only --help and --version. The commands:\n  svc --help\n",
   );
+  t.is(
+    await refused(["--version", "--frob"]),
+    "svc: unknown option --frob; svc itself takes only --help and --version. The commands:\n  svc --help\n",
+  );
   t.is(await refused(["version"]), `svc: unknown command "version"; run:\n  svc --version\n`);
 });
 

@@ -83,9 +83,9 @@ function explainUnknownCommand(
   specs: readonly CommandSpec[],
   situation: Situation,
 ): string {
-  const [first] = argv;
-  if (first === undefined || words.length === 0) {
-    return `svc: unknown option ${first}; svc itself takes only --help and --version. The commands:\n  svc --help\n`;
+  if (words.length === 0) {
+    const option = argv.find((token) => !/^(-h|--help|-v|--version)$/.test(token)) ?? argv[0];
+    return `svc: unknown option ${option}; svc itself takes only --help and --version. The commands:\n  svc --help\n`;
   }
   const group = groupPrefix(words, specs);
   if (group.length === words.length) return explainIncompleteGroup(group, specs);
