@@ -194,6 +194,10 @@ export function renderRecordFile(schema: RecordSchema, content: RecordContent): 
 // ---------------------------------------------------------------------------------------------------------
 // Parsing
 
+/**
+ * A record file that cannot be read: what is wrong, what was expected, what was found. The command to run
+ * next depends on where the file came from (a push prints it: helper/push-plan.ts `nextCommand`).
+ */
 export class RecordParseError extends UserFacingError {
   constructor(
     path: string,
@@ -203,11 +207,10 @@ export class RecordParseError extends UserFacingError {
     cause?: unknown,
   ) {
     const got = received === undefined ? "" : `\n  received: ${received}`;
-    super(
-      "SVC_RECORD_PARSE",
-      `${path}: ${problem}\n  expected: ${expected}${got}\n  fix the file, then \`git commit --amend\` (or a new commit) and push again`,
-      { data: { path, problem }, cause },
-    );
+    super("SVC_RECORD_PARSE", `${path}: ${problem}\n  expected: ${expected}${got}`, {
+      data: { path, problem },
+      cause,
+    });
   }
 }
 

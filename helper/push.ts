@@ -35,6 +35,8 @@ import { mergeRecord } from "./merge.js";
 import {
   type DiffEntry,
   isUnsafePath,
+  type NextCommand,
+  nextCommand,
   type Plan,
   type PlannedWrite,
   planPush,
@@ -398,6 +400,8 @@ async function refusal(
     log("svc: push rejected, nothing was written:");
     for (const problem of plan.problems)
       log(`  ${problem.path}: ${problem.message.replace(/\n/g, "\n    ")}`);
+    const next = nextCommand(plan.problems, userPrefix());
+    if (next) log(describeNext(next));
     cache.db.audit({ op: "push-reject", oid: commit, detail: { problems: plan.problems.length } });
     return { ok: false, reason: problemSummary(plan.problems) };
   }
@@ -407,12 +411,30 @@ async function refusal(
     await runGit(cache.repo, ["log", "--format=%B", `${mergeBase}..${commit}`])
   ).stdout.toString("utf8");
   if (messages.includes(ALLOW_BULK_DELETE)) return undefined;
+  // A new (empty) commit carries the permission: any message of the pushed commits counts, and an amend
+  // would open an editor or drop the user's own message.
   log(
     `svc: this push deletes ${deletes} records, more than SVC_BULK_DELETE_LIMIT=${context.bulkDeleteLimit}; nothing was written.\n` +
-      `  If you mean it, say so in the commit message: git commit --amend -m "<message> ${ALLOW_BULK_DELETE}", then push again.`,
+      `  If you mean it, say so in a commit message and push again:\n` +
+      `  git commit --allow-empty -m "Delete ${deletes} records ${ALLOW_BULK_DELETE}" && git push`,
   );
   cache.db.audit({ op: "push-reject", oid: commit, detail: { deletes } });
   return { ok: false, reason: `${deletes} deletes; add ${ALLOW_BULK_DELETE} to the commit message to allow` };
+}
+
+/** The user's folder inside the working tree (`sub/`; empty at the top), where printed commands run. */
+function userPrefix(): string {
+  return process.env.GIT_PREFIX ?? "";
+}
+
+/** The lines that tell the user what to fix and the command to run then. */
+function describeNext(next: NextCommand): string {
+  const fix = next.fix.length === 0 ? "" : `fix ${next.fix.join(", ")} as said above, then `;
+  const kept =
+    next.untracked.length === 0
+      ? ""
+      : ` (${next.untracked.join(", ")} ${next.untracked.length === 1 ? "stays" : "stay"} on disk, untracked)`;
+  return `  ${fix === "" ? "run" : `${fix}run`}${kept}:\n  ${next.command}`;
 }
 
 interface Stale {

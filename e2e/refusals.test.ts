@@ -1,0 +1,152 @@
+/**
+ * Every refusal names the next command, and that command works as printed (issue 12): each test runs the
+ * printed line with `sh -c` from the folder the user pushed from, with `GIT_EDITOR=false` so that a command
+ * that would open an editor fails the test. Real git against the real simulator.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import test, { type ExecutionContext } from "ava";
+import { type GitEnv, git, gitOk, givenGitEnv, manyIssues, run } from "../testing/git.js";
+import {
+  commitAll,
+  editWorkFile,
+  givenClone,
+  issueOnServer,
+  issuePath,
+  lastSimAuditId,
+  readWorkFile,
+  setField,
+  simWrites,
+  writeWorkFile,
+} from "../testing/push.js";
+import { givenProject, givenSim } from "../testing/sim.js";
+
+/** The command a refusal printed: the one line of stderr, indented two spaces, that starts with `git`. */
+function printedCommand(t: ExecutionContext, stderr: string): string {
+  const commands = stderr.split("\n").filter((line) => /^ {2}git /.test(line));
+  t.is(commands.length, 1, stderr);
+  return commands[0]?.trim() ?? "";
+}
+
+/** Runs `command` as a user pasting it would, from `cwd`; an editor prompt fails it. */
+async function runPrinted(t: ExecutionContext, env: GitEnv, command: string, cwd: string): Promise<void> {
+  const ran = await run(env, "sh", ["-c", command], { cwd, env: { GIT_EDITOR: "false" } });
+  t.is(ran.code, 0, `${command}\n${ran.stdout}${ran.stderr}`);
+}
+
+test("a file outside issues/, pushed from a subfolder: the printed command keeps it on disk, untracked, and pushes the rest", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "d");
+  writeWorkFile(env, "d", "NOTES.md", "remember the milk\n");
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
+  await commitAll(t, env, "d", "Close 1, and my notes");
+
+  const before = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "d/issues" });
+  t.is(push.code, 1, push.stderr);
+  t.true(
+    push.stderr.includes(
+      "svc: push rejected, nothing was written:\n" +
+        "  NOTES.md: only issues/<name>.md files are records, and svc pushes nothing else\n" +
+        "  run (NOTES.md stays on disk, untracked):\n" +
+        '  git rm --cached ../NOTES.md && git commit -m "Keep NOTES.md out of svc" && git push\n',
+    ),
+    push.stderr,
+  );
+  t.deepEqual(simWrites(sim, before), []);
+
+  await runPrinted(t, env, printedCommand(t, push.stderr), "d/issues");
+  t.deepEqual(
+    simWrites(sim, before).map((write) => [write.method, write.path, write.body]),
+    [["PATCH", "/projects/demo/issues/1", { status: "done" }]],
+  );
+  t.is(readWorkFile(env, "d", "NOTES.md"), "remember the milk\n");
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "?? NOTES.md");
+});
+
+test("an invalid file: fixed as the message says, the printed command (a new commit, no amend) pushes it", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "d");
+  editWorkFile(env, "d", issuePath(2), (text) => setField(text, "title", "[unclosed"));
+  await commitAll(t, env, "d", "Retitle 2");
+
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.notRegex(push.stderr, /amend/);
+  t.regex(
+    push.stderr,
+    /\n {2}fix issues\/0002\.md as said above, then run:\n {2}git add issues\/0002\.md && git commit -m "Fix issues\/0002\.md" && git push\n/,
+  );
+  editWorkFile(env, "d", issuePath(2), (text) => setField(text, "title", '"[closed]"'));
+  await runPrinted(t, env, printedCommand(t, push.stderr), "d");
+  t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.title, "[closed]");
+});
+
+test("a duplicate of a renamed record: the printed command removes the leftover copy", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(3));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "d");
+  await gitOk(t, env, ["mv", issuePath(3), "issues/a.md"], { cwd: "d" });
+  writeWorkFile(env, "d", "issues/b.md", readWorkFile(env, "d", "issues/a.md"));
+  await commitAll(t, env, "d", "Two names for 3");
+
+  const before = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.regex(push.stderr, /issues\/b\.md: two files have id 3: issues\/a\.md and this one; keep one\n/);
+  const command = printedCommand(t, push.stderr);
+  t.is(command, 'git rm issues/b.md && git commit -m "Remove issues/b.md" && git push');
+  await runPrinted(t, env, command, "d");
+  t.deepEqual(simWrites(sim, before), []);
+  t.false(existsSync(join(env.dir, "d", "issues", "b.md")));
+});
+
+test("more deletes than the limit: the printed command allows them with an empty commit, no editor", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(7));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "d");
+  await gitOk(t, env, ["rm", "-q", ...[1, 2, 3, 4, 5, 6].map(issuePath)], { cwd: "d" });
+  await commitAll(t, env, "d", "Clean up");
+
+  const before = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  const command = printedCommand(t, push.stderr);
+  t.is(command, 'git commit --allow-empty -m "Delete 6 records [allow-bulk-delete]" && git push');
+  t.deepEqual(simWrites(sim, before), []);
+  await runPrinted(t, env, command, "d");
+  t.is(simWrites(sim, before).filter((write) => write.method === "DELETE").length, 6);
+});
+
+test("deleting a file outside issues/ that an earlier commit added needs no write and is not refused", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(1));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "d");
+  writeWorkFile(env, "d", "NOTES.md", "x\n");
+  const withNotes = await commitAll(t, env, "d", "Notes");
+  const refused = await git(env, ["push"], { cwd: "d" });
+  t.is(refused.code, 1, refused.stderr);
+  await runPrinted(t, env, printedCommand(t, refused.stderr), "d");
+
+  // A branch from the commit that had the notes: the server's history now holds that commit, so this
+  // push's base has NOTES.md and the push deletes it.
+  rmSync(join(env.dir, "d", "NOTES.md"));
+  await gitOk(t, env, ["checkout", "-q", "-b", "side", withNotes], { cwd: "d" });
+  await gitOk(t, env, ["rm", "-q", "NOTES.md"], { cwd: "d" });
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
+  await commitAll(t, env, "d", "Drop the notes, close 1");
+  const before = lastSimAuditId(sim);
+  const push = await git(env, ["push", "origin", "side:main"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.deepEqual(
+    simWrites(sim, before).map((write) => [write.method, write.path]),
+    [["PATCH", "/projects/demo/issues/1"]],
+  );
+});
