@@ -150,3 +150,45 @@ test("deleting a file outside issues/ that an earlier commit added needs no writ
     [["PATCH", "/projects/demo/issues/1"]],
   );
 });
+
+test("committed conflict markers: refused naming their line, not as a YAML error; the printed command pushes the resolution", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "a");
+  await givenClone(t, env, sim.url, "demo", "b");
+  editWorkFile(env, "a", issuePath(2), (text) => setField(text, "status", "done"));
+  await commitAll(t, env, "a", "Done");
+  await gitOk(t, env, ["push"], { cwd: "a" });
+  editWorkFile(env, "b", issuePath(2), (text) => setField(text, "status", "wont_fix"));
+  await commitAll(t, env, "b", "Won't fix");
+  t.is((await git(env, ["push"], { cwd: "b" })).code, 1);
+  t.not((await git(env, ["pull", "--no-rebase"], { cwd: "b" })).code, 0);
+  // The markers are committed as they are: the merge is concluded, the file is not.
+  await gitOk(t, env, ["commit", "-qam", "Merge"], { cwd: "b" });
+  const conflicted = readWorkFile(env, "b", issuePath(2));
+  const line = conflicted.split("\n").findIndex((text) => text.startsWith("<<<<<<< ")) + 1;
+  t.true(line > 1, conflicted);
+
+  const before = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "b" });
+  t.is(push.code, 1, push.stderr);
+  t.true(
+    push.stderr.includes(
+      `  issues/0002.md: unresolved conflict markers (<<<<<<<) at line ${line}\n` +
+        "      expected: one version of each conflicting part: keep the lines you want, delete the lines <<<<<<< …, ======= and >>>>>>> …\n" +
+        "  fix issues/0002.md as said above, then run:\n" +
+        '  git add issues/0002.md && git commit -m "Resolve issues/0002.md" && git push\n',
+    ),
+    push.stderr,
+  );
+  t.notRegex(push.stderr, /YAML|amend/);
+  t.regex(push.stderr, /\[remote rejected\] main -> main \(issues\/0002\.md: unresolved conflict markers/);
+  t.deepEqual(simWrites(sim, before), []);
+
+  editWorkFile(env, "b", issuePath(2), (text) =>
+    text.replace(/^<<<<<<< .*\n(status: wont_fix\n)=======\nstatus: done\n>>>>>>> .*\n/m, "$1"),
+  );
+  await runPrinted(t, env, printedCommand(t, push.stderr), "b");
+  t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.status, "wont_fix");
+});

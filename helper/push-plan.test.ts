@@ -579,7 +579,7 @@ const CASES: readonly PlanCase[] = [
     problems: [
       [
         "issues/0042.md",
-        /^the frontmatter is not valid YAML\n {2}expected: `key: value` lines\n {2}received: /,
+        /^the frontmatter is not valid YAML at line 3\n {2}expected: `key: value` lines\n {2}received: "title: \[unclosed": a `\[`, `\{` or quote opened on this line is not closed on it$/,
       ],
     ],
   },
@@ -596,6 +596,42 @@ const CASES: readonly PlanCase[] = [
       ["issues/a.md", /does not start with a frontmatter block/],
       ["issues/b.md", /unknown field `"priority"`/],
       ["issues/c.md", /field `status` has a value this backend does not know/],
+    ],
+  },
+  {
+    name: "conflict markers a merge left are refused as such (not as a YAML error), with their line",
+    entries: [modified("issues/0042.md", "base", "conflicted"), added("issues/new.md", "conflicted")],
+    blobs: {
+      base: BASE_42,
+      conflicted: BASE_42.replace(
+        "status: open\n",
+        "<<<<<<< HEAD\nstatus: done\n=======\nstatus: wont_fix\n>>>>>>> 0123abc\n",
+      ),
+    },
+    writes: [],
+    problems: [
+      ["issues/new.md", /^unresolved conflict markers \(<<<<<<<\) at line 4\n/],
+      [
+        "issues/0042.md",
+        /^unresolved conflict markers \(<<<<<<<\) at line 4\n {2}expected: one version of each/,
+      ],
+    ],
+  },
+  {
+    name: "conflict markers the server's record has already are its content: an edit beside them is an update",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      base: file(ISSUE_42, "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n"),
+      mine: file({ ...ISSUE_42, status: "done" }, "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n"),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { status: "done" } },
+      },
     ],
   },
   {
@@ -871,6 +907,7 @@ test("nextCommand: every refused file of a plan has a remedy, except a path no w
       added("issues/link.md", "text", "120000"),
       modified("issues/0042.md", "base", "broken"),
       added("issues/9999.md", "ghost"),
+      added("issues/c.md", "conflicted"),
       added("issues/../x.md", "text"),
     ],
     {
@@ -878,11 +915,13 @@ test("nextCommand: every refused file of a plan has a remedy, except a path no w
       base: BASE_42,
       broken: "no frontmatter",
       ghost: file({ ...ISSUE_42, id: 9999 }),
+      conflicted: "<<<<<<< a\n=======\n>>>>>>> b\n",
     },
   );
   t.deepEqual(
     result.problems.map((problem) => [problem.path, problem.remedy?.kind]),
     [
+      ["issues/c.md", "resolve"],
       ["notes.txt", "untrack"],
       ["issues/link.md", "untrack"],
       ["issues/0042.md", "edit"],

@@ -21,6 +21,7 @@ import { posix } from "node:path";
 import type { BaseToken, RecordChanges } from "../backends/backend.js";
 import { shellWord, UserFacingError } from "../backends/errors.js";
 import {
+  conflictMarkerLine,
   type FieldValue,
   parseRecordFile,
   type RecordContent,
@@ -181,9 +182,15 @@ class Planner {
   private readonly writtenBy = new Map<string, { path: string; idless: boolean }>();
   private readonly recordFile: RegExp;
   private readonly parsed = new Map<string, RecordContent | undefined>();
+  /** `path\0blob` of each file the push adds or changes → its blob in the base ("" for an added file). */
+  private readonly baseOfPushed = new Map<string, string>();
 
   constructor(private readonly input: PlanInput) {
     this.recordFile = new RegExp(`^${input.schema.folder}/[^/]+\\.md$`);
+    for (const entry of input.entries) {
+      if (entry.status === "D") continue;
+      this.baseOfPushed.set(`${entry.path}\0${entry.newOid}`, entry.status === "A" ? "" : entry.oldOid);
+    }
   }
 
   plan(): Plan {
@@ -283,6 +290,18 @@ class Planner {
     return true;
   }
 
+  /**
+   * The first `<<<<<<<` line of conflict markers a merge left in the pushed blob `oid` of `path`, unless the
+   * file had them before (its base: the server's record, whose content they then are).
+   */
+  private unresolvedConflict(path: string, oid: string, text: string): number | undefined {
+    const base = this.baseOfPushed.get(`${path}\0${oid}`);
+    if (base === undefined) return undefined; // not a pushed blob: the server's state
+    const line = conflictMarkerLine(text);
+    if (line === undefined || base === "") return line;
+    return conflictMarkerLine(this.input.read(base).toString("utf8")) === undefined ? line : undefined;
+  }
+
   /** Each (path, blob) is parsed once, so a bad file is reported once however often the plan looks at it. */
   private parse(path: string, oid: string): RecordContent | undefined {
     const key = `${path}\0${oid}`;
@@ -305,6 +324,18 @@ class Planner {
       text = utf8.decode(bytes);
     } catch {
       this.refuse(path, "the file is not valid UTF-8; save it as UTF-8", "edit");
+      return undefined;
+    }
+    const conflict = this.unresolvedConflict(path, oid, text);
+    if (conflict !== undefined) {
+      // Before the YAML parser, which would call the markers a key error a line further down.
+      this.refuse(
+        path,
+        `unresolved conflict markers (<<<<<<<) at line ${conflict}\n` +
+          "  expected: one version of each conflicting part: keep the lines you want, delete the lines " +
+          "<<<<<<< …, ======= and >>>>>>> …",
+        "resolve",
+      );
       return undefined;
     }
     try {
