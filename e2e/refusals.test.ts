@@ -192,3 +192,95 @@ test("committed conflict markers: refused naming their line, not as a YAML error
   await runPrinted(t, env, printedCommand(t, push.stderr), "b");
   t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.status, "wont_fix");
 });
+
+/** The command at the end of the stderr line that starts with `lead`: what follows its `: git …`. */
+function commandAfter(t: ExecutionContext, stderr: string, lead: string): string {
+  const line = stderr.split("\n").find((text) => text.startsWith(lead)) ?? "";
+  const at = line.indexOf(": git ");
+  t.true(at !== -1, `no line "${lead}…: git …" in\n${stderr}`);
+  return line.slice(at + 2);
+}
+
+/** Two clones of a two-issue project; `a` has pushed `theirs` to issue 2, `b` has committed `mine`. */
+async function givenConcurrentEdits(
+  t: ExecutionContext,
+  theirs: (text: string) => string,
+  mine: (text: string) => string,
+) {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "a");
+  await givenClone(t, env, sim.url, "demo", "b");
+  editWorkFile(env, "a", issuePath(2), theirs);
+  await commitAll(t, env, "a", "Theirs");
+  await gitOk(t, env, ["push"], { cwd: "a" });
+  editWorkFile(env, "b", issuePath(2), mine);
+  await commitAll(t, env, "b", "Mine");
+  return { sim, env };
+}
+
+const STALE_HEAD =
+  "svc: these records changed on the server since the state your commits are based on; nothing was written:\n" +
+  "  issues/0002.md (record 2): version 2 on the server, your base has 1\n" +
+  "  to merge the server's changes into yours and push: git pull --no-rebase --no-edit && git push\n" +
+  "  if git pull stops at conflicts, edit issues/0002.md to keep one version of each conflicting part, then: " +
+  "git add issues/0002.md && git commit --no-edit && git push\n";
+const AUTO_MERGE =
+  "  these edits merge field by field; to let svc merge them for you from now on: git config svc.autoMerge true && git push\n";
+
+test("a stale push whose edits merge field by field offers svc.autoMerge after git pull; the printed command writes the merge", async (t) => {
+  const { sim, env } = await givenConcurrentEdits(
+    t,
+    (text) => setField(text, "title", '"Title from a"'),
+    (text) => setField(text, "status", "in_progress"),
+  );
+  const push = await git(env, ["push"], { cwd: "b/issues" });
+  t.is(push.code, 1, push.stderr);
+  t.true(
+    push.stderr.includes(STALE_HEAD.replaceAll("add issues/0002.md", "add 0002.md") + AUTO_MERGE),
+    push.stderr,
+  );
+  t.regex(push.stderr, /! \[rejected\] +main -> main \(fetch first\)/);
+
+  await runPrinted(t, env, commandAfter(t, push.stderr, "  these edits merge field by field"), "b/issues");
+  const server = await issueOnServer(sim.url, "demo", 2);
+  t.is(server.frontmatter.title, "Title from a");
+  t.is(server.frontmatter.status, "in_progress");
+});
+
+test("a stale push of the same field: no svc.autoMerge offer; git pull as printed stops at the conflict, a push then says how to finish the merge, and that pushes", async (t) => {
+  const { sim, env } = await givenConcurrentEdits(
+    t,
+    (text) => setField(text, "status", "done"),
+    (text) => setField(text, "status", "wont_fix"),
+  );
+  const push = await git(env, ["push"], { cwd: "b" });
+  t.is(push.code, 1, push.stderr);
+  t.true(push.stderr.includes(STALE_HEAD), push.stderr);
+  t.false(push.stderr.includes("svc.autoMerge"), push.stderr);
+
+  const pull = await run(env, "sh", ["-c", commandAfter(t, push.stderr, "  to merge the server's changes")], {
+    cwd: "b",
+    env: { GIT_EDITOR: "false" },
+  });
+  t.not(pull.code, 0);
+  t.regex(pull.stdout, /CONFLICT \(content\): Merge conflict in issues\/0002\.md/);
+
+  // Pushed again in the middle of the merge: git pushes the commit before it, which is still stale.
+  const again = await git(env, ["push"], { cwd: "b" });
+  t.is(again.code, 1, again.stderr);
+  t.true(
+    again.stderr.includes(
+      "  you are in the middle of a merge with conflicts in issues/0002.md: edit them to keep one version of each " +
+        "conflicting part; to finish it and push: git add issues/0002.md && git commit --no-edit && git push\n",
+    ),
+    again.stderr,
+  );
+  t.false(again.stderr.includes("git pull --no-rebase"), again.stderr);
+  editWorkFile(env, "b", issuePath(2), (text) =>
+    text.replace(/^<<<<<<< .*\n(status: wont_fix\n)=======\nstatus: done\n>>>>>>> .*\n/m, "$1"),
+  );
+  await runPrinted(t, env, commandAfter(t, again.stderr, "  you are in the middle of a merge"), "b");
+  t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.status, "wont_fix");
+});

@@ -39,6 +39,7 @@ import {
   nextCommand,
   type Plan,
   type PlannedWrite,
+  pathFrom,
   planPush,
   problemSummary,
 } from "./push-plan.js";
@@ -366,7 +367,7 @@ async function integrate(
   if (refused) return refused;
 
   const judged = judge(context, plan.writes);
-  if (judged.stale.length > 0) return staleRefusal(context, judged.stale, commit);
+  if (judged.stale.length > 0) return await staleRefusal(context, judged.stale, commit);
   const failure = await applyWrites(context, judged.writes, commit, worktree);
   if (failure) return failure;
   context.trace(`wrote ${judged.writes.length}`);
@@ -400,7 +401,16 @@ async function refusal(
     log("svc: push rejected, nothing was written:");
     for (const problem of plan.problems)
       log(`  ${problem.path}: ${problem.message.replace(/\n/g, "\n    ")}`);
-    const next = nextCommand(plan.problems, userPrefix());
+    // The commit the command makes must not fail on a merge of the user's still under way (`git commit`
+    // refuses while files hold conflicts): those files are resolved and added as well.
+    const unmerged = ((await mergeInProgress())?.unmerged ?? []).map((path) => ({
+      path,
+      message: "",
+      remedy: { kind: "resolve", file: path } as const,
+    }));
+    if (unmerged.length > 0)
+      log(`  your merge under way has conflicts in ${unmerged.map((file) => file.path).join(", ")} too`);
+    const next = nextCommand([...plan.problems, ...unmerged], userPrefix());
     if (next) log(describeNext(next));
     cache.db.audit({ op: "push-reject", oid: commit, detail: { problems: plan.problems.length } });
     return { ok: false, reason: problemSummary(plan.problems) };
@@ -441,6 +451,8 @@ interface Stale {
   readonly key: string;
   readonly path: string;
   readonly why: string;
+  /** The user's edit and the server's merge field by field (`svc.autoMerge` would write the merge). */
+  readonly mergeable?: boolean;
 }
 
 function currentContent(context: PushContext, key: string): RecordContent | undefined {
@@ -489,10 +501,9 @@ function judge(
     }
     const theirs = currentContent(context, write.key);
     if (theirs && isNoChange(recordChanges(backend.schema, theirs, write.desired))) continue; // already written
-    const merged =
-      context.autoMerge && theirs && mergeRecord(backend.schema, write.original, write.desired, theirs);
-    if (!merged) {
-      stale.push(behind(current.version));
+    const merged = theirs && mergeRecord(backend.schema, write.original, write.desired, theirs);
+    if (!merged || !context.autoMerge) {
+      stale.push({ ...behind(current.version), mergeable: merged !== undefined });
       continue;
     }
     context.log(
@@ -510,15 +521,64 @@ function judge(
   return { writes, stale };
 }
 
-function staleRefusal(context: PushContext, stale: readonly Stale[], commit: string): PushReply {
+async function staleRefusal(
+  context: PushContext,
+  stale: readonly Stale[],
+  commit: string,
+): Promise<PushReply> {
   const { log } = context;
   log(
     "svc: these records changed on the server since the state your commits are based on; nothing was written:",
   );
   for (const item of stale) log(`  ${item.path} (record ${item.key}): ${item.why}`);
-  log("  run git pull, resolve any conflicts, commit, and push again");
+  log(
+    await pullAdvice(
+      stale.map((item) => item.path),
+      userPrefix(),
+    ),
+  );
+  // svc merges field by field where git merges lines: edits of two adjacent lines conflict in git only.
+  if (!context.autoMerge && stale.every((item) => item.mergeable)) {
+    log(
+      "  these edits merge field by field; to let svc merge them for you from now on: git config svc.autoMerge true && git push",
+    );
+  }
   context.cache.db.audit({ op: "push-reject", oid: commit, detail: { stale: stale.length } });
   return { ok: false, reason: "fetch first" };
+}
+
+/**
+ * How to bring the server's changes to `paths` into the user's branch and push again, from where the
+ * user stands: `git pull` (a merge: `--no-rebase` whatever pull.rebase says, `--no-edit` so no editor
+ * opens for its message), and what to do when it stops at conflicts. A user in the middle of such a merge
+ * already (`git push` pushes the commit before it) is told how to finish it: `git commit --no-edit`.
+ */
+async function pullAdvice(paths: readonly string[], prefix: string): Promise<string> {
+  const merging = await mergeInProgress();
+  if (merging) {
+    const files = merging.unmerged.map((path) => pathFrom(prefix, path)).join(" ");
+    const add = files === "" ? "" : `git add ${files} && `;
+    const edit =
+      files === ""
+        ? ""
+        : ` with conflicts in ${merging.unmerged.join(", ")}: edit them to keep one version of each conflicting part`;
+    return `  you are in the middle of a merge${edit}; to finish it and push: ${add}git commit --no-edit && git push`;
+  }
+  const files = paths.map((path) => pathFrom(prefix, path)).join(" ");
+  return (
+    "  to merge the server's changes into yours and push: git pull --no-rebase --no-edit && git push\n" +
+    `  if git pull stops at conflicts, edit ${paths.join(", ")} to keep one version of each conflicting part, then: ` +
+    `git add ${files} && git commit --no-edit && git push`
+  );
+}
+
+/** The user's merge under way (`MERGE_HEAD` is there), with the files that still hold conflicts. */
+async function mergeInProgress(): Promise<{ unmerged: string[] } | undefined> {
+  const head = await userGit(["rev-parse", "-q", "--verify", "MERGE_HEAD"]);
+  if (head.code !== 0) return undefined;
+  // Paths from the top of the working tree, where git started the helper.
+  const diff = await userGit(["diff", "--name-only", "--diff-filter=U", "-z"]);
+  return { unmerged: [...new Set(diff.stdout.split("\0").filter((path) => path !== ""))] };
 }
 
 function describeWrite(write: PlannedWrite): string {
@@ -717,10 +777,15 @@ function recordServerDeletion(context: PushContext, key: string): void {
   });
 }
 
-function conflictAt(context: PushContext, write: PlannedWrite, done: number, current: string): PushReply {
+async function conflictAt(
+  context: PushContext,
+  write: PlannedWrite,
+  done: number,
+  current: string,
+): Promise<PushReply> {
   context.log(
     `svc: ${write.path} changed on the server while this push was writing (${current}); ` +
-      `${done} earlier writes were done and are kept. Run git pull, resolve, and push again.`,
+      `${done} earlier writes were done and are kept.\n${await pullAdvice([write.path], userPrefix())}`,
   );
   context.cache.db.audit({ op: "push-reject", detail: { conflict: write.path, done } });
   return { ok: false, reason: "fetch first" };
