@@ -6,7 +6,8 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import { type GitEnv, git, gitOk, givenGitEnv, manyIssues, run } from "../testing/git.js";
+import { givenFaultProxy, type ProxiedRequest } from "../testing/fault-proxy.js";
+import { type GitEnv, git, gitOk, givenGitEnv, manyIssues, run, svc } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
@@ -19,7 +20,7 @@ import {
   simWrites,
   writeWorkFile,
 } from "../testing/push.js";
-import { givenProject, givenSim } from "../testing/sim.js";
+import { givenProject, givenSim, givenTempDir } from "../testing/sim.js";
 
 /** The command a refusal printed: the one line of stderr, indented two spaces, that starts with `git`. */
 function printedCommand(t: ExecutionContext, stderr: string): string {
@@ -283,4 +284,103 @@ test("a stale push of the same field: no svc.autoMerge offer; git pull as printe
   );
   await runPrinted(t, env, commandAfter(t, again.stderr, "  you are in the middle of a merge"), "b");
   t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.status, "wont_fix");
+});
+
+test("a push while the server is down says nothing was written and what to run; run when it is back, it pushes", async (t) => {
+  const db = join(givenTempDir(t), "sim.db");
+  const first = await givenSim(t, { db, ephemeral: false });
+  await givenProject(first.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, first.url, "demo", "d");
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
+  await commitAll(t, env, "d", "Done");
+  await first.close();
+
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.true(
+    push.stderr.includes(
+      `svc: cannot reach the backend: GET ${first.url}/projects/demo/issues failed: nothing is listening at ` +
+        `${first.url} (ECONNREFUSED); is the server running?\n` +
+        "  nothing was written; when the server is back, run: git push\n",
+    ),
+    push.stderr,
+  );
+  t.regex(
+    push.stderr,
+    /\[remote rejected\] main -> main \(the server cannot be reached; nothing was written\)/,
+  );
+
+  const again = await givenSim(t, { db, ephemeral: false, bind: first.url.replace("http://", "") });
+  const command = commandAfter(t, push.stderr, "  nothing was written");
+  t.is(command, "git push");
+  await runPrinted(t, env, command, "d");
+  t.is((await issueOnServer(again.url, "demo", 1)).frontmatter.status, "done");
+});
+
+test("a host name that does not resolve is named as such, with exit 2 from svc", async (t) => {
+  const env = givenGitEnv(t, { SVC_ALLOWED_ORIGINS: "http://nonexistent.invalid:*" });
+  const list = await svc(env, [
+    "list",
+    "--backend",
+    "sim",
+    "--project",
+    "demo",
+    "--origin",
+    "http://nonexistent.invalid:7878",
+  ]);
+  t.is(list.code, 2, list.stderr);
+  t.regex(
+    list.stderr,
+    /^svc: cannot reach the backend: GET http:\/\/nonexistent\.invalid:7878\/projects\/demo\/issues failed: the host name nonexistent\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\); check the URL\n$/,
+  );
+});
+
+test("a 302 is never followed: a push names the Location and the remote URL to use, and with it the push goes through", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const proxy = await givenFaultProxy(t, sim.url);
+  const env = givenGitEnv(t);
+  await givenClone(t, env, proxy.url, "demo", "d");
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
+  await commitAll(t, env, "d", "Done");
+  const moved = (kind: string) => (request: ProxiedRequest) =>
+    request.method === kind
+      ? { kind: "answer" as const, status: 302, body: "", headers: { location: `${sim.url}${request.path}` } }
+      : undefined;
+  const redirect =
+    `answered 302 with Location ${sim.url}/projects/demo/issues/1; svc never follows redirects (a redirect ` +
+    "could send your credentials elsewhere): if the new address is right, use it in the remote URL: " +
+    `git remote set-url origin svc::${sim.url}/projects/demo`;
+
+  // At the write: the server acted on nothing.
+  proxy.setFault(moved("PATCH"));
+  const before = lastSimAuditId(sim);
+  const write = await git(env, ["push"], { cwd: "d" });
+  t.is(write.code, 1, write.stderr);
+  t.true(
+    write.stderr.includes(
+      `svc: the update of record 1 (issues/0001.md) failed: ${proxy.url} ${redirect}\n` +
+        "  nothing was written; once the remote URL is right, run: git push\n",
+    ),
+    write.stderr,
+  );
+
+  // At the sync before any write; a fetch serves the cached state and names it too.
+  proxy.setFault(moved("GET"));
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.regex(push.stderr, /\n {2}nothing was written\n/);
+  t.regex(
+    push.stderr,
+    /answered 302 with Location .*\/projects\/demo\/issues\?…; svc never follows redirects/,
+  );
+  const fetched = await git(env, ["fetch"], { cwd: "d", env: { SVC_SYNC_INTERVAL: "0" } });
+  t.is(fetched.code, 0, fetched.stderr);
+  t.regex(fetched.stderr, /answered 302 with Location .*; svc never follows redirects/);
+  t.deepEqual(simWrites(sim, before), []);
+
+  await runPrinted(t, env, commandAfter(t, write.stderr, "svc: the update of record 1"), "d");
+  await runPrinted(t, env, "git push", "d");
+  t.is((await issueOnServer(sim.url, "demo", 1)).frontmatter.status, "done");
 });

@@ -17,6 +17,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { SvcError } from "../backends/errors.js";
+import { BackendUnreachableError, RedirectError } from "../backends/http.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -136,7 +137,7 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
       syncCache(cache, backend, { trace }),
       copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
     ]);
-    if (synced.status === "rejected") throw synced.reason;
+    if (synced.status === "rejected") return notReached(context, synced.reason);
     if (refused.status === "rejected") throw refused.reason;
     if (refused.value) return refused.value;
     trace(`pushed ${commit} into the cache`);
@@ -153,6 +154,30 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     const deletes = [baseRef, incomingRef, ...leftovers].map((ref) => `delete ${ref}\n`).join("");
     await runGit(cache.repo, ["update-ref", "--stdin"], { input: deletes }).catch(() => undefined);
   }
+}
+
+/** A redirect's message with the command for the user's remote (a push to a URL has no name to set). */
+function redirectMessage(error: RedirectError, remote: string): string {
+  if (!error.remoteUrl || remote === "origin") return error.message;
+  const advice = RedirectError.advice(error.remoteUrl, "origin");
+  const mine = /^[A-Za-z0-9._-]+$/.test(remote) ? RedirectError.advice(error.remoteUrl, remote) : "";
+  return error.message.replace(advice, mine);
+}
+
+/**
+ * The server could not be reached, or redirected, before any write: nothing was written, and the user is
+ * told what to run. Any other failure is thrown on.
+ */
+function notReached(context: PushContext, error: unknown): PushReply {
+  if (error instanceof BackendUnreachableError) {
+    context.log(`svc: ${error.message}\n  nothing was written${againWhen(error)}`);
+    return { ok: false, reason: "the server cannot be reached; nothing was written" };
+  }
+  if (error instanceof RedirectError) {
+    context.log(`svc: ${redirectMessage(error, context.remote)}\n  nothing was written`);
+    return { ok: false, reason: "the server answered with a redirect; nothing was written" };
+  }
+  throw error;
 }
 
 /**
@@ -601,8 +626,9 @@ async function applyWrite(
     try {
       record = await backend.create(write.changes);
     } catch (error) {
-      // The server answered and refused: proven unwritten. No answer (or a 5xx): the next push finds out.
-      if (isPermanent(error)) cache.db.journalDrop(row);
+      // Proven unwritten: the server answered and refused or redirected, or the request never reached it.
+      // No answer (or a 5xx): the next push finds out.
+      if (isPermanent(error) || isUnsent(error)) cache.db.journalDrop(row);
       throw error;
     }
     cache.db.exclusive(() => {
@@ -638,6 +664,11 @@ function isPermanent(error: unknown): boolean {
   return (
     typeof status === "number" && status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status)
   );
+}
+
+/** A write the server never acted on: the request did not reach it, or it answered with a redirect. */
+function isUnsent(error: unknown): boolean {
+  return (error instanceof BackendUnreachableError && !error.sent) || error instanceof RedirectError;
 }
 
 async function applyWrites(
@@ -696,11 +727,30 @@ function partialFailure(
       reason: `${write.path}: refused by the server (${error.data.status}); change the file and push`,
     };
   }
+  const message = error instanceof RedirectError ? redirectMessage(error, context.remote) : error.message;
+  if (done === 0 && isUnsent(error)) {
+    context.log(
+      `svc: the ${describeWrite(write)} failed: ${message}\n  nothing was written${againWhen(error)}`,
+    );
+    return { ok: false, reason: "nothing was written; push again (see above)" };
+  }
   context.log(
-    `svc: the ${describeWrite(write)} failed: ${error.message}\n` +
-      `  ${kept}; push again to finish the rest (nothing is written twice): git push`,
+    `svc: the ${describeWrite(write)} failed: ${message}\n` +
+      `  ${kept}; push again to finish the rest (nothing is written twice)${againWhen(error)}`,
   );
   return { ok: false, reason: `partial: ${done} of ${total} writes done; push again to finish` };
+}
+
+/** When to push again after `error`, and the command. */
+function againWhen(error: SvcError): string {
+  if (error instanceof RedirectError) return "; once the remote URL is right, run: git push";
+  if (error instanceof BackendUnreachableError) {
+    const dns = /^(ENOTFOUND|EAI_)/.test(String(error.data.code ?? ""));
+    return dns
+      ? "; once the host name resolves (or the remote URL is corrected), run: git push"
+      : "; when the server is back, run: git push";
+  }
+  return ": git push";
 }
 
 /**
