@@ -7,6 +7,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { SvcError, UserFacingError } from "./errors.js";
+import { progress } from "./progress.js";
 import { parseRemoteUrl } from "./remote-url.js";
 import { readCount, readDurationMs } from "./settings.js";
 
@@ -350,7 +351,12 @@ export class HttpClient {
     let backoffs = 0;
     let waited = 0;
     for (;;) {
-      await waitForGate(url.origin, this.sleep);
+      const gate = (gates.get(url.origin) ?? 0) - Date.now();
+      if (gate > 0) {
+        progress().waitFor(url.origin, gate);
+        await waitForGate(url.origin, this.sleep);
+        progress().waitFor(undefined);
+      }
       const response = await this.once(url, request);
       const retryAfter = parseRetryAfter(response.headers["retry-after"]);
       // The gate is shared by every request to the origin: one 429 (or a quota at zero) holds them all.
@@ -367,7 +373,10 @@ export class HttpClient {
       }
       // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
       if (++backoffs >= MAX_ATTEMPTS) return response;
-      await this.sleep(2 ** backoffs * 250 + Math.floor(Math.random() * 250));
+      const backoff = 2 ** backoffs * 250 + Math.floor(Math.random() * 250);
+      progress().waitFor(url.origin, backoff);
+      await this.sleep(backoff);
+      progress().waitFor(undefined);
     }
   }
 

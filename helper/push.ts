@@ -18,6 +18,7 @@ import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { SvcError } from "../backends/errors.js";
 import { BackendUnreachableError, RedirectError } from "../backends/http.js";
+import { progress } from "../backends/progress.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -671,35 +672,57 @@ function isUnsent(error: unknown): boolean {
   return (error instanceof BackendUnreachableError && !error.sent) || error instanceof RedirectError;
 }
 
+/** The writes in order (creates, updates, deletes), with progress on stderr while they last. */
 async function applyWrites(
   context: PushContext,
   writes: readonly PlannedWrite[],
   commit: string,
   worktree: string,
 ): Promise<PushReply | undefined> {
-  const { cache } = context;
   const order = { create: 0, update: 1, delete: 2 } as const;
   const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
-  const dieAfter = dieAfterWrites();
+  const total = sorted.length;
+  const phase = progress().start(
+    `writing ${total.toLocaleString("en-US")} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
+    `0 of ${total}`,
+  );
+  // Lines logged while the progress line is on a terminal go above it.
+  const shown = { ...context, log: (message: string) => phase.aside(() => context.log(message)) };
   let done = 0;
-  for (const write of sorted) {
-    try {
-      const conflict = await applyWrite(context, write, worktree, done);
-      if (conflict) return conflict;
-    } catch (error) {
-      if (!(error instanceof SvcError)) throw error;
-      return partialFailure(context, write, error, { done, total: sorted.length, commit });
+  try {
+    for (const write of sorted) {
+      const failed = await applyOne(shown, write, { worktree, commit, done, total });
+      if (failed) return failed;
+      phase.update(`${++done} of ${total}`);
     }
-    done++;
-    cache.db.audit({
-      op: "write",
-      key: write.kind === "create" ? undefined : write.key,
-      oid: commit,
-      detail: { kind: write.kind, path: write.path },
-    });
-    crashPoint(`after-${write.kind}`);
-    if (dieAfter !== undefined && done >= dieAfter) process.kill(process.pid, "SIGKILL");
+    return undefined;
+  } finally {
+    phase.end(`${done} of ${total} done`);
   }
+}
+
+/** One write of a push and its audit row; the refusal when it failed. */
+async function applyOne(
+  context: PushContext,
+  write: PlannedWrite,
+  at: { worktree: string; commit: string; done: number; total: number },
+): Promise<PushReply | undefined> {
+  try {
+    const conflict = await applyWrite(context, write, at.worktree, at.done);
+    if (conflict) return conflict;
+  } catch (error) {
+    if (!(error instanceof SvcError)) throw error;
+    return partialFailure(context, write, error, { done: at.done, total: at.total, commit: at.commit });
+  }
+  context.cache.db.audit({
+    op: "write",
+    key: write.kind === "create" ? undefined : write.key,
+    oid: at.commit,
+    detail: { kind: write.kind, path: write.path },
+  });
+  crashPoint(`after-${write.kind}`);
+  const dieAfter = dieAfterWrites();
+  if (dieAfter !== undefined && at.done + 1 >= dieAfter) process.kill(process.pid, "SIGKILL");
   return undefined;
 }
 
