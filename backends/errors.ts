@@ -39,3 +39,17 @@ export function excerpt(text: string, max = 80): string {
   const oneLine = JSON.stringify(text);
   return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…"`;
 }
+
+/** Characters a POSIX shell takes literally in an unquoted word. */
+const SHELL_SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/**
+ * `text` as one word of a POSIX shell command, for the commands messages print (`git add <file>`): as it
+ * is when nothing in it is special, in double quotes when only spaces and the like are, else in single
+ * quotes (`'\''` for a quote inside).
+ */
+export function shellWord(text: string): string {
+  if (SHELL_SAFE.test(text)) return text;
+  if (!/["$`\\!\n]/.test(text)) return `"${text}"`;
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}

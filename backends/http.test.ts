@@ -8,7 +8,7 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
-import { BackendUnreachableError, HttpClient, ResponseTooLargeError } from "./http.js";
+import { BackendUnreachableError, HttpClient, RedirectError, ResponseTooLargeError } from "./http.js";
 import { SettingError } from "./settings.js";
 
 const MIB = 1024 * 1024;
@@ -150,9 +150,108 @@ test("a refused connection rejects with BackendUnreachableError, never an unhand
   );
   t.is(
     error?.message,
-    `cannot reach the backend: GET http://127.0.0.1:${port}/projects/demo/issues failed (ECONNREFUSED); is the server running?`,
+    `cannot reach the backend: GET http://127.0.0.1:${port}/projects/demo/issues failed: nothing is listening at http://127.0.0.1:${port} (ECONNREFUSED); is the server running?`,
   );
+  t.false(error?.sent, "a refused connection sent nothing");
 });
+
+test("a host name that does not resolve is named as such, not as a server that is down", async (t) => {
+  const dns = new HttpClient({ agent: "http-test", allowedOrigins: "http://nonexistent.invalid:*" });
+  const error = await t.throwsAsync(
+    dns.request({ method: "GET", url: "http://nonexistent.invalid:7878/projects/demo/issues" }),
+    { instanceOf: BackendUnreachableError },
+  );
+  t.regex(
+    error?.message ?? "",
+    /^cannot reach the backend: GET http:\/\/nonexistent\.invalid:7878\/projects\/demo\/issues failed: the host name nonexistent\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\); check the URL$/,
+  );
+  t.false(error?.sent);
+});
+
+test("no answer within the timeout names the setting", async (t) => {
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
+  const error = await t.throwsAsync(client().request({ method: "POST", url, timeoutMs: 50 }), {
+    instanceOf: BackendUnreachableError,
+  });
+  t.is(
+    error?.message,
+    `cannot reach the backend: POST ${url} failed: no answer within 50 ms (SVC_HTTP_TIMEOUT_MS); is ${new URL(url).origin} overloaded or stuck?`,
+  );
+  t.true(error?.sent, "a request that timed out may have been acted on");
+});
+
+/** A server whose every answer is `status` with `location` (when given). */
+async function givenRedirectingServer(
+  t: ExecutionContext,
+  status: number,
+  location?: string,
+): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(status, location === undefined ? {} : { location });
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test("a redirect is never followed; the same path at another origin is offered as the remote URL", async (t) => {
+  const origin = await givenRedirectingServer(t, 302, "http://localhost:9999/projects/demo/issues?since=x");
+  const error = await t.throwsAsync(
+    client().request({ method: "GET", url: `${origin}/projects/demo/issues?since=x` }),
+    { instanceOf: RedirectError },
+  );
+  t.is(
+    error?.message,
+    `${origin} answered 302 with Location http://localhost:9999/projects/demo/issues?…; svc never follows ` +
+      "redirects (a redirect could send your credentials elsewhere): if the new address is right, use it in " +
+      "the remote URL: git remote set-url origin svc::http://localhost:9999/projects/demo",
+  );
+  t.is(error?.remoteUrl, "svc::http://localhost:9999/projects/demo");
+});
+
+const NAMED_ONLY: readonly (readonly [string, number, string | undefined, string])[] = [
+  [
+    "a login page elsewhere",
+    302,
+    "https://sso.example.com/login?next=%2F",
+    "with Location https://sso.example.com/login?…",
+  ],
+  [
+    "another path on the same origin",
+    301,
+    "/v2/projects/demo/issues",
+    "with Location ORIGIN/v2/projects/demo/issues",
+  ],
+  ["no Location at all", 307, undefined, "without a usable Location"],
+  [
+    "a host that is no svc remote (not loopback, no backend marker)",
+    308,
+    "https://example.com/projects/demo/issues",
+    "with Location https://example.com/projects/demo/issues",
+  ],
+];
+
+for (const [name, status, location, named] of NAMED_ONLY) {
+  test(`a redirect to ${name} is named, with no remote URL to set`, async (t) => {
+    const origin = await givenRedirectingServer(t, status, location);
+    const error = await t.throwsAsync(
+      client().request({ method: "GET", url: `${origin}/projects/demo/issues` }),
+      { instanceOf: RedirectError },
+    );
+    t.is(
+      error?.message,
+      `${origin} answered ${status} ${named.replace("ORIGIN", origin)}; svc never follows redirects (a redirect could send your credentials elsewhere)`,
+    );
+    t.is(error?.remoteUrl, undefined);
+  });
+}
 
 test("a request that fails before it is sent still has its 'error' listened to: no crash when the socket fails later", async (t) => {
   const server = createServer();

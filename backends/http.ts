@@ -7,6 +7,8 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { SvcError, UserFacingError } from "./errors.js";
+import { progress } from "./progress.js";
+import { parseRemoteUrl } from "./remote-url.js";
 import { readCount, readDurationMs } from "./settings.js";
 
 /** node:https (and with it TLS) is loaded on the first https request: the simulator's loopback needs none. */
@@ -82,16 +84,111 @@ export class HttpError extends SvcError {
   }
 }
 
+/** Network failures before the request reached anything that could act on it: nothing was sent. */
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EAI_FAIL",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+/** What a network failure means for the user, by its code (or the timeout that ended the exchange). */
+function unreachableReason(url: URL, failure: { code?: string; timeoutMs?: number }): string {
+  const { code, timeoutMs } = failure;
+  if (timeoutMs !== undefined)
+    return `no answer within ${timeoutMs} ms (${TIMEOUT_SETTING}); is ${url.origin} overloaded or stuck?`;
+  switch (code) {
+    case "ECONNREFUSED":
+      return `nothing is listening at ${url.origin} (ECONNREFUSED); is the server running?`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NONAME":
+    case "EAI_FAIL":
+      return `the host name ${url.hostname} does not resolve (${code}); check the URL`;
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return `no route to ${url.hostname} (${code}); check the network`;
+    case "ECONNRESET":
+    case "EPIPE":
+      return `${url.origin} closed the connection before it answered (${code})`;
+    default:
+      return `${code ?? "no answer"}`;
+  }
+}
+
+/**
+ * A request that got no HTTP answer: refused, a host name that does not resolve, a timeout, a connection
+ * closed. `sent` is false when the request cannot have reached the server (nothing was written by it).
+ */
 export class BackendUnreachableError extends UserFacingError {
-  constructor(method: string, url: string, reason: string, cause?: unknown) {
+  readonly sent: boolean;
+
+  constructor(method: string, url: URL, failure: { code?: string; timeoutMs?: number }, cause?: unknown) {
     super(
       "SVC_BACKEND",
-      `cannot reach the backend: ${method} ${url} failed (${reason}); is the server running?`,
-      {
-        cause,
-        data: { url },
-      },
+      `cannot reach the backend: ${method} ${redact(url)} failed: ${unreachableReason(url, failure)}`,
+      { cause, data: { url: redact(url), code: failure.code } },
     );
+    this.sent = failure.timeoutMs !== undefined || !NOT_SENT.has(failure.code ?? "");
+  }
+}
+
+/**
+ * A 3xx answer. Redirects are never followed: a redirect could send the request, and its credentials, to
+ * another origin. When the Location is the same resource at another origin and that origin makes a svc
+ * remote URL, the message names the URL to use (`remoteUrl`).
+ */
+export class RedirectError extends UserFacingError {
+  readonly remoteUrl: string | undefined;
+
+  constructor(url: URL, status: number, location: string | undefined) {
+    const target = location === undefined ? undefined : resolveLocation(url, location);
+    const named =
+      target === undefined
+        ? `answered ${status} without a usable Location`
+        : `answered ${status} with Location ${redact(target)}${target.search === "" ? "" : "?…"}`;
+    const remoteUrl = target && movedRemoteUrl(url, target);
+    super(
+      "SVC_BACKEND",
+      `${url.origin} ${named}; svc never follows redirects (a redirect could send your credentials elsewhere)` +
+        (remoteUrl ? RedirectError.advice(remoteUrl, "origin") : ""),
+      { data: { status, origin: url.origin, location: target && redact(target), remoteUrl } },
+    );
+    this.remoteUrl = remoteUrl;
+  }
+
+  /** The message's last part, for a remote of another name than `origin`. */
+  static advice(remoteUrl: string, remote: string): string {
+    return `: if the new address is right, use it in the remote URL: git remote set-url ${remote} ${remoteUrl}`;
+  }
+}
+
+function resolveLocation(url: URL, location: string): URL | undefined {
+  try {
+    return new URL(location, url);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The svc remote URL of the project a redirect moved: only when the Location is the requested path (and
+ * query) at another origin, the path names `…/projects/<project>` and the result parses as a remote URL.
+ */
+function movedRemoteUrl(url: URL, target: URL): string | undefined {
+  if (target.origin === url.origin || target.pathname !== url.pathname || target.search !== url.search)
+    return undefined;
+  const project = /^(.*?\/projects\/[^/]+)(?:\/|$)/.exec(target.pathname)?.[1];
+  if (!project) return undefined;
+  const candidate = `svc::${target.origin}${project}`;
+  try {
+    parseRemoteUrl(candidate);
+    return candidate;
+  } catch {
+    return undefined;
   }
 }
 
@@ -254,12 +351,19 @@ export class HttpClient {
     let backoffs = 0;
     let waited = 0;
     for (;;) {
-      await waitForGate(url.origin, this.sleep);
+      const gate = (gates.get(url.origin) ?? 0) - Date.now();
+      if (gate > 0) {
+        progress().waitFor(url.origin, gate);
+        await waitForGate(url.origin, this.sleep);
+        progress().waitFor(undefined);
+      }
       const response = await this.once(url, request);
       const retryAfter = parseRetryAfter(response.headers["retry-after"]);
       // The gate is shared by every request to the origin: one 429 (or a quota at zero) holds them all.
       if (response.status === 429 && retryAfter !== undefined) armGate(url.origin, retryAfter);
       else if (response.headers["x-ratelimit-remaining"] === "0") armGate(url.origin, retryAfter ?? 1);
+      if (response.status >= 300 && response.status < 400 && response.status !== 304)
+        throw new RedirectError(url, response.status, response.headers.location);
       if (response.status !== 429) return response;
       if (retryAfter !== undefined) {
         // The server says when: keep waiting as long as it keeps saying so, up to a total of MAX_WAIT_S.
@@ -269,7 +373,10 @@ export class HttpClient {
       }
       // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
       if (++backoffs >= MAX_ATTEMPTS) return response;
-      await this.sleep(2 ** backoffs * 250 + Math.floor(Math.random() * 250));
+      const backoff = 2 ** backoffs * 250 + Math.floor(Math.random() * 250);
+      progress().waitFor(url.origin, backoff);
+      await this.sleep(backoff);
+      progress().waitFor(undefined);
     }
   }
 
@@ -292,7 +399,7 @@ export class HttpClient {
       const unreachable = (error: NodeJS.ErrnoException) =>
         request.signal?.aborted
           ? request.signal.reason
-          : new BackendUnreachableError(request.method, redact(url), error.code ?? error.message, error);
+          : new BackendUnreachableError(request.method, url, { code: error.code ?? error.message }, error);
       const fail = (error: unknown) => {
         if (settled) return;
         settled = true;
@@ -329,7 +436,7 @@ export class HttpClient {
       // Listening before anything else can throw: an 'error' event without a listener kills the process.
       req.on("error", (error) => fail(unreachable(error)));
       req.setTimeout(timeout, () =>
-        fail(new BackendUnreachableError(request.method, redact(url), `no answer within ${timeout} ms`)),
+        fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout })),
       );
       req.end(body);
     });

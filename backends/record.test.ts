@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { JSON_SCHEMA, load } from "js-yaml";
 import { UserFacingError } from "./errors.js";
 import {
+  conflictMarkerLine,
   type FieldValue,
   parseRecordFile,
   type RecordFields,
@@ -667,10 +668,10 @@ const PARSE_ERRORS: readonly ParseErrorCase[] = [
   {
     name: "tab indentation",
     text: "---\ntitle: x\n\tstatus: open\n---\n",
-    problem: /the frontmatter is not valid YAML/,
     expected: /`key: value` lines/,
     // Line 3 of the file: the opening `---` is line 1.
-    received: /^tab characters must not be used in indentation in "issues\/0042\.md" \(3:1\)$/,
+    problem: /the frontmatter is not valid YAML at line 3$/,
+    received: /^"\\tstatus: open": tab characters must not be used in indentation$/,
   },
   {
     name: "duplicated field",
@@ -684,7 +685,7 @@ const PARSE_ERRORS: readonly ParseErrorCase[] = [
     text: "---\ntitle: !shell x\n---\n",
     problem: /the frontmatter is not valid YAML/,
     expected: /`key: value` lines/,
-    received: /!shell.*\(2:8\)$/,
+    received: /^"title: !shell x": unknown scalar tag !<!shell>$/,
   },
   {
     name: "non-mapping YAML: a scalar",
@@ -919,3 +920,73 @@ test("parse error: the path in the message is the one given, even when it needs 
   t.true(error.message.startsWith(`${path}: `));
   t.is(error.data.path, path);
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Where a YAML error is: the line of the file that is wrong (line 1 is the opening `---`), whatever line
+// js-yaml stopped at. Each case marks the wrong line with `⟵` (removed before parsing).
+
+const YAML_LINES: readonly (readonly [string, string])[] = [
+  ["a tab before a key", "---\ntitle: x\n\tstatus: open ⟵\n---\n"],
+  ["a duplicated key", "---\ntitle: x\ntitle: y ⟵\n---\n"],
+  ["a colon inside a plain value", "---\nid: 2\ntitle: a: b ⟵\nstatus: open\n---\n"],
+  [
+    "an unclosed [ before another key (js-yaml: the next line)",
+    "---\nid: 2\ntitle: [x ⟵\nstatus: open\n---\n",
+  ],
+  ["an unclosed [ on the last line (js-yaml: the closing ---)", "---\nid: 2\nlabels: [a, b ⟵\n---\n"],
+  ["an unclosed { before another key", "---\ntitle: {a: 1 ⟵\nstatus: open\n---\n"],
+  ["an unclosed double quote", '---\nid: 2\ntitle: "abc ⟵\nstatus: open\n---\n'],
+  ["an unclosed single quote", "---\nid: 2\ntitle: 'abc ⟵\nstatus: open\n---\n"],
+  ["a list spread over lines, never closed", "---\nid: 2\nlabels: [a, ⟵\n  b\nstatus: open\n---\n"],
+  ["a line without a colon (js-yaml: the next line's colon)", "---\nid: 2\njust text ⟵\nstatus: open\n---\n"],
+  ["a line without a colon, last", "---\nid: 2\nstatus: open\njust text ⟵\n---\n"],
+  ["an indented key after a key with a value", "---\nid: 2\ntitle: x\n  status: open ⟵\n---\n"],
+  ["an indented first line (js-yaml: the second)", "---\n id: 2 ⟵\ntitle: x\n---\n"],
+  ["a list item among keys", "---\nid: 2\n- a ⟵\n---\n"],
+  ["a bad escape", '---\nid: 2\ntitle: "a\\q" ⟵\n---\n'],
+  ["an unknown tag", "---\nid: 2\ntitle: !x y ⟵\n---\n"],
+  ["an alias", "---\nid: 2\ntitle: *a ⟵\n---\n"],
+  ["an empty entry in a list", "---\nid: 2\nlabels: [a,,b] ⟵\n---\n"],
+  ["a second document (js-yaml: no line)", "---\nid: 2\n... ⟵\nstatus: open\n---\n"],
+  ["CRLF line ends", "---\r\nid: 2\r\ntitle: [x ⟵\r\nstatus: open\r\n---\r\n"],
+  ["a BOM before the opening ---", "\uFEFF---\nid: 2\ntitle: [x ⟵\nstatus: open\n---\n"],
+  ["comments and blank lines above", "---\n# a comment\n\nid: 2\ntitle: [x ⟵\n\nstatus: open\n---\n"],
+];
+
+for (const [name, marked] of YAML_LINES) {
+  test(`YAML error line: ${name}`, (t) => {
+    const line = marked.split("\n").findIndex((text) => text.includes(" ⟵")) + 1;
+    const error = parseError(t, PATH, marked.replace(" ⟵", ""));
+    const [first = "", ...rest] = error.message.split("\n");
+    t.is(first, `${PATH}: the frontmatter is not valid YAML at line ${line}`);
+    const wrongLine = (marked.split("\n")[line - 1] ?? "").replace(" ⟵", "").replace(/\r$/, "");
+    const received = rest.find((text) => text.startsWith("  received: ")) ?? "";
+    t.true(received.startsWith(`  received: ${JSON.stringify(wrongLine)}: `), received);
+  });
+}
+
+const CONFLICTS: readonly (readonly [string, string, number | undefined])[] = [
+  [
+    "a conflict in the frontmatter",
+    "---\nid: 2\n<<<<<<< HEAD\nstatus: a\n=======\nstatus: b\n>>>>>>> 1234\n---\n",
+    3,
+  ],
+  ["a conflict in the body", "---\nid: 2\n---\nOne.\n<<<<<<< HEAD\nTwo.\n=======\nThree.\n>>>>>>> x\n", 5],
+  [
+    "diff3 style, CRLF",
+    "a\r\n<<<<<<< ours\r\nb\r\n||||||| base\r\nc\r\n=======\r\nd\r\n>>>>>>> theirs\r\n",
+    2,
+  ],
+  ["markers without labels", "<<<<<<<\na\n=======\nb\n>>>>>>>", 1],
+  ["a Markdown heading underline is no conflict", "Title\n=======\n\ntext\n", undefined],
+  ["markers out of order are no conflict", ">>>>>>> x\n=======\n<<<<<<< y\n", undefined],
+  ["markers inside a line are no conflict", "a <<<<<<< b\n=======\nc >>>>>>> d\n", undefined],
+  ["eight characters are no marker", "<<<<<<<<\n=======\n>>>>>>>>\n", undefined],
+  ["a marker after U+2028 is not at a line start", "a\u2028<<<<<<< x\n=======\n>>>>>>> y\n", undefined],
+];
+
+for (const [name, text, line] of CONFLICTS) {
+  test(`conflictMarkerLine: ${name}`, (t) => {
+    t.is(conflictMarkerLine(text), line);
+  });
+}

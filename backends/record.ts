@@ -194,6 +194,10 @@ export function renderRecordFile(schema: RecordSchema, content: RecordContent): 
 // ---------------------------------------------------------------------------------------------------------
 // Parsing
 
+/**
+ * A record file that cannot be read: what is wrong, what was expected, what was found. The command to run
+ * next depends on where the file came from (a push prints it: helper/push-plan.ts `nextCommand`).
+ */
 export class RecordParseError extends UserFacingError {
   constructor(
     path: string,
@@ -203,11 +207,10 @@ export class RecordParseError extends UserFacingError {
     cause?: unknown,
   ) {
     const got = received === undefined ? "" : `\n  received: ${received}`;
-    super(
-      "SVC_RECORD_PARSE",
-      `${path}: ${problem}\n  expected: ${expected}${got}\n  fix the file, then \`git commit --amend\` (or a new commit) and push again`,
-      { data: { path, problem }, cause },
-    );
+    super("SVC_RECORD_PARSE", `${path}: ${problem}\n  expected: ${expected}${got}`, {
+      data: { path, problem },
+      cause,
+    });
   }
 }
 
@@ -299,6 +302,86 @@ function checkValue(path: string, spec: FieldSpec, value: unknown): FieldValue {
   }
 }
 
+/** A line git writes around a conflict: `<<<<<<< ours`, `|||||||` (diff3), `=======`, `>>>>>>> theirs`. */
+const CONFLICT_MARKER = /(?<=^|\n)(<{7}|\|{7}|={7}|>{7})(?=[ \r\n]|$)/g;
+
+/**
+ * The line (1-based) of the first `<<<<<<<` of a complete conflict git left in `text` (`<<<<<<<`, then
+ * `=======`, then `>>>>>>>`, each at the start of a line), or undefined. Lines split at `\n` only, as git
+ * splits them. A lone `=======` is Markdown (a heading's underline), not a conflict.
+ */
+export function conflictMarkerLine(text: string): number | undefined {
+  let start: number | undefined;
+  let middle = false;
+  for (const match of text.matchAll(CONFLICT_MARKER)) {
+    const marker = match[1]?.[0];
+    if (marker === "<") {
+      start = match.index;
+      middle = false;
+    } else if (marker === "=" && start !== undefined) {
+      middle = true;
+    } else if (marker === ">" && middle && start !== undefined) {
+      let line = 1;
+      for (let at = text.indexOf("\n"); at !== -1 && at < start; at = text.indexOf("\n", at + 1)) line++;
+      return line;
+    }
+  }
+  return undefined;
+}
+
+/** What js-yaml says is wrong (its `reason`, without its own position), or the message of anything else. */
+function yamlReason(error: unknown): string {
+  const reason = (error as { reason?: unknown }).reason;
+  if (typeof reason === "string") return reason;
+  return error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+}
+
+/**
+ * The line of the file a YAML error is about, and what to show of it. js-yaml's mark is where it gave up,
+ * which for a few errors is a line after the wrong one (table-tested in record.test.ts):
+ * - an unclosed `[`, `{` or quote: it reads on until a line less indented, the next `key:` line;
+ * - a line that is no `key: value` (a stray word, a conflict marker): it takes the line for the start of a
+ *   key that goes on into the next line, and stops at that line's colon;
+ * - an indented first line: the mapping starts indented, and the next, unindented line is where it stops.
+ * The frontmatter's first line is line 2 of the file (line 1 is `---`).
+ */
+export function yamlErrorAt(yaml: string, error: unknown): { line: number | undefined; received: string } {
+  const lines = yaml.split("\n");
+  const text = (line: number) => (lines[line - 2] ?? "").replace(/\r$/, "");
+  /** The nearest line above `line` that starts a `key:` entry (at column 0, not a comment). */
+  const entryAbove = (line: number) => {
+    for (let at = line - 1; at >= 2; at--) if (/^[^\s#]/.test(text(at))) return at;
+    return undefined;
+  };
+  const reason = yamlReason(error);
+  const mark = (error as { mark?: { line?: unknown } }).mark;
+  const last = lines.length + (lines.at(-1) === "" ? 0 : 1);
+  let line: number | undefined;
+  let why = reason;
+  if (typeof mark?.line === "number") {
+    // js-yaml read `\n` + the frontmatter: its 0-based line numbers are the file's 1-based ones, minus 1.
+    const at = Math.min(mark.line + 1, last);
+    const firstContent = lines.findIndex((content) => content.trim() !== "" && !content.startsWith("#")) + 2;
+    if (reason === "deficient indentation") {
+      line = entryAbove(mark.line + 1);
+      why = "a `[`, `{` or quote opened on this line is not closed on it";
+    } else if (reason.includes("a multiline key may not be an implicit key")) {
+      line = entryAbove(mark.line + 1);
+      why = "this line is no `key: value` line";
+    } else if (reason.startsWith("end of the stream") && /^\s/.test(text(firstContent))) {
+      line = firstContent;
+      why = "the first `key: value` line is indented; every line starts a `key: value` at column 0";
+    } else {
+      line = at;
+    }
+  } else if (reason.includes("expected a single document")) {
+    const at = lines.findIndex((content) => /^\.\.\.[ \t]*\r?$/.test(content));
+    if (at !== -1) line = at + 2;
+    why = "a line `...` ends the YAML before the frontmatter does";
+  }
+  return { line, received: line === undefined ? why : `${excerpt(text(line), 60)}: ${why}` };
+}
+
 /**
  * Parses a record file the user may have edited. Unknown fields, wrong types and YAML errors are refused
  * with a message that names the file; missing server-controlled fields are allowed (a new record).
@@ -318,12 +401,12 @@ export function parseRecordFile(schema: RecordSchema, path: string, text: string
             filename: path,
           });
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    const found = yamlErrorAt(yaml, error);
     throw new RecordParseError(
       path,
-      "the frontmatter is not valid YAML",
+      `the frontmatter is not valid YAML${found.line === undefined ? "" : ` at line ${found.line}`}`,
       "`key: value` lines",
-      reason,
+      found.received,
       error,
     );
   }

@@ -9,6 +9,7 @@
  * the same commit ids.
  */
 import type { Backend, BackendRecord, Listing } from "../backends/backend.js";
+import { progress } from "../backends/progress.js";
 import { renderRecordFile } from "../backends/record.js";
 import type { ProjectCache } from "./cache.js";
 import { encodeCommit, hashObject } from "./objects.js";
@@ -80,6 +81,22 @@ export function rememberRecord(
   return !known || known.rendered_oid !== blob.oid || known.path !== record.path;
 }
 
+/**
+ * Every record of `backend`, or those changed since `since`, with progress on stderr while it lasts (a
+ * first listing of a large project takes a while: its records are counted when it is done).
+ */
+export async function listRecords(backend: Backend, since?: string): Promise<Listing> {
+  const phase = progress().start(`listing the records of ${backend.description}`);
+  let listed: number | undefined;
+  try {
+    const listing = await (since === undefined ? backend.listAll() : backend.listChangedSince(since));
+    listed = listing.records.length;
+    return listing;
+  } finally {
+    phase.end(listed === undefined ? "stopped" : `${listed.toLocaleString("en-US")} listed`);
+  }
+}
+
 export async function syncCache(
   cache: ProjectCache,
   backend: Backend,
@@ -97,9 +114,7 @@ export async function syncCache(
     before.cursor === null
       ? undefined
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
-  const listing =
-    options.listing ??
-    (full || since === undefined ? await backend.listAll() : await backend.listChangedSince(since));
+  const listing = options.listing ?? (await listRecords(backend, full ? undefined : since));
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
   return cache.db.exclusive(() => {

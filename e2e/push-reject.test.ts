@@ -45,7 +45,7 @@ const BAD_PUSHES: readonly BadPush[] = [
     name: "a file outside issues/",
     spoil: (env) => writeWorkFile(env, "d", "notes.txt", "remember the milk\n"),
     file: "notes.txt",
-    message: /only issues\/<name>\.md files are records; move the file into issues\/ or remove it/,
+    message: /only issues\/<name>\.md files are records, and svc pushes nothing else\n/,
   },
   {
     name: "a copy of an issue file under a new name (duplicate id)",

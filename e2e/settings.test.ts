@@ -89,7 +89,7 @@ function checkTimeoutRefused(
  * and svc init (without a cache) exit 2 saying the server cannot be reached.
  */
 async function checkServerDown(t: ExecutionContext, env: GitEnv, simUrl: string): Promise<void> {
-  const unreachable = `cannot reach the backend: GET ${simUrl}/projects/demo/issues failed (ECONNREFUSED); is the server running?`;
+  const unreachable = `cannot reach the backend: GET ${simUrl}/projects/demo/issues failed: nothing is listening at ${simUrl} (ECONNREFUSED); is the server running?`;
   const fetch = await git(env, ["fetch"], { cwd: "d" });
   t.is(fetch.code, 0);
   t.is(

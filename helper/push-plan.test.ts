@@ -12,8 +12,10 @@ import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import {
   type DiffEntry,
   type JournalMatch,
+  nextCommand,
   type Plan,
   type PlannedWrite,
+  type PlanProblem,
   planPush,
   problemSummary,
 } from "./push-plan.js";
@@ -189,7 +191,7 @@ const CASES: readonly PlanCase[] = [
     problems: [
       [
         "issues/new-bug.md",
-        /issues\/0077\.md and this file are both record 77; .*git rm issues\/new-bug\.md/,
+        /issues\/0077\.md and this file are both record 77; keep your edits in one and remove issues\/new-bug\.md$/,
       ],
     ],
   },
@@ -536,18 +538,18 @@ const CASES: readonly PlanCase[] = [
     blobs: { text: "hello\n", new: file({ title: "x" }) },
     writes: [],
     problems: [
-      ["notes.txt", /only issues\/<name>\.md files are records; move the file into issues\//],
+      ["notes.txt", /^only issues\/<name>\.md files are records, and svc pushes nothing else$/],
       ["issues/readme.txt", /only issues\/<name>\.md files are records/],
       ["issues/sub/0001.md", /only issues\/<name>\.md files are records/],
       ["README.md", /only issues\/<name>\.md files are records/],
     ],
   },
   {
-    name: "deleting a file outside issues/ is refused",
-    entries: [deleted("notes.txt", "text")],
+    name: "deleting a file that is no record needs no write: the server never had it",
+    entries: [deleted("notes.txt", "text"), deleted("issues/readme.txt", "text")],
     blobs: { text: "hello\n" },
     writes: [],
-    problems: [["notes.txt", /deleting files outside issues\/ is not something the server can record/]],
+    problems: [],
   },
   {
     name: "a symbolic link (mode 120000) or a file turned into one is refused",
@@ -577,7 +579,7 @@ const CASES: readonly PlanCase[] = [
     problems: [
       [
         "issues/0042.md",
-        /^the frontmatter is not valid YAML\n {2}expected: `key: value` lines\n {2}received: /,
+        /^the frontmatter is not valid YAML at line 3\n {2}expected: `key: value` lines\n {2}received: "title: \[unclosed": a `\[`, `\{` or quote opened on this line is not closed on it$/,
       ],
     ],
   },
@@ -594,6 +596,42 @@ const CASES: readonly PlanCase[] = [
       ["issues/a.md", /does not start with a frontmatter block/],
       ["issues/b.md", /unknown field `"priority"`/],
       ["issues/c.md", /field `status` has a value this backend does not know/],
+    ],
+  },
+  {
+    name: "conflict markers a merge left are refused as such (not as a YAML error), with their line",
+    entries: [modified("issues/0042.md", "base", "conflicted"), added("issues/new.md", "conflicted")],
+    blobs: {
+      base: BASE_42,
+      conflicted: BASE_42.replace(
+        "status: open\n",
+        "<<<<<<< HEAD\nstatus: done\n=======\nstatus: wont_fix\n>>>>>>> 0123abc\n",
+      ),
+    },
+    writes: [],
+    problems: [
+      ["issues/new.md", /^unresolved conflict markers \(<<<<<<<\) at line 4\n/],
+      [
+        "issues/0042.md",
+        /^unresolved conflict markers \(<<<<<<<\) at line 4\n {2}expected: one version of each/,
+      ],
+    ],
+  },
+  {
+    name: "conflict markers the server's record has already are its content: an edit beside them is an update",
+    entries: [modified("issues/0042.md", "base", "mine")],
+    blobs: {
+      base: file(ISSUE_42, "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n"),
+      mine: file({ ...ISSUE_42, status: "done" }, "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n"),
+    },
+    writes: [
+      {
+        kind: "update",
+        key: "42",
+        path: "issues/0042.md",
+        base: TOKENS["42"],
+        changes: { fields: { status: "done" } },
+      },
     ],
   },
   {
@@ -796,5 +834,99 @@ test("problemSummary: quotes and backslashes in the message reach git's line as 
   t.is(
     problemSummary([{ path: "issues/b.md", message: 'unknown field `"priority"`\n  expected: …' }]),
     'issues/b.md: unknown field `"priority"`',
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+const edit = (path: string): PlanProblem => ({ path, message: "m", remedy: { kind: "edit", file: path } });
+const untrack = (path: string): PlanProblem => ({
+  path,
+  message: "m",
+  remedy: { kind: "untrack", file: path },
+});
+
+const NEXT_COMMANDS: readonly (readonly [string, readonly PlanProblem[], string, string | undefined])[] = [
+  [
+    "a file outside the folder: out of the commit, kept on disk",
+    [untrack("NOTES.md")],
+    "",
+    'git rm --cached NOTES.md && git commit -m "Keep NOTES.md out of svc" && git push',
+  ],
+  [
+    "from a subfolder, paths are relative to it",
+    [untrack("NOTES.md"), edit("issues/0002.md")],
+    "issues/",
+    'git rm --cached ../NOTES.md && git add 0002.md && git commit -m "Fix what svc refused to push" && git push',
+  ],
+  [
+    "one file with two problems is named once",
+    [edit("issues/a.md"), edit("issues/a.md")],
+    "docs/deep/",
+    'git add ../../issues/a.md && git commit -m "Fix issues/a.md" && git push',
+  ],
+  [
+    "conflict markers are resolved",
+    [{ path: "issues/0002.md", message: "m", remedy: { kind: "resolve", file: "issues/0002.md" } }],
+    "",
+    'git add issues/0002.md && git commit -m "Resolve issues/0002.md" && git push',
+  ],
+  [
+    "the leftover of a duplicate is removed, not fixed",
+    [
+      { path: "issues/a.md", message: "m", remedy: { kind: "remove", file: "issues/b.md" } },
+      edit("issues/b.md"),
+    ],
+    "",
+    'git rm issues/b.md && git commit -m "Fix what svc refused to push" && git push',
+  ],
+  [
+    "names a shell would split or expand are quoted",
+    [untrack("my notes.txt"), edit("issues/it's $HOME.md")],
+    "",
+    `git rm --cached "my notes.txt" && git add 'issues/it'\\''s $HOME.md' && git commit -m "Fix what svc refused to push" && git push`,
+  ],
+  [
+    "no command when a problem has none",
+    [untrack("a"), { path: "issues/../x.md", message: "m" }],
+    "",
+    undefined,
+  ],
+];
+
+for (const [name, problems, prefix, expected] of NEXT_COMMANDS) {
+  test(`nextCommand: ${name}`, (t) => {
+    t.is(nextCommand(problems, prefix)?.command, expected);
+  });
+}
+
+test("nextCommand: every refused file of a plan has a remedy, except a path no working tree can hold", (t) => {
+  const result = plan(
+    [
+      added("notes.txt", "text"),
+      added("issues/link.md", "text", "120000"),
+      modified("issues/0042.md", "base", "broken"),
+      added("issues/9999.md", "ghost"),
+      added("issues/c.md", "conflicted"),
+      added("issues/../x.md", "text"),
+    ],
+    {
+      text: "x",
+      base: BASE_42,
+      broken: "no frontmatter",
+      ghost: file({ ...ISSUE_42, id: 9999 }),
+      conflicted: "<<<<<<< a\n=======\n>>>>>>> b\n",
+    },
+  );
+  t.deepEqual(
+    result.problems.map((problem) => [problem.path, problem.remedy?.kind]),
+    [
+      ["issues/c.md", "resolve"],
+      ["notes.txt", "untrack"],
+      ["issues/link.md", "untrack"],
+      ["issues/0042.md", "edit"],
+      ["issues/9999.md", "edit"],
+      ["issues/../x.md", undefined],
+    ],
   );
 });

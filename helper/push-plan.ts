@@ -4,7 +4,8 @@
  * as functions, so every rule here has a table-driven test.
  *
  * Rules:
- * - Only `<folder>/<name>.md` files are records; anything else is refused, naming the file.
+ * - Only `<folder>/<name>.md` files are records; anything else a push adds or changes is refused, naming
+ *   the file. Deleting such a file needs no write: the server never had it.
  * - A new file without an id is a create, unless the create journal says an earlier push already created
  *   a record from the file at that path: then it is that record (an update of what the create sent, or
  *   nothing). A file with the id of an existing record is a duplicate (refused), unless that record's own
@@ -16,9 +17,11 @@
  * - Whatever a write sends must be within the backend's declared field limits: a push that breaks one is
  *   refused before any write, naming file, field and limit.
  */
+import { posix } from "node:path";
 import type { BaseToken, RecordChanges } from "../backends/backend.js";
-import { UserFacingError } from "../backends/errors.js";
+import { shellWord, UserFacingError } from "../backends/errors.js";
 import {
+  conflictMarkerLine,
   type FieldValue,
   parseRecordFile,
   type RecordContent,
@@ -58,9 +61,22 @@ export type PlannedWrite =
     }
   | { readonly kind: "delete"; readonly key: string; readonly path: string; readonly base: BaseToken };
 
+/**
+ * What clears a problem, as part of the one command a refused push prints: `edit` (the user fixes the file
+ * as the message says, then stages it), `resolve` (the same for conflict markers), `untrack` (the file stays
+ * on disk but leaves the commit: `git rm --cached`), `remove` (`git rm`).
+ */
+export interface Remedy {
+  readonly kind: "edit" | "resolve" | "untrack" | "remove";
+  /** The file the command acts on: the problem's own, or the other file of a duplicate. */
+  readonly file: string;
+}
+
 export interface PlanProblem {
   readonly path: string;
   readonly message: string;
+  /** Undefined where no command from a working tree can help (a crafted tree with a `..` path). */
+  readonly remedy?: Remedy;
 }
 
 export interface Plan {
@@ -166,9 +182,15 @@ class Planner {
   private readonly writtenBy = new Map<string, { path: string; idless: boolean }>();
   private readonly recordFile: RegExp;
   private readonly parsed = new Map<string, RecordContent | undefined>();
+  /** `path\0blob` of each file the push adds or changes → its blob in the base ("" for an added file). */
+  private readonly baseOfPushed = new Map<string, string>();
 
   constructor(private readonly input: PlanInput) {
     this.recordFile = new RegExp(`^${input.schema.folder}/[^/]+\\.md$`);
+    for (const entry of input.entries) {
+      if (entry.status === "D") continue;
+      this.baseOfPushed.set(`${entry.path}\0${entry.newOid}`, entry.status === "A" ? "" : entry.oldOid);
+    }
   }
 
   plan(): Plan {
@@ -201,7 +223,7 @@ class Planner {
       if (entry.status === "A" && mineKey !== undefined) {
         const other = addedIds.get(mineKey);
         if (other) {
-          this.refuse(entry.path, `two files have id ${mineKey}: ${other} and this one; keep one`);
+          this.refuse(entry.path, `two files have id ${mineKey}: ${other} and this one; keep one`, "remove");
           continue;
         }
         addedIds.set(mineKey, entry.path);
@@ -214,6 +236,7 @@ class Planner {
             this.input.baseToken(mineKey)
               ? `two files have id ${mineKey}; a new record must not carry an id (remove the \`id:\` line to create one)`
               : `id ${mineKey} is not a record on the server; remove the \`id:\` line to create a new record`,
+            "edit",
           );
         }
         continue;
@@ -231,29 +254,52 @@ class Planner {
     return { writes: this.writes, problems: this.problems, ignoredEdits: this.ignoredEdits };
   }
 
-  private refuse(path: string, message: string): void {
-    this.problems.push({ path, message });
+  private refuse(path: string, message: string, remedy?: Remedy["kind"] | Remedy): void {
+    const how = typeof remedy === "string" ? { kind: remedy, file: path } : remedy;
+    this.problems.push(how ? { path, message, remedy: how } : { path, message });
   }
 
-  /** Whether `entry` is a record file; refuses (and says why) anything else. */
+  /**
+   * Whether `entry` is a record file; refuses (and says why) anything else the push adds or changes. A
+   * deleted file that was no record needs no write and no refusal.
+   */
   private isRecordEntry(entry: DiffEntry, report: boolean): boolean {
     const { folder } = this.input.schema;
-    let problem: string | undefined;
     if (isUnsafePath(entry.path)) {
-      problem = `the path is not a file inside the repository (it has an empty, \`.\` or \`..\` part); a record is ${folder}/<name>.md`;
-    } else if (!this.recordFile.test(entry.path)) {
-      problem =
-        entry.status === "D"
-          ? `deleting files outside ${folder}/ is not something the server can record`
-          : `only ${folder}/<name>.md files are records; move the file into ${folder}/ or remove it from the commit`;
-    } else if (
+      const problem = `the path is not a file inside the repository (it has an empty, \`.\` or \`..\` part); a record is ${folder}/<name>.md`;
+      if (report) this.refuse(entry.path, problem);
+      return false;
+    }
+    if (!this.recordFile.test(entry.path)) {
+      if (report && entry.status !== "D")
+        this.refuse(
+          entry.path,
+          `only ${folder}/<name>.md files are records, and svc pushes nothing else`,
+          "untrack",
+        );
+      return false;
+    }
+    if (
       entry.status === "T" ||
       (entry.status !== "D" && entry.newMode !== "100644" && entry.newMode !== "100755")
     ) {
-      problem = "a record must be a regular file (not a link or a submodule)";
+      if (report)
+        this.refuse(entry.path, "a record must be a regular file (not a link or a submodule)", "untrack");
+      return false;
     }
-    if (problem && report) this.refuse(entry.path, problem);
-    return problem === undefined;
+    return true;
+  }
+
+  /**
+   * The first `<<<<<<<` line of conflict markers a merge left in the pushed blob `oid` of `path`, unless the
+   * file had them before (its base: the server's record, whose content they then are).
+   */
+  private unresolvedConflict(path: string, oid: string, text: string): number | undefined {
+    const base = this.baseOfPushed.get(`${path}\0${oid}`);
+    if (base === undefined) return undefined; // not a pushed blob: the server's state
+    const line = conflictMarkerLine(text);
+    if (line === undefined || base === "") return line;
+    return conflictMarkerLine(this.input.read(base).toString("utf8")) === undefined ? line : undefined;
   }
 
   /** Each (path, blob) is parsed once, so a bad file is reported once however often the plan looks at it. */
@@ -269,6 +315,7 @@ class Planner {
       this.refuse(
         path,
         `the file is ${count(bytes.length)} bytes; svc reads record files of at most ${count(MAX_READ_BYTES)} bytes`,
+        "edit",
       );
       return undefined;
     }
@@ -276,14 +323,26 @@ class Planner {
     try {
       text = utf8.decode(bytes);
     } catch {
-      this.refuse(path, "the file is not valid UTF-8; save it as UTF-8");
+      this.refuse(path, "the file is not valid UTF-8; save it as UTF-8", "edit");
+      return undefined;
+    }
+    const conflict = this.unresolvedConflict(path, oid, text);
+    if (conflict !== undefined) {
+      // Before the YAML parser, which would call the markers a key error a line further down.
+      this.refuse(
+        path,
+        `unresolved conflict markers (<<<<<<<) at line ${conflict}\n` +
+          "  expected: one version of each conflicting part: keep the lines you want, delete the lines " +
+          "<<<<<<< …, ======= and >>>>>>> …",
+        "resolve",
+      );
       return undefined;
     }
     try {
       return parseRecordFile(this.input.schema, path, text);
     } catch (error) {
       if (!(error instanceof UserFacingError)) throw error;
-      this.refuse(path, error.message.replace(`${path}: `, ""));
+      this.refuse(path, error.message.replace(`${path}: `, ""), "edit");
       return undefined;
     }
   }
@@ -297,14 +356,15 @@ class Planner {
         const leftover = idless || !other.idless ? write.path : other.path;
         this.refuse(
           write.path,
-          `${other.path} and this file are both record ${write.key}; keep your edits in one, then: git rm ${leftover} && git commit -m "Remove ${leftover}" && git push`,
+          `${other.path} and this file are both record ${write.key}; keep your edits in one and remove ${leftover}`,
+          { kind: "remove", file: leftover },
         );
         return;
       }
       this.writtenBy.set(write.key, { path: write.path, idless });
     }
     const broken = changes ? limitProblems(this.input.schema, changes, this.input.maxBodyBytes) : [];
-    for (const problem of broken) this.refuse(write.path, problem);
+    for (const problem of broken) this.refuse(write.path, problem, "edit");
     if (broken.length === 0) this.writes.push(write);
   }
 
@@ -378,4 +438,52 @@ export function problemSummary(problems: readonly PlanProblem[]): string {
   const line = Array.from(first.message.split("\n")[0] ?? "");
   const short = line.length <= 118 ? line.join("") : `${line.slice(0, 117).join("")}…`;
   return `${first.path}: ${short}${more}`;
+}
+
+/** `path` (from the repository's top) as typed in `prefix`, the user's folder in it (git's `GIT_PREFIX`: `sub/`). */
+export function pathFrom(prefix: string, path: string): string {
+  return shellWord(posix.relative(`/${prefix}`, `/${path}`));
+}
+
+/** What a refused push asks the user to do: fix some files by hand, then run one command. */
+export interface NextCommand {
+  /** Files to fix first, as their problems say (repository paths). */
+  readonly fix: readonly string[];
+  /** Files the command takes out of the commit but leaves on disk. */
+  readonly untracked: readonly string[];
+  /** Runnable as printed from `prefix`: no editor opens, and the last step is the push. */
+  readonly command: string;
+}
+
+/**
+ * The one command that clears `problems` (once the files to fix are fixed), run from `prefix`; undefined
+ * when a problem has no remedy. A new commit, never `--amend`: an amend opens an editor without `-m`, and
+ * fails when taking the file out empties the commit.
+ */
+export function nextCommand(problems: readonly PlanProblem[], prefix: string): NextCommand | undefined {
+  const byKind = new Map<Remedy["kind"], Set<string>>();
+  for (const { remedy } of problems) {
+    if (!remedy) return undefined;
+    const files = byKind.get(remedy.kind) ?? new Set<string>();
+    byKind.set(remedy.kind, files.add(remedy.file));
+  }
+  const files = (...kinds: Remedy["kind"][]) => [
+    ...new Set(kinds.flatMap((kind) => [...(byKind.get(kind) ?? [])])),
+  ];
+  const removed = new Set(files("remove", "untrack"));
+  const fix = files("edit", "resolve").filter((file) => !removed.has(file));
+  const words = (list: readonly string[]) => list.map((file) => pathFrom(prefix, file)).join(" ");
+  const steps: string[] = [];
+  if (files("untrack").length > 0) steps.push(`git rm --cached ${words(files("untrack"))}`);
+  if (files("remove").length > 0) steps.push(`git rm ${words(files("remove"))}`);
+  if (fix.length > 0) steps.push(`git add ${words(fix)}`);
+  const all = [...removed, ...fix];
+  const [kind] = byKind.keys();
+  const verb = { edit: "Fix", resolve: "Resolve", remove: "Remove", untrack: "Keep" } as const;
+  const message =
+    all.length === 1 && byKind.size === 1 && kind
+      ? `${verb[kind]} ${all[0]}${kind === "untrack" ? " out of svc" : ""}`
+      : "Fix what svc refused to push";
+  steps.push(`git commit -m ${shellWord(message)}`, "git push");
+  return { fix, untracked: files("untrack"), command: steps.join(" && ") };
 }

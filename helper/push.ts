@@ -17,6 +17,8 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { SvcError } from "../backends/errors.js";
+import { BackendUnreachableError, RedirectError } from "../backends/http.js";
+import { progress } from "../backends/progress.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -35,8 +37,11 @@ import { mergeRecord } from "./merge.js";
 import {
   type DiffEntry,
   isUnsafePath,
+  type NextCommand,
+  nextCommand,
   type Plan,
   type PlannedWrite,
+  pathFrom,
   planPush,
   problemSummary,
 } from "./push-plan.js";
@@ -133,7 +138,7 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
       syncCache(cache, backend, { trace }),
       copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
     ]);
-    if (synced.status === "rejected") throw synced.reason;
+    if (synced.status === "rejected") return notReached(context, synced.reason);
     if (refused.status === "rejected") throw refused.reason;
     if (refused.value) return refused.value;
     trace(`pushed ${commit} into the cache`);
@@ -150,6 +155,30 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     const deletes = [baseRef, incomingRef, ...leftovers].map((ref) => `delete ${ref}\n`).join("");
     await runGit(cache.repo, ["update-ref", "--stdin"], { input: deletes }).catch(() => undefined);
   }
+}
+
+/** A redirect's message with the command for the user's remote (a push to a URL has no name to set). */
+function redirectMessage(error: RedirectError, remote: string): string {
+  if (!error.remoteUrl || remote === "origin") return error.message;
+  const advice = RedirectError.advice(error.remoteUrl, "origin");
+  const mine = /^[A-Za-z0-9._-]+$/.test(remote) ? RedirectError.advice(error.remoteUrl, remote) : "";
+  return error.message.replace(advice, mine);
+}
+
+/**
+ * The server could not be reached, or redirected, before any write: nothing was written, and the user is
+ * told what to run. Any other failure is thrown on.
+ */
+function notReached(context: PushContext, error: unknown): PushReply {
+  if (error instanceof BackendUnreachableError) {
+    context.log(`svc: ${error.message}\n  nothing was written${againWhen(error)}`);
+    return { ok: false, reason: "the server cannot be reached; nothing was written" };
+  }
+  if (error instanceof RedirectError) {
+    context.log(`svc: ${redirectMessage(error, context.remote)}\n  nothing was written`);
+    return { ok: false, reason: "the server answered with a redirect; nothing was written" };
+  }
+  throw error;
 }
 
 /**
@@ -364,7 +393,7 @@ async function integrate(
   if (refused) return refused;
 
   const judged = judge(context, plan.writes);
-  if (judged.stale.length > 0) return staleRefusal(context, judged.stale, commit);
+  if (judged.stale.length > 0) return await staleRefusal(context, judged.stale, commit);
   const failure = await applyWrites(context, judged.writes, commit, worktree);
   if (failure) return failure;
   context.trace(`wrote ${judged.writes.length}`);
@@ -398,6 +427,17 @@ async function refusal(
     log("svc: push rejected, nothing was written:");
     for (const problem of plan.problems)
       log(`  ${problem.path}: ${problem.message.replace(/\n/g, "\n    ")}`);
+    // The commit the command makes must not fail on a merge of the user's still under way (`git commit`
+    // refuses while files hold conflicts): those files are resolved and added as well.
+    const unmerged = ((await mergeInProgress())?.unmerged ?? []).map((path) => ({
+      path,
+      message: "",
+      remedy: { kind: "resolve", file: path } as const,
+    }));
+    if (unmerged.length > 0)
+      log(`  your merge under way has conflicts in ${unmerged.map((file) => file.path).join(", ")} too`);
+    const next = nextCommand([...plan.problems, ...unmerged], userPrefix());
+    if (next) log(describeNext(next));
     cache.db.audit({ op: "push-reject", oid: commit, detail: { problems: plan.problems.length } });
     return { ok: false, reason: problemSummary(plan.problems) };
   }
@@ -407,18 +447,38 @@ async function refusal(
     await runGit(cache.repo, ["log", "--format=%B", `${mergeBase}..${commit}`])
   ).stdout.toString("utf8");
   if (messages.includes(ALLOW_BULK_DELETE)) return undefined;
+  // A new (empty) commit carries the permission: any message of the pushed commits counts, and an amend
+  // would open an editor or drop the user's own message.
   log(
     `svc: this push deletes ${deletes} records, more than SVC_BULK_DELETE_LIMIT=${context.bulkDeleteLimit}; nothing was written.\n` +
-      `  If you mean it, say so in the commit message: git commit --amend -m "<message> ${ALLOW_BULK_DELETE}", then push again.`,
+      `  If you mean it, say so in a commit message and push again:\n` +
+      `  git commit --allow-empty -m "Delete ${deletes} records ${ALLOW_BULK_DELETE}" && git push`,
   );
   cache.db.audit({ op: "push-reject", oid: commit, detail: { deletes } });
   return { ok: false, reason: `${deletes} deletes; add ${ALLOW_BULK_DELETE} to the commit message to allow` };
+}
+
+/** The user's folder inside the working tree (`sub/`; empty at the top), where printed commands run. */
+function userPrefix(): string {
+  return process.env.GIT_PREFIX ?? "";
+}
+
+/** The lines that tell the user what to fix and the command to run then. */
+function describeNext(next: NextCommand): string {
+  const fix = next.fix.length === 0 ? "" : `fix ${next.fix.join(", ")} as said above, then `;
+  const kept =
+    next.untracked.length === 0
+      ? ""
+      : ` (${next.untracked.join(", ")} ${next.untracked.length === 1 ? "stays" : "stay"} on disk, untracked)`;
+  return `  ${fix === "" ? "run" : `${fix}run`}${kept}:\n  ${next.command}`;
 }
 
 interface Stale {
   readonly key: string;
   readonly path: string;
   readonly why: string;
+  /** The user's edit and the server's merge field by field (`svc.autoMerge` would write the merge). */
+  readonly mergeable?: boolean;
 }
 
 function currentContent(context: PushContext, key: string): RecordContent | undefined {
@@ -467,10 +527,9 @@ function judge(
     }
     const theirs = currentContent(context, write.key);
     if (theirs && isNoChange(recordChanges(backend.schema, theirs, write.desired))) continue; // already written
-    const merged =
-      context.autoMerge && theirs && mergeRecord(backend.schema, write.original, write.desired, theirs);
-    if (!merged) {
-      stale.push(behind(current.version));
+    const merged = theirs && mergeRecord(backend.schema, write.original, write.desired, theirs);
+    if (!merged || !context.autoMerge) {
+      stale.push({ ...behind(current.version), mergeable: merged !== undefined });
       continue;
     }
     context.log(
@@ -488,15 +547,64 @@ function judge(
   return { writes, stale };
 }
 
-function staleRefusal(context: PushContext, stale: readonly Stale[], commit: string): PushReply {
+async function staleRefusal(
+  context: PushContext,
+  stale: readonly Stale[],
+  commit: string,
+): Promise<PushReply> {
   const { log } = context;
   log(
     "svc: these records changed on the server since the state your commits are based on; nothing was written:",
   );
   for (const item of stale) log(`  ${item.path} (record ${item.key}): ${item.why}`);
-  log("  run git pull, resolve any conflicts, commit, and push again");
+  log(
+    await pullAdvice(
+      stale.map((item) => item.path),
+      userPrefix(),
+    ),
+  );
+  // svc merges field by field where git merges lines: edits of two adjacent lines conflict in git only.
+  if (!context.autoMerge && stale.every((item) => item.mergeable)) {
+    log(
+      "  these edits merge field by field; to let svc merge them for you from now on: git config svc.autoMerge true && git push",
+    );
+  }
   context.cache.db.audit({ op: "push-reject", oid: commit, detail: { stale: stale.length } });
   return { ok: false, reason: "fetch first" };
+}
+
+/**
+ * How to bring the server's changes to `paths` into the user's branch and push again, from where the
+ * user stands: `git pull` (a merge: `--no-rebase` whatever pull.rebase says, `--no-edit` so no editor
+ * opens for its message), and what to do when it stops at conflicts. A user in the middle of such a merge
+ * already (`git push` pushes the commit before it) is told how to finish it: `git commit --no-edit`.
+ */
+async function pullAdvice(paths: readonly string[], prefix: string): Promise<string> {
+  const merging = await mergeInProgress();
+  if (merging) {
+    const files = merging.unmerged.map((path) => pathFrom(prefix, path)).join(" ");
+    const add = files === "" ? "" : `git add ${files} && `;
+    const edit =
+      files === ""
+        ? ""
+        : ` with conflicts in ${merging.unmerged.join(", ")}: edit them to keep one version of each conflicting part`;
+    return `  you are in the middle of a merge${edit}; to finish it and push: ${add}git commit --no-edit && git push`;
+  }
+  const files = paths.map((path) => pathFrom(prefix, path)).join(" ");
+  return (
+    "  to merge the server's changes into yours and push: git pull --no-rebase --no-edit && git push\n" +
+    `  if git pull stops at conflicts, edit ${paths.join(", ")} to keep one version of each conflicting part, then: ` +
+    `git add ${files} && git commit --no-edit && git push`
+  );
+}
+
+/** The user's merge under way (`MERGE_HEAD` is there), with the files that still hold conflicts. */
+async function mergeInProgress(): Promise<{ unmerged: string[] } | undefined> {
+  const head = await userGit(["rev-parse", "-q", "--verify", "MERGE_HEAD"]);
+  if (head.code !== 0) return undefined;
+  // Paths from the top of the working tree, where git started the helper.
+  const diff = await userGit(["diff", "--name-only", "--diff-filter=U", "-z"]);
+  return { unmerged: [...new Set(diff.stdout.split("\0").filter((path) => path !== ""))] };
 }
 
 function describeWrite(write: PlannedWrite): string {
@@ -519,8 +627,9 @@ async function applyWrite(
     try {
       record = await backend.create(write.changes);
     } catch (error) {
-      // The server answered and refused: proven unwritten. No answer (or a 5xx): the next push finds out.
-      if (isPermanent(error)) cache.db.journalDrop(row);
+      // Proven unwritten: the server answered and refused or redirected, or the request never reached it.
+      // No answer (or a 5xx): the next push finds out.
+      if (isPermanent(error) || isUnsent(error)) cache.db.journalDrop(row);
       throw error;
     }
     cache.db.exclusive(() => {
@@ -558,35 +667,62 @@ function isPermanent(error: unknown): boolean {
   );
 }
 
+/** A write the server never acted on: the request did not reach it, or it answered with a redirect. */
+function isUnsent(error: unknown): boolean {
+  return (error instanceof BackendUnreachableError && !error.sent) || error instanceof RedirectError;
+}
+
+/** The writes in order (creates, updates, deletes), with progress on stderr while they last. */
 async function applyWrites(
   context: PushContext,
   writes: readonly PlannedWrite[],
   commit: string,
   worktree: string,
 ): Promise<PushReply | undefined> {
-  const { cache } = context;
   const order = { create: 0, update: 1, delete: 2 } as const;
   const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
-  const dieAfter = dieAfterWrites();
+  const total = sorted.length;
+  const phase = progress().start(
+    `writing ${total.toLocaleString("en-US")} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
+    `0 of ${total}`,
+  );
+  // Lines logged while the progress line is on a terminal go above it.
+  const shown = { ...context, log: (message: string) => phase.aside(() => context.log(message)) };
   let done = 0;
-  for (const write of sorted) {
-    try {
-      const conflict = await applyWrite(context, write, worktree, done);
-      if (conflict) return conflict;
-    } catch (error) {
-      if (!(error instanceof SvcError)) throw error;
-      return partialFailure(context, write, error, { done, total: sorted.length, commit });
+  try {
+    for (const write of sorted) {
+      const failed = await applyOne(shown, write, { worktree, commit, done, total });
+      if (failed) return failed;
+      phase.update(`${++done} of ${total}`);
     }
-    done++;
-    cache.db.audit({
-      op: "write",
-      key: write.kind === "create" ? undefined : write.key,
-      oid: commit,
-      detail: { kind: write.kind, path: write.path },
-    });
-    crashPoint(`after-${write.kind}`);
-    if (dieAfter !== undefined && done >= dieAfter) process.kill(process.pid, "SIGKILL");
+    return undefined;
+  } finally {
+    phase.end(`${done} of ${total} done`);
   }
+}
+
+/** One write of a push and its audit row; the refusal when it failed. */
+async function applyOne(
+  context: PushContext,
+  write: PlannedWrite,
+  at: { worktree: string; commit: string; done: number; total: number },
+): Promise<PushReply | undefined> {
+  try {
+    const conflict = await applyWrite(context, write, at.worktree, at.done);
+    if (conflict) return conflict;
+  } catch (error) {
+    if (!(error instanceof SvcError)) throw error;
+    return partialFailure(context, write, error, { done: at.done, total: at.total, commit: at.commit });
+  }
+  context.cache.db.audit({
+    op: "write",
+    key: write.kind === "create" ? undefined : write.key,
+    oid: at.commit,
+    detail: { kind: write.kind, path: write.path },
+  });
+  crashPoint(`after-${write.kind}`);
+  const dieAfter = dieAfterWrites();
+  if (dieAfter !== undefined && at.done + 1 >= dieAfter) process.kill(process.pid, "SIGKILL");
   return undefined;
 }
 
@@ -614,11 +750,30 @@ function partialFailure(
       reason: `${write.path}: refused by the server (${error.data.status}); change the file and push`,
     };
   }
+  const message = error instanceof RedirectError ? redirectMessage(error, context.remote) : error.message;
+  if (done === 0 && isUnsent(error)) {
+    context.log(
+      `svc: the ${describeWrite(write)} failed: ${message}\n  nothing was written${againWhen(error)}`,
+    );
+    return { ok: false, reason: "nothing was written; push again (see above)" };
+  }
   context.log(
-    `svc: the ${describeWrite(write)} failed: ${error.message}\n` +
-      `  ${kept}; push again to finish the rest (nothing is written twice): git push`,
+    `svc: the ${describeWrite(write)} failed: ${message}\n` +
+      `  ${kept}; push again to finish the rest (nothing is written twice)${againWhen(error)}`,
   );
   return { ok: false, reason: `partial: ${done} of ${total} writes done; push again to finish` };
+}
+
+/** When to push again after `error`, and the command. */
+function againWhen(error: SvcError): string {
+  if (error instanceof RedirectError) return "; once the remote URL is right, run: git push";
+  if (error instanceof BackendUnreachableError) {
+    const dns = /^(ENOTFOUND|EAI_)/.test(String(error.data.code ?? ""));
+    return dns
+      ? "; once the host name resolves (or the remote URL is corrected), run: git push"
+      : "; when the server is back, run: git push";
+  }
+  return ": git push";
 }
 
 /**
@@ -695,10 +850,15 @@ function recordServerDeletion(context: PushContext, key: string): void {
   });
 }
 
-function conflictAt(context: PushContext, write: PlannedWrite, done: number, current: string): PushReply {
+async function conflictAt(
+  context: PushContext,
+  write: PlannedWrite,
+  done: number,
+  current: string,
+): Promise<PushReply> {
   context.log(
     `svc: ${write.path} changed on the server while this push was writing (${current}); ` +
-      `${done} earlier writes were done and are kept. Run git pull, resolve, and push again.`,
+      `${done} earlier writes were done and are kept.\n${await pullAdvice([write.path], userPrefix())}`,
   );
   context.cache.db.audit({ op: "push-reject", detail: { conflict: write.path, done } });
   return { ok: false, reason: "fetch first" };

@@ -6,7 +6,7 @@
  * Faults:
  * - `late`: forward at once (the server commits), hold the answer back `ms` milliseconds: a slow network, or
  *   a client killed while waiting for an answer that was already decided.
- * - `answer`: do not forward; answer `status` with `body` (JSON) instead.
+ * - `answer`: do not forward; answer `status` with `body` (JSON) and `headers` instead.
  * - `reset`: forward, then destroy the client's connection without an answer (the server committed).
  */
 import { createServer, request } from "node:http";
@@ -15,7 +15,13 @@ import type { ExecutionContext } from "ava";
 
 export type Fault =
   | { readonly kind: "late"; readonly ms: number }
-  | { readonly kind: "answer"; readonly status: number; readonly body: unknown }
+  | {
+      readonly kind: "answer";
+      readonly status: number;
+      readonly body: unknown;
+      /** Headers beside `content-type` (a redirect's `location`). */
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | { readonly kind: "reset" };
 
 export interface ProxiedRequest {
@@ -65,7 +71,7 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     const fault = rule?.(proxied);
     if (fault?.kind === "answer") {
       req.resume();
-      res.writeHead(fault.status, { "content-type": "application/json" });
+      res.writeHead(fault.status, { "content-type": "application/json", ...fault.headers });
       res.end(JSON.stringify(fault.body));
       return;
     }

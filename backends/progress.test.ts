@@ -1,0 +1,78 @@
+/**
+ * The progress reporter: silent for work shorter than its delay; on a terminal one line rewritten in place
+ * and left on screen at the end, other output kept above it; elsewhere at most one line per phase and one
+ * per rate-limit wait.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import test from "ava";
+import { type ProgressMode, ProgressReporter } from "./progress.js";
+
+function reporter(mode: ProgressMode, delayMs = 20): { progress: ProgressReporter; text: () => string } {
+  let text = "";
+  const progress = new ProgressReporter(mode, { write: (chunk: string) => (text += chunk) }, delayMs);
+  return { progress, text: () => text };
+}
+
+const ORIGIN = "http://127.0.0.1:7878";
+
+/** A phase of three steps that lasts past the delay, with a rate-limit wait and a log line in it. */
+async function longPhase(progress: ProgressReporter): Promise<void> {
+  const phase = progress.start("writing 3 changes to sim project demo", "0 of 3");
+  phase.update("1 of 3");
+  progress.waitFor(ORIGIN, 1200);
+  await sleep(40);
+  progress.waitFor(undefined);
+  phase.aside(() => {});
+  phase.update("2 of 3");
+  progress.waitFor(ORIGIN, 900);
+  progress.waitFor(undefined);
+  phase.update("3 of 3");
+  phase.end("3 of 3 done");
+}
+
+test("off a terminal: one line for the phase and one for its waits, none for a short phase", async (t) => {
+  const { progress, text } = reporter("lines");
+  const short = progress.start("listing the records of sim project demo");
+  short.end("2 listed");
+  t.is(text(), "");
+  await longPhase(progress);
+  t.is(text(), `svc: waiting 2 s for ${ORIGIN}'s rate limit\nsvc: writing 3 changes to sim project demo\n`);
+});
+
+test("on a terminal: the line is rewritten in place and stays at the end; a log line goes above it", async (t) => {
+  const { progress, text } = reporter("tty");
+  const phase = progress.start("writing 2 changes to sim project demo", "0 of 2");
+  t.is(text(), "", "nothing before the delay");
+  await sleep(40);
+  phase.update("1 of 2");
+  let logged = "";
+  phase.aside(() => {
+    logged = text();
+  });
+  progress.waitFor(ORIGIN, 1000);
+  progress.waitFor(undefined);
+  phase.end("2 of 2 done");
+  const R = "\r\x1b[K";
+  const line = "svc: writing 2 changes to sim project demo";
+  t.is(
+    text(),
+    `${R}${line}: 0 of 2${R}${line}: 1 of 2${R}${R}${line}: 1 of 2` +
+      `${R}${line}: 1 of 2; waiting 1 s for ${ORIGIN}'s rate limit${R}${line}: 1 of 2${R}${line}: 2 of 2 done\n`,
+  );
+  t.true(logged.endsWith(R), "the line is erased before other output");
+});
+
+test("on a terminal: a short phase shows nothing; a wait shows at once and is erased after", async (t) => {
+  const { progress, text } = reporter("tty", 10_000);
+  progress.start("listing the records of sim project demo").end("2 listed");
+  t.is(text(), "");
+  progress.waitFor(ORIGIN, 2500);
+  progress.waitFor(undefined);
+  t.is(text(), `\r\x1b[Ksvc: waiting 3 s for ${ORIGIN}'s rate limit\r\x1b[K`);
+});
+
+test("SVC_PROGRESS=off: nothing at all", async (t) => {
+  const { progress, text } = reporter("off");
+  await longPhase(progress);
+  t.is(text(), "");
+});
