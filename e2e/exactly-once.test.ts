@@ -164,7 +164,15 @@ test("30 random kill -9s of a push of 200 creates, 5 updates and 3 deletes, then
 });
 
 /** The push steps a kill can hit (helper/push.ts `crashPoint`). */
-const CRASH_STEPS = ["copy", "planned", "after-create", "after-update", "after-delete", "result"] as const;
+const CRASH_STEPS = [
+  "copy",
+  "planned",
+  "after-create",
+  "after-update",
+  "after-delete",
+  "result",
+  "done",
+] as const;
 
 for (const step of CRASH_STEPS) {
   test(`crash matrix: a push whose process group is killed at "${step}" converges on the next push, each change once`, async (t) => {

@@ -81,8 +81,8 @@ export function parseRawDiff(output: Buffer): DiffEntry[] {
 
 /**
  * Test-only crash points (`SVC_TEST_KILL_AT=<step>`): SIGKILL of the whole process group (git push, this
- * helper and its children), as `kill -9` of a push would. Steps: planned, after-create, after-update,
- * after-delete, result, copy. `SVC_TEST_DIE_AFTER_WRITES=<n>` kills this process alone after n writes.
+ * helper and its children), as `kill -9` of a push would. Steps: copy, planned, after-create,
+ * after-update, after-delete, result (before the result commit), done (before git hears `ok`). `SVC_TEST_DIE_AFTER_WRITES=<n>` kills this process alone after n writes.
  */
 function crashPoint(step: string): void {
   if (process.env.SVC_TEST_KILL_AT === step) process.kill(0, "SIGKILL");
@@ -182,12 +182,14 @@ function notReached(context: PushContext, error: unknown): PushReply {
 }
 
 /**
- * A pushed commit the server's history contains: nothing to write. Up to date when it is the server's tip
- * or what the user last fetched; an older one would move the user's `origin/main` back (git sets it to
+ * A pushed commit the server's history contains: nothing to write. Up to date when it is the server's tip,
+ * what the user last fetched, or a commit an earlier push already carried; an older one would move the user's `origin/main` back (git sets it to
  * what a push says is up to date), so it is refused the way git refuses a push that is behind.
  */
 function alreadyOnServer(context: PushContext, commit: string, tip: string, tracking: string): PushReply {
   if (commit === tip || commit === tracking) return { ok: false, reason: "up to date" };
+  // A push of this very commit finished on the server but was killed before git heard `ok`: it is done.
+  if (!context.forced && context.cache.db.pushResult(commit)) return { ok: false, reason: "up to date" };
   if (!context.forced) return { ok: false, reason: "non-fast forward" };
   const short = commit.slice(0, 12);
   const folder = context.backend.schema.folder;
@@ -406,6 +408,7 @@ async function integrate(
     diff: changes.diff,
     writes: judged.writes,
   });
+  crashPoint("done");
   return { ok: true, oldOid: tipBefore };
 }
 
