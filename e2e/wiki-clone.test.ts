@@ -52,7 +52,8 @@ function assertBodiesIdentical(t: ExecutionContext, env: GitEnv, dir: string, wi
 test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, bodies byte-identical", async (t) => {
   const wiki = await givenFakeWiki(t);
   const ids = wiki.seedPages("SVC", 1234);
-  const env = givenWikiEnv(t, wiki);
+  // Prefetch off: by default the first lazy fetch also brings the pages outside the pattern (prefetch.test.ts).
+  const env = givenWikiEnv(t, wiki, { SVC_PREFETCH_BYTES: "0" });
   const wanted = filesWithPrefix(ids, "12");
   t.is(wanted.length, 1 + 10 + 35, "12, 120-129, 1200-1234");
 
@@ -84,7 +85,7 @@ test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, 
 test("svc init wiki::KEY of a space over the blob limit, then sparse-checkout set before checkout: only pages/12* in one batch", async (t) => {
   const wiki = await givenFakeWiki(t);
   const ids = wiki.seedPages("SVC", 1234);
-  const env = givenWikiEnv(t, wiki);
+  const env = givenWikiEnv(t, wiki, { SVC_PREFETCH_BYTES: "0" });
   const wanted = filesWithPrefix(ids, "12");
 
   // 1,234 pages are over the default SVC_BLOB_LIMIT (500): the clone is made, its checkout refused.

@@ -21,9 +21,10 @@ import {
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import type { ByteReader } from "./pktline.js";
+import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
 import { blobLimit, serveUploadPack } from "./stateless-connect.js";
-import { cdPrefix, pullCommand } from "./user-command.js";
+import { cdPrefix, pullCommand, userObjectsDir } from "./user-command.js";
 import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
 /** No debounce unless the user asks for one: every explicit fetch makes one delta request. */
@@ -139,8 +140,8 @@ export async function openSession(options: {
   }
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
-  // Read in parallel with opening the cache: one git spawn for every svc.* setting.
-  // Read on first need: a lazy blob fetch (one helper start per blob outside a checkout) never needs it.
+  // One git spawn for every svc.* setting, on first need: a fetch of commits after ls-refs, a lazy fetch
+  // for svc.prefetchBytes.
   let settingsRead: Promise<Map<string, string>> | undefined;
   const userSettings = () => {
     settingsRead ??= readSettings();
@@ -222,6 +223,8 @@ export async function openSession(options: {
         exampleGlob: backend.schema.exampleGlob,
         log,
         trace,
+        prefetchBytes: async () => readPrefetchBytes(await userSettings()),
+        userObjects: userObjectsDir({ env: process.env, cwd: process.cwd() }),
         beforeListRefs: async () => {
           await session.prepare({ sync: true });
         },
