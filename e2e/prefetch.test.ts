@@ -43,8 +43,7 @@ test("in a sparse 10,000-issue clone, git grep <word> HEAD finds every match wit
     body: (index + 1) % 13 === 0 ? `The needle is in issue ${index + 1}.\n` : `Only hay in ${index + 1}.\n`,
   }));
   const sim = await givenSim(t, { seedFile: givenSeedFile(t, "big", issues) });
-  // SVC_BLOB_LIMIT (500 until issue 12 item 3) also caps what one fetch may bring.
-  const env = givenGitEnv(t, { SVC_BLOB_LIMIT: "0" });
+  const env = givenGitEnv(t);
   await givenClone(t, env, sim.url, "big", "sparse", ["--sparse"]);
   // Without prefetch for this one command, so that the clone lacks what the grep below reads.
   await gitOk(

@@ -183,7 +183,7 @@ test("a bad SVC_BLOB_LIMIT is named by git fetch, without a stack", async (t) =>
   t.is(fetch.code, 128);
   t.true(
     fetch.stderr.startsWith(
-      'svc: SVC_BLOB_LIMIT="lots" is not a whole number (0 for no limit); use e.g. SVC_BLOB_LIMIT=500\n',
+      'svc: SVC_BLOB_LIMIT="lots" is not a whole number (0 for no limit); use e.g. SVC_BLOB_LIMIT=0\n',
     ),
     fetch.stderr,
   );

@@ -20,10 +20,11 @@ import {
   type UserRepository,
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
+import { blobLimit, refusalMessage } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
-import { blobLimit, serveUploadPack } from "./stateless-connect.js";
+import { serveUploadPack } from "./stateless-connect.js";
 import { cdPrefix, pullCommand, userObjectsDir } from "./user-command.js";
 import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
@@ -219,8 +220,15 @@ export async function openSession(options: {
         output,
         limit: blobLimit(),
         cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
-        folder: backend.schema.folder,
-        exampleGlob: backend.schema.exampleGlob,
+        explainRefusal: (wanted, limit, filtered) =>
+          refusalMessage({
+            wanted,
+            limit,
+            filtered,
+            paths: cache.db.treeEntries().map((entry) => entry.path),
+            folder: backend.schema.folder,
+            place: { env: process.env, cwd: process.cwd() },
+          }),
         log,
         trace,
         prefetchBytes: async () => readPrefetchBytes(await userSettings()),

@@ -12,11 +12,11 @@
  */
 import type { Writable } from "node:stream";
 import { UserFacingError } from "../backends/errors.js";
-import { envCount } from "../backends/settings.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
 import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
+import { BlobLimitError } from "./blob-limit.js";
 import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
 import { choosePrefetch, type PrefetchChoice } from "./prefetch.js";
 
@@ -42,24 +42,6 @@ export function parseRequest(lines: readonly string[]): FetchRequest {
 /** Filters under which upload-pack never reads a blob: `blob:none`, and `tree:<depth>`. */
 export function filterOmitsBlobs(filter: string | undefined): boolean {
   return filter === "blob:none" || (filter !== undefined && /^tree:\d+$/.test(filter));
-}
-
-/** `SVC_BLOB_LIMIT`: default 500; 0 means no limit. */
-export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
-  return envCount("SVC_BLOB_LIMIT", { fallback: 500, zero: "no limit" }, env);
-}
-
-export class BlobLimitError extends UserFacingError {
-  constructor(wanted: number, limit: number, glob: string) {
-    super(
-      "SVC_USAGE",
-      `this fetch wants ${wanted} record files, more than SVC_BLOB_LIMIT=${limit}. Check out only what you need:\n` +
-        `  git sparse-checkout set --no-cone '${glob}'\n` +
-        "then `git checkout main` (or `git sparse-checkout reapply`). To fetch everything anyway, run the command again " +
-        "with SVC_BLOB_LIMIT=0.",
-      { data: { wanted, limit } },
-    );
-  }
 }
 
 /**
@@ -116,10 +98,10 @@ export interface TunnelOptions {
   readonly cache: ProjectCache;
   readonly input: ByteReader;
   readonly output: Writable;
+  /** `SVC_BLOB_LIMIT`; 0 for none. */
   readonly limit: number;
-  readonly folder: string;
-  /** A sparse-checkout pattern for the refusal message. */
-  readonly exampleGlob: string;
+  /** The message of a refusal by the blob limit (helper/blob-limit.ts), written before git is answered. */
+  readonly explainRefusal: (wanted: number, limit: number, filtered: boolean) => Promise<string>;
   readonly log: (message: string) => void;
   readonly trace: (message: string) => void;
   /**
@@ -232,15 +214,16 @@ async function prepareFetch(options: TunnelOptions, request: FetchRequest): Prom
   }
   if (limit > 0 && wanted > limit) {
     cache.db.audit({ op: "blob-limit-refused", detail: { wanted, limit } });
-    const error = new BlobLimitError(wanted, limit, options.exampleGlob);
-    const hint = `git sparse-checkout set --no-cone '${options.folder}/<glob>'`;
+    const message = await options.explainRefusal(wanted, limit, filterOmitsBlobs(request.filter));
+    // Written before the ERR packet: git prints its own lines after it, and they then read in order.
+    options.log(`svc: ${message}`);
     options.output.write(
       encodePkt(
-        `ERR ${wanted} record files wanted, over SVC_BLOB_LIMIT=${limit}; check out fewer with ${hint}, or set SVC_BLOB_LIMIT=0\n`,
+        `ERR ${wanted} record files wanted, more than SVC_BLOB_LIMIT=${limit}; the svc: lines above say what to run\n`,
       ),
     );
     options.output.write(RESPONSE_END);
-    throw error;
+    throw new BlobLimitError(message, wanted, limit);
   }
   if (extra.oids.length > 0) options.trace(`prefetch: ${extra.oids.length} blobs, ${extra.bytes} bytes`);
   if (pending.length === 0) return extra.oids;

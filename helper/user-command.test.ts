@@ -3,7 +3,15 @@
  * fetch, the clone's checkout, any fetch in a working tree), measured with a probe helper.
  */
 import test from "ava";
-import { cdPrefix, pullCommand, shellWord, userObjectsDir, userWorkTree } from "./user-command.js";
+import {
+  cdPrefix,
+  gitSubcommand,
+  pullCommand,
+  shellWord,
+  userGitCommand,
+  userObjectsDir,
+  userWorkTree,
+} from "./user-command.js";
 
 const noIndex = () => false;
 const hasIndex = () => true;
@@ -53,4 +61,55 @@ test("the objects folder of a linked worktree is in its common dir", (t) => {
   t.is(userObjectsDir({ env: { GIT_DIR: ".git", GIT_COMMON_DIR: "/c" }, cwd: "/w" }), "/c/objects");
   t.is(userObjectsDir({ env: { GIT_OBJECT_DIRECTORY: "o" }, cwd: "/w" }), "/w/o");
   t.is(userObjectsDir({ env: {}, cwd: "/w" }), undefined);
+});
+
+test("svc init says where its user stands: the cd is relative to that folder", (t) => {
+  const env = { GIT_DIR: "/home/u/work/big/.git", SVC_USER_CWD: "/home/u/work" };
+  t.is(cdPrefix({ env, cwd: "/home/u/work/big", exists: noIndex }), "cd big && ");
+  t.is(
+    cdPrefix({ env: { ...env, SVC_USER_CWD: "/home/u/work/big/issues" }, cwd: "/x", exists: noIndex }),
+    "",
+  );
+});
+
+/** The ancestors of a helper started for a lazy fetch of `git checkout main`, as /proc shows them. */
+const CHECKOUT_CHAIN = [
+  ["/usr/lib/git-core/git", "remote-svc", "origin", "http://127.0.0.1:38357/projects/big"],
+  [
+    "/usr/lib/git-core/git",
+    "-c",
+    "fetch.negotiationAlgorithm=noop",
+    "fetch",
+    "origin",
+    "--no-tags",
+    "--no-write-fetch-head",
+    "--recurse-submodules=no",
+    "--filter=blob:none",
+    "--stdin",
+  ],
+  ["git", "-C", "big", "checkout", "main"],
+  ["bash"],
+];
+
+test("the user's git command is the first ancestor that is not git's own remote helper or fetch", (t) => {
+  t.deepEqual(userGitCommand(CHECKOUT_CHAIN), ["git", "-C", "big", "checkout", "main"]);
+  t.deepEqual(
+    userGitCommand([
+      ["/usr/bin/git", "clone", "x", "y"],
+      ["node", "svc"],
+    ]),
+    ["git", "clone", "x", "y"],
+  );
+  t.is(userGitCommand([CHECKOUT_CHAIN[0] as string[], ["python3", "script.py"]]), undefined);
+  t.is(userGitCommand([]), undefined);
+});
+
+test("gitSubcommand skips git's own options", (t) => {
+  t.is(
+    gitSubcommand(["git", "-c", "a=b", "-C", "dir", "--no-pager", "sparse-checkout", "set"]),
+    "sparse-checkout",
+  );
+  t.is(gitSubcommand(["git", "--git-dir", "x", "clone"]), "clone");
+  t.is(gitSubcommand(["git"]), undefined);
+  t.is(gitSubcommand(["node", "clone"]), undefined);
 });

@@ -9,6 +9,11 @@
  * - The clone's checkout (its lazy fetch) runs it from inside `big`, with no index written yet: the user
  *   is elsewhere, at a place the helper cannot know, so `cd <absolute path> &&`.
  * - Any other fetch runs inside the working tree, which has an index: no `cd`.
+ *
+ * `svc init` says where its user stands (`SVC_USER_CWD`), and then the `cd` is relative to that folder.
+ * The user's own git command (for "run it again with …") is read from the process table where there is one
+ * (`/proc`): the helper's ancestors are git's own `git remote-svc` and, for a lazy fetch, `git fetch`; the
+ * first other git process is the command the user ran.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
@@ -40,6 +45,12 @@ export function userWorkTree(place: HelperPlace): string | undefined {
   return gitDir && basename(gitDir) === ".git" ? dirname(gitDir) : undefined;
 }
 
+/**
+ * Set by `svc init` for the git it runs: the folder the user ran svc from, so that the helper's printed
+ * commands `cd` from there.
+ */
+export const USER_CWD_VARIABLE = "SVC_USER_CWD";
+
 /** Whether `inner` is `outer` or inside it. */
 function within(inner: string, outer: string): boolean {
   const path = relative(outer, inner);
@@ -54,6 +65,11 @@ export function cdPrefix(place: HelperPlace): string {
   const workTree = userWorkTree(place);
   const gitDir = userGitDir(place);
   if (workTree === undefined || gitDir === undefined) return "";
+  const userCwd = place.env[USER_CWD_VARIABLE];
+  if (userCwd) {
+    const from = resolve(userCwd);
+    return within(from, workTree) ? "" : `cd ${shellWord(relative(from, workTree))} && `;
+  }
   const cwd = resolve(place.cwd);
   if (!within(cwd, workTree)) return `cd ${shellWord(relative(cwd, workTree))} && `;
   const exists = place.exists ?? existsSync;
@@ -83,4 +99,55 @@ export function userObjectsDir(place: HelperPlace): string | undefined {
     // not a linked worktree
   }
   return join(common, "objects");
+}
+
+/** The index of the subcommand in a git command line (`clone` in `git -c a=b -C dir clone …`), or -1. */
+export function subcommandIndex(argv: readonly string[]): number {
+  if (basename(argv[0] ?? "") !== "git") return -1;
+  for (let index = 1; index < argv.length; index++) {
+    const arg = argv[index] as string;
+    if (["-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env"].includes(arg)) index++;
+    else if (!arg.startsWith("-")) return index;
+  }
+  return -1;
+}
+
+/** The subcommand of a git command line, skipping git's own options; undefined when there is none. */
+export function gitSubcommand(argv: readonly string[]): string | undefined {
+  const index = subcommandIndex(argv);
+  return index < 0 ? undefined : argv[index];
+}
+
+/**
+ * The command line of the git command the user ran, from the helper's ancestors (nearest first): the first
+ * git process that is not git's own `remote-<helper>` or `fetch`; undefined when a process that is not git
+ * comes first.
+ */
+export function userGitCommand(ancestors: readonly (readonly string[])[]): string[] | undefined {
+  for (const argv of ancestors) {
+    const subcommand = gitSubcommand(argv);
+    if (subcommand === undefined) return undefined;
+    if (subcommand.startsWith("remote-") || subcommand === "fetch") continue;
+    return ["git", ...argv.slice(1)];
+  }
+  return undefined;
+}
+
+/** The command lines of this process's ancestors, nearest first, from `/proc`; [] where there is none. */
+export function ancestorCommandLines(depth = 6): string[][] {
+  const lines: string[][] = [];
+  let pid = process.ppid;
+  for (let step = 0; step < depth && pid > 1; step++) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (argv.at(-1) === "") argv.pop();
+      lines.push(argv);
+      // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so read after the last one.
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      pid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+      break;
+    }
+  }
+  return lines;
 }
