@@ -259,6 +259,8 @@ export class CacheDb {
         .prepare("SELECT count(*) FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))")
         .pluck(),
       contents: db.prepare("SELECT oid, content FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))"),
+      liveOids: db.prepare("SELECT rendered_oid FROM records WHERE deleted = 0 ORDER BY path").pluck(),
+      blobSizes: db.prepare("SELECT oid, length(content) AS bytes FROM oid_map ORDER BY rowid DESC"),
       syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
       setSyncState: db.prepare(
         "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
@@ -452,6 +454,23 @@ export class CacheDb {
       known: this.statements.knownAmong.get(list) as number,
       unwritten: this.statements.unwrittenAmong.all(list) as string[],
     };
+  }
+
+  /**
+   * Every blob the cache knows, with its size, in the order a prefetch should send them: the live records'
+   * (the tip's tree) by path, then the others (older versions, removed records) newest first. Each once.
+   */
+  prefetchCandidates(): { oid: string; bytes: number }[] {
+    const sizes = new Map(this.statements.blobSizes.raw().all() as [string, number][]);
+    const rows: { oid: string; bytes: number }[] = [];
+    for (const oid of this.statements.liveOids.all() as string[]) {
+      const bytes = sizes.get(oid);
+      if (bytes === undefined) continue;
+      rows.push({ oid, bytes });
+      sizes.delete(oid);
+    }
+    for (const [oid, bytes] of sizes) rows.push({ oid, bytes });
+    return rows;
   }
 
   /** The contents of the blobs `oids`, streamed in batches (order not kept). */

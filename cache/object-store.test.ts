@@ -3,7 +3,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import { givenTempDir } from "../testing/sim.js";
-import { hasObject } from "./object-store.js";
+import { hasObject, ObjectLookup } from "./object-store.js";
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
 
@@ -55,6 +55,13 @@ test("hasObject finds loose objects and objects in v2 and v1 pack indexes, and n
   t.true(hasObject(repo, sorted[0] as string));
   t.true(hasObject(repo, sorted.at(-1) as string));
   t.false(hasObject(repo, "not an id"));
+
+  const lookup = new ObjectLookup(join(repo, "objects"));
+  for (const oid of [...packedV2, ...packedV1, ...loose]) t.true(lookup.has(oid), oid);
+  for (const oid of absentIds(512)) t.false(lookup.has(oid), oid);
+  t.true(lookup.has(sorted[0] as string));
+  t.true(lookup.has(sorted.at(-1) as string));
+  t.false(lookup.has("not an id"));
 });
 
 test("hasObject is false for a repository without objects and for an unreadable index", (t) => {
@@ -67,5 +74,7 @@ test("hasObject is false for a repository without objects and for an unreadable 
   const [idx] = readdirSync(join(repo, "objects", "pack")).filter((name) => name.endsWith(".idx"));
   writeFileSync(join(repo, "objects", "pack", idx as string), "garbage");
   t.false(hasObject(repo, oid as string));
+  t.false(new ObjectLookup(join(repo, "objects")).has(oid as string));
   t.false(hasObject(join(repo, "missing"), oid as string));
+  t.false(new ObjectLookup(join(repo, "missing", "objects")).has(oid as string));
 });

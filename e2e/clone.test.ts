@@ -103,40 +103,51 @@ test("clone --filter=blob:none --no-checkout has no blobs; checkout fetches all 
   );
 });
 
-test("a sparse clone fetches only the blobs its --no-cone pattern matches, in one request", async (t) => {
+test("a sparse clone checks out only what its --no-cone pattern matches, in one request; with svc.prefetchBytes=0 it fetches only that", async (t) => {
   const sim = await givenSim(t);
   const count = 40;
   await givenProject(sim.url, "demo", manyIssues(count));
   const env = givenGitEnv(t);
+  const matching = Array.from({ length: 20 }, (_, index) => `issues/00${10 + index}.md`);
+  const present = async (dir: string) =>
+    (await gitOk(t, env, ["ls-files", "-t"], { cwd: dir }))
+      .split("\n")
+      .filter((line) => line.startsWith("H "))
+      .map((line) => line.slice(2));
 
+  // By default the one request also brings the files outside the pattern (prefetch), not checked out.
   await gitOk(t, env, ["clone", "--filter=blob:none", "--sparse", svcUrl(sim.url, "demo"), "d3"]);
   t.is((await missingObjects(env, "d3")).length, count, "a sparse clone of a tree without top-level files");
-  const afterClone = lastAuditId(env);
-
+  let afterClone = lastAuditId(env);
   await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "issues/00[1-2]*"], { cwd: "d3" });
+  t.deepEqual(
+    fetchRequests(auditRows(env, afterClone)).map((row) => row.detail.wants),
+    [20],
+  );
+  t.deepEqual(await present("d3"), matching);
+  t.deepEqual(await missingObjects(env, "d3"), []);
+  t.throws(() => readFileSync(join(env.dir, "d3", "issues", "0001.md")), { code: "ENOENT" });
+
+  // Without prefetch only the matching blobs come.
+  await gitOk(t, env, ["clone", "--filter=blob:none", "--sparse", svcUrl(sim.url, "demo"), "d4"]);
+  await gitOk(t, env, ["config", "svc.prefetchBytes", "0"], { cwd: "d4" });
+  afterClone = lastAuditId(env);
+  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "issues/00[1-2]*"], { cwd: "d4" });
   const fetches = fetchRequests(auditRows(env, afterClone));
   t.is(fetches.length, 1, JSON.stringify(fetches));
   t.is(fetches[0]?.detail.wants, 20);
-  t.is((await missingObjects(env, "d3")).length, count - 20);
-
-  const present = (await gitOk(t, env, ["ls-files", "-t"], { cwd: "d3" }))
-    .split("\n")
-    .filter((line) => line.startsWith("H "))
-    .map((line) => line.slice(2));
-  t.deepEqual(
-    present,
-    Array.from({ length: 20 }, (_, index) => `issues/00${10 + index}.md`),
-  );
+  t.is((await missingObjects(env, "d4")).length, count - 20);
+  t.deepEqual(await present("d4"), matching);
   t.is(
-    readFileSync(join(env.dir, "d3", "issues", "0015.md"), "utf8"),
+    readFileSync(join(env.dir, "d4", "issues", "0015.md"), "utf8"),
     await expectedIssueFile(sim.url, "demo", 15),
   );
   const outside = await git(env, ["cat-file", "-e", "HEAD:issues/0001.md"], {
-    cwd: "d3",
+    cwd: "d4",
     env: { GIT_NO_LAZY_FETCH: "1" },
   });
   t.not(outside.code, 0, "the blob of issues/0001.md, outside the pattern, was never fetched");
-  t.throws(() => readFileSync(join(env.dir, "d3", "issues", "0001.md")), { code: "ENOENT" });
+  t.throws(() => readFileSync(join(env.dir, "d4", "issues", "0001.md")), { code: "ENOENT" });
 });
 
 test("protocol v0 clones through import with the commit id of a v2 clone; a clone without a filter has every blob", async (t) => {

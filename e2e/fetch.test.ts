@@ -34,7 +34,7 @@ test("git pull after a PATCH brings exactly that file; a fetch with nothing new 
   await givenProject(sim.url, "demo", manyIssues(6));
   const env = givenGitEnv(t);
   await gitOk(t, env, ["clone", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
-  // The helper syncs at most once per svc.syncInterval (2 s by default); 0 syncs on every fetch.
+  // An opt-in svc.syncInterval would let fetches skip the server; 0 (the default) syncs on every fetch.
   await gitOk(t, env, ["config", "svc.syncInterval", "0"], { cwd: "d" });
   t.is(await cacheCommitCount(env), 1);
 

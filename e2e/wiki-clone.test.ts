@@ -52,7 +52,8 @@ function assertBodiesIdentical(t: ExecutionContext, env: GitEnv, dir: string, wi
 test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, bodies byte-identical", async (t) => {
   const wiki = await givenFakeWiki(t);
   const ids = wiki.seedPages("SVC", 1234);
-  const env = givenWikiEnv(t, wiki);
+  // Prefetch off: by default the first lazy fetch also brings the pages outside the pattern (prefetch.test.ts).
+  const env = givenWikiEnv(t, wiki, { SVC_PREFETCH_BYTES: "0" });
   const wanted = filesWithPrefix(ids, "12");
   t.is(wanted.length, 1 + 10 + 35, "12, 120-129, 1200-1234");
 
@@ -84,15 +85,20 @@ test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, 
 test("svc init wiki::KEY of a space over the blob limit, then sparse-checkout set before checkout: only pages/12* in one batch", async (t) => {
   const wiki = await givenFakeWiki(t);
   const ids = wiki.seedPages("SVC", 1234);
-  const env = givenWikiEnv(t, wiki);
+  const env = givenWikiEnv(t, wiki, { SVC_PREFETCH_BYTES: "0", SVC_BLOB_LIMIT: "500" });
   const wanted = filesWithPrefix(ids, "12");
 
-  // 1,234 pages are over the default SVC_BLOB_LIMIT (500): the clone is made, its checkout refused.
+  // 1,234 pages are over the (opt-in) SVC_BLOB_LIMIT=500: the clone is made, its checkout refused.
   const init = await svc(env, ["init", "wiki::SVC", "d"]);
   t.is(init.code, 2, init.stderr);
   t.regex(init.stderr, /this fetch wants 1234 record files, more than SVC_BLOB_LIMIT=500/);
-  t.regex(init.stderr, /git sparse-checkout set --no-cone 'pages\//);
+  t.regex(init.stderr, /^ {2}cd d && git sparse-checkout set --no-cone 'pages\/.+' && git checkout main$/m);
   t.deepEqual(checkedOut(env, "d"), []);
+  t.is(
+    await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }),
+    "",
+    "the refusal leaves the index clean",
+  );
   t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), wikiRemote(wiki.url, "SVC"));
   t.is(
     auditRows(env).filter((row) => row.op === "materialize").length,

@@ -127,8 +127,10 @@ export async function main(
     }
   } catch (error) {
     const { SvcError } = await import("../backends/errors.js");
-    if (error instanceof SvcError) log(`svc: ${error.message}`);
-    else log(`svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}`);
+    // An error whose message is already on stderr (written before git was answered) is not repeated.
+    if (error instanceof SvcError) {
+      if (error.data.reported !== true) log(`svc: ${error.message}`);
+    } else log(`svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}`);
     return EXIT_BROKEN;
   } finally {
     session?.close();

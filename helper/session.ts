@@ -1,7 +1,8 @@
 /**
  * One helper run's connection to a project: the parsed remote, its backend, the cache, and the policy of
- * when to sync (debounced by `svc.syncInterval`; never for lazy blob fetches; with the cached state when
- * the backend cannot be reached but the cache has one).
+ * when to sync (on every explicit fetch, unless an opt-in `svc.syncInterval` says the cached state is recent
+ * enough, which is then said on stderr; never for lazy blob fetches; with the cached state, and its age,
+ * when the backend cannot be reached but the cache has one).
  */
 import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
@@ -19,12 +20,56 @@ import {
   type UserRepository,
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
+import { blobLimit, refusalMessage } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
+import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
-import { blobLimit, serveUploadPack } from "./stateless-connect.js";
+import { serveUploadPack } from "./stateless-connect.js";
+import { cdPrefix, pullCommand, userObjectsDir } from "./user-command.js";
 import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
-const DEFAULT_SYNC_INTERVAL_MS = 2000;
+/** No debounce unless the user asks for one: every explicit fetch makes one delta request. */
+const DEFAULT_SYNC_INTERVAL_MS = 0;
+
+/** `svc.syncInterval` (git config wins) or `SVC_SYNC_INTERVAL`, and how to name it in a message. */
+function readSyncInterval(settings: ReadonlyMap<string, string>): { ms: number; shown: string } {
+  const fromConfig = settings.get("svc.syncinterval");
+  const [name, raw] =
+    fromConfig !== undefined
+      ? ["git config svc.syncInterval", fromConfig]
+      : ["SVC_SYNC_INTERVAL", process.env.SVC_SYNC_INTERVAL];
+  const ms = readDurationMs(name, raw, { unit: "s", fallbackMs: DEFAULT_SYNC_INTERVAL_MS });
+  const shown =
+    fromConfig !== undefined ? `svc.syncInterval=${fromConfig.trim()}` : `SVC_SYNC_INTERVAL=${raw?.trim()}`;
+  return { ms, shown };
+}
+
+/** `1.4 s`, `12 min`, `5 h`, `3 days`: how old the cached state is, for people. */
+export function formatAge(ms: number): string {
+  const seconds = Math.max(0, ms) / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 48 * 3600) return `${Math.floor(seconds / 3600)} h`;
+  return `${Math.floor(seconds / 86400)} days`;
+}
+
+/** ` from 1.4 s ago` for the cache's last sync, or "" when it has none on record. */
+function cachedAge(cache: OpenedCache["cache"]): string {
+  const last = cache.db.syncState().last_sync_ms;
+  return last > 0 ? ` from ${formatAge(Date.now() - last)} ago` : "";
+}
+
+/**
+ * The command that fetches again without the debounce, as the user can run it from where they stand: the
+ * user's own `git pull …` when the helper serves a pull, a pull in the new folder after a clone, else a
+ * fetch. `-c svc.syncInterval=0` wins over both the configured value and `SVC_SYNC_INTERVAL`.
+ */
+function askServerCommand(): string {
+  const place = { env: process.env, cwd: process.cwd() };
+  const cd = cdPrefix(place);
+  const pull = pullCommand(process.env) ?? (cd === "" ? undefined : "pull");
+  return `${cd}git -c svc.syncInterval=0 ${pull ?? "fetch"}`;
+}
 
 /** `svc.*` and `pull.*` settings of the user's repository, from one `git config --get-regexp`. */
 async function readSettings(): Promise<Map<string, string>> {
@@ -96,8 +141,8 @@ export async function openSession(options: {
   }
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
-  // Read in parallel with opening the cache: one git spawn for every svc.* setting.
-  // Read on first need: a lazy blob fetch (one helper start per blob outside a checkout) never needs it.
+  // One git spawn for every svc.* setting, on first need: a fetch of commits after ls-refs, a lazy fetch
+  // for svc.prefetchBytes.
   let settingsRead: Promise<Map<string, string>> | undefined;
   const userSettings = () => {
     settingsRead ??= readSettings();
@@ -124,14 +169,7 @@ export async function openSession(options: {
         pullConfigured = true;
         await userGit(["config", "pull.rebase", "false"]);
       }
-      const syncSetting = settings.has("svc.syncinterval")
-        ? "git config svc.syncInterval"
-        : "SVC_SYNC_INTERVAL";
-      const interval = readDurationMs(
-        syncSetting,
-        settings.get("svc.syncinterval") ?? process.env.SVC_SYNC_INTERVAL,
-        { unit: "s", fallbackMs: DEFAULT_SYNC_INTERVAL_MS },
-      );
+      const syncInterval = readSyncInterval(settings);
       const reconcile = readDurationMs(
         "git config svc.reconcileInterval",
         settings.get("svc.reconcileinterval"),
@@ -143,8 +181,13 @@ export async function openSession(options: {
         trace("sync skipped: the cache was just built from a full listing");
         return tip;
       }
-      if (tip && Date.now() - cache.db.syncState().last_sync_ms < interval) {
-        trace(`sync skipped: last sync less than ${interval} ms ago`);
+      const age = Date.now() - cache.db.syncState().last_sync_ms;
+      if (tip && syncInterval.ms > 0 && age < syncInterval.ms) {
+        // Opt-in only (DESIGN.md §4): an explicit fetch asks the server unless the user chose otherwise.
+        log(
+          `svc: served the cached state of ${backend.description} from ${formatAge(age)} ago (${syncInterval.shown}); ` +
+            `run ${askServerCommand()} to ask the server`,
+        );
         return tip;
       }
       try {
@@ -165,7 +208,7 @@ export async function openSession(options: {
           );
         }
         log(
-          `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state`,
+          `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state${cachedAge(cache)}`,
         );
         return tip;
       }
@@ -177,10 +220,19 @@ export async function openSession(options: {
         output,
         limit: blobLimit(),
         cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
-        folder: backend.schema.folder,
-        exampleGlob: backend.schema.exampleGlob,
+        explainRefusal: (wanted, limit, filtered) =>
+          refusalMessage({
+            wanted,
+            limit,
+            filtered,
+            paths: cache.db.treeEntries().map((entry) => entry.path),
+            folder: backend.schema.folder,
+            place: { env: process.env, cwd: process.cwd() },
+          }),
         log,
         trace,
+        prefetchBytes: async () => readPrefetchBytes(await userSettings()),
+        userObjects: userObjectsDir({ env: process.env, cwd: process.cwd() }),
         beforeListRefs: async () => {
           await session.prepare({ sync: true });
         },

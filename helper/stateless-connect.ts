@@ -6,15 +6,19 @@
  * (git dies with "expected flush after ref listing" if one follows); a request runs up to a flush `0000`
  * (`0001` is a delimiter inside it); after each response we write `0002`, without which git hangs. Before a
  * `fetch` is forwarded, the blobs it wants are written to the cache (upload-pack only serves objects that
- * exist), subject to the blob limit; a fetch without a blob filter needs every blob written first.
+ * exist), subject to the blob limit; a fetch without a blob filter needs every blob written first. A lazy
+ * fetch (one that wants record blobs) is answered with more than it asked for: the prefetch
+ * (helper/prefetch.ts) adds `want` lines for the other record blobs the user's repository lacks.
  */
 import type { Writable } from "node:stream";
 import { UserFacingError } from "../backends/errors.js";
-import { envCount } from "../backends/settings.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
+import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
+import { BlobLimitError } from "./blob-limit.js";
 import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
+import { choosePrefetch, type PrefetchChoice } from "./prefetch.js";
 
 export interface FetchRequest {
   readonly command: string | undefined;
@@ -38,24 +42,6 @@ export function parseRequest(lines: readonly string[]): FetchRequest {
 /** Filters under which upload-pack never reads a blob: `blob:none`, and `tree:<depth>`. */
 export function filterOmitsBlobs(filter: string | undefined): boolean {
   return filter === "blob:none" || (filter !== undefined && /^tree:\d+$/.test(filter));
-}
-
-/** `SVC_BLOB_LIMIT`: default 500; 0 means no limit. */
-export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
-  return envCount("SVC_BLOB_LIMIT", { fallback: 500, zero: "no limit" }, env);
-}
-
-export class BlobLimitError extends UserFacingError {
-  constructor(wanted: number, limit: number, glob: string) {
-    super(
-      "SVC_USAGE",
-      `this fetch wants ${wanted} record files, more than SVC_BLOB_LIMIT=${limit}. Check out only what you need:\n` +
-        `  git sparse-checkout set --no-cone '${glob}'\n` +
-        "then `git checkout main` (or `git sparse-checkout reapply`). To fetch everything anyway, run the command again " +
-        "with SVC_BLOB_LIMIT=0.",
-      { data: { wanted, limit } },
-    );
-  }
 }
 
 /**
@@ -112,10 +98,10 @@ export interface TunnelOptions {
   readonly cache: ProjectCache;
   readonly input: ByteReader;
   readonly output: Writable;
+  /** `SVC_BLOB_LIMIT`; 0 for none. */
   readonly limit: number;
-  readonly folder: string;
-  /** A sparse-checkout pattern for the refusal message. */
-  readonly exampleGlob: string;
+  /** The message of a refusal by the blob limit (helper/blob-limit.ts), written before git is answered. */
+  readonly explainRefusal: (wanted: number, limit: number, filtered: boolean) => Promise<string>;
   readonly log: (message: string) => void;
   readonly trace: (message: string) => void;
   /**
@@ -131,6 +117,10 @@ export interface TunnelOptions {
    * and every fetch after the clone keep the filter.
    */
   readonly cloneWithBlobs?: boolean;
+  /** `svc.prefetchBytes`: read only when a lazy fetch comes (a fetch of commits needs no settings). */
+  readonly prefetchBytes: () => Promise<number>;
+  /** The user's objects folder, where prefetch looks for what the user has; undefined: unknown. */
+  readonly userObjects: string | undefined;
 }
 
 /** Whether `request` is the clone's fetch of the tip that may be answered with every blob. */
@@ -183,42 +173,83 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
         throw error;
       }
     }
-    if (request.command === "fetch") await prepareFetch(options, request);
+    if (request.command === "fetch") {
+      const extra = await prepareFetch(options, request);
+      // The request ends with its flush; the prefetched blobs are asked for as arguments before it.
+      if (extra.length > 0) body = [...body.slice(0, -1), ...extra.map(wantPkt), ...body.slice(-1)];
+    }
     await runUploadPack(cache, [], Buffer.concat(body.map((pkt) => pkt.bytes)), output);
     options.trace(`answered ${request.command}`);
     output.write(RESPONSE_END);
   }
 }
 
-async function prepareFetch(options: TunnelOptions, request: FetchRequest): Promise<void> {
+function wantPkt(oid: string): { bytes: Buffer; text: string } {
+  const text = `want ${oid}\n`;
+  return { bytes: encodePkt(text), text };
+}
+
+/**
+ * Refuses a fetch over the blob limit, else writes the blobs it wants that are not written yet, with the
+ * blobs a lazy fetch prefetches (helper/prefetch.ts); returns those, for the request's `want` lines.
+ */
+async function prepareFetch(options: TunnelOptions, request: FetchRequest): Promise<string[]> {
   const { cache, limit } = options;
   let pending: string[];
   let wanted: number;
+  let extra: PrefetchChoice = { oids: [], bytes: 0 };
   if (filterOmitsBlobs(request.filter)) {
-    const wants = cache.db.classifyWants([...new Set(request.wants)]);
+    const unique = [...new Set(request.wants)];
+    const wants = cache.db.classifyWants(unique);
     wanted = wants.known;
     pending = wants.unwritten;
+    // A fetch that wants record blobs is a lazy fetch (a fetch of commits wants none).
+    if (wanted > 0 && (limit === 0 || wanted <= limit)) {
+      extra = await choosePrefetchFor(options, new Set(unique), limit === 0 ? Infinity : limit - wanted);
+      pending = [...pending, ...cache.db.classifyWants(extra.oids).unwritten];
+    }
   } else {
     pending = cache.unwrittenBlobs();
     wanted = pending.length;
   }
   if (limit > 0 && wanted > limit) {
     cache.db.audit({ op: "blob-limit-refused", detail: { wanted, limit } });
-    const error = new BlobLimitError(wanted, limit, options.exampleGlob);
-    const hint = `git sparse-checkout set --no-cone '${options.folder}/<glob>'`;
+    const message = await options.explainRefusal(wanted, limit, filterOmitsBlobs(request.filter));
+    // Written before the ERR packet: git prints its own lines after it, and they then read in order.
+    options.log(`svc: ${message}`);
     options.output.write(
       encodePkt(
-        `ERR ${wanted} record files wanted, over SVC_BLOB_LIMIT=${limit}; check out fewer with ${hint}, or set SVC_BLOB_LIMIT=0\n`,
+        `ERR ${wanted} record files wanted, more than SVC_BLOB_LIMIT=${limit}; the svc: lines above say what to run\n`,
       ),
     );
     options.output.write(RESPONSE_END);
-    throw error;
+    throw new BlobLimitError(message, wanted, limit);
   }
-  if (pending.length === 0) return;
+  if (extra.oids.length > 0) options.trace(`prefetch: ${extra.oids.length} blobs, ${extra.bytes} bytes`);
+  if (pending.length === 0) return extra.oids;
   const result = await cache.writeBlobs(pending);
   cache.db.audit({
     op: "materialize",
     bytes: result.bytes,
-    detail: { blobs: result.written, wants: request.wants.length },
+    detail: { blobs: result.written, wants: request.wants.length, prefetched: extra.oids.length },
+  });
+  return extra.oids;
+}
+
+/** The prefetch of a lazy fetch that wants `wanted` and may add at most `maxBlobs` blobs. */
+async function choosePrefetchFor(
+  options: TunnelOptions,
+  wanted: ReadonlySet<string>,
+  maxBlobs: number,
+): Promise<PrefetchChoice> {
+  const budgetBytes = await options.prefetchBytes();
+  if (budgetBytes === 0 || maxBlobs <= 0) return { oids: [], bytes: 0 };
+  const user = options.userObjects === undefined ? undefined : new ObjectLookup(options.userObjects);
+  return choosePrefetch({
+    candidates: options.cache.db.prefetchCandidates(),
+    wanted,
+    present: (oid) => user?.has(oid) ?? false,
+    budgetBytes,
+    maxBlobs,
   });
 }

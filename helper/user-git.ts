@@ -12,9 +12,17 @@ export interface UserGitResult {
   readonly stderr: string;
 }
 
-export function userGit(args: readonly string[]): Promise<UserGitResult> {
+/** `options.env` is added to the inherited environment; `options.cwd` replaces the helper's folder. */
+export function userGit(
+  args: readonly string[],
+  options: { env?: Readonly<Record<string, string>>; cwd?: string } = {},
+): Promise<UserGitResult> {
   return new Promise((resolve) => {
-    const child = spawn("git", args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("git", args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      cwd: options.cwd,
+      env: options.env ? { ...process.env, ...options.env } : process.env,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");

@@ -98,7 +98,7 @@ async function main(): Promise<number> {
       body,
     });
     out(`${response.status} ${await response.text()}\n`);
-    await show("git", ["-c", "svc.syncInterval=0", "pull"], env, join(root, "demo"));
+    await show("git", ["pull"], env, join(root, "demo"));
     await show("git", ["log", "--oneline"], env, join(root, "demo"));
     await show("cat", ["issues/0001.md"], env, join(root, "demo"));
     const demo = join(root, "demo");

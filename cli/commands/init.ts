@@ -1,10 +1,12 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../backends/errors.js";
 import { parseRemoteUrl } from "../../backends/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../backends/settings.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
+import { shellWord, USER_CWD_VARIABLE } from "../../helper/user-command.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 
@@ -34,6 +36,52 @@ export function remoteUrlFor(spec: string, simOrigin: string): string {
   }
   parseRemoteUrl(url);
   return url;
+}
+
+/** git 2.39's advice after a failed checkout in a clone, line by line. */
+const GIT_CHECKOUT_ADVICE = new Set([
+  "warning: Clone succeeded, but checkout failed.",
+  "You can inspect what was checked out with 'git status'",
+  "and retry with 'git restore --source=HEAD :/'",
+]);
+
+/**
+ * git's stderr during the clone, passed on line by line, except git's own advice after a refusal by the
+ * blob limit: its `git restore --source=HEAD :/` would run from the wrong folder and, in the sparse
+ * checkout of no files the refusal leaves, restore nothing; the helper's lines just before name what to
+ * run. (git shows no progress on a pipe, so whole lines are all it writes.)
+ */
+class CloneStderr extends Writable {
+  /** Whether the helper refused the checkout by the blob limit. */
+  refused = false;
+  private pending = "";
+  private afterAdvice = false;
+
+  constructor(private readonly out: NodeJS.WritableStream) {
+    super();
+  }
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.pending += chunk.toString();
+    const lines = this.pending.split("\n");
+    this.pending = lines.pop() ?? "";
+    for (const line of lines) this.pass(line, "\n");
+    done();
+  }
+
+  override _final(done: () => void): void {
+    if (this.pending !== "") this.pass(this.pending, "");
+    done();
+  }
+
+  private pass(line: string, end: string): void {
+    if (/^svc: this fetch wants \d+ record files, more than SVC_BLOB_LIMIT=/.test(line)) this.refused = true;
+    const advice = this.refused && GIT_CHECKOUT_ADVICE.has(line);
+    // git ends its advice with an empty line.
+    const dropped = advice || (this.afterAdvice && line === "");
+    this.afterAdvice = advice;
+    if (!dropped) this.out.write(`${line}${end}`);
+  }
 }
 
 export class InitCommand extends SvcCommand {
@@ -80,25 +128,35 @@ export class InitCommand extends SvcCommand {
     const url = remoteUrlFor(this.spec, this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN);
     const dir = this.dir ?? this.spec.split("::")[1] ?? "";
     if (existsSync(dir) && readdirSync(dir).length > 0) {
+      const again = ["svc", "init", this.spec, `${dir}-2`, ...(this.origin ? ["--origin", this.origin] : [])];
       throw new UserFacingError(
         "SVC_USAGE",
-        `${dir} exists and is not empty; pick a new folder, e.g. svc init ${this.spec} ${dir}-2`,
+        `${dir} exists and is not empty; pick a new folder, e.g. ${again.map(shellWord).join(" ")}`,
       );
     }
     const { helperEnvironment, ownBinDir, runUserGit } = await import("../git-user.js");
     const { env, helperOnPath } = helperEnvironment();
+    const stderr = new CloneStderr(this.context.stderr);
     const clone = await runUserGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
       // The checkout wants every record file: the helper sends them with the clone's own fetch when the
-      // blob limit allows, instead of git starting it again for them (stateless-connect.ts).
-      env: { ...env, [CLONE_WITH_BLOBS_VARIABLE]: "1" },
-      stderr: this.context.stderr,
+      // blob limit allows, instead of git starting it again for them (stateless-connect.ts). The commands
+      // it prints `cd` from the user's folder.
+      env: { ...env, [CLONE_WITH_BLOBS_VARIABLE]: "1", [USER_CWD_VARIABLE]: process.cwd() },
+      stderr,
     });
+    await new Promise<void>((resolve) => stderr.end(resolve));
     const cloned = existsSync(join(dir, ".git"));
     if (cloned) {
       // git 2.27+ refuses to pull divergent branches without a choice; merging is the flow svc is built on
       // (a conflicting record becomes conflict markers in its file). Set even when the checkout failed
       // (the blob limit): the clone is there and the user finishes it with a sparse checkout.
       await runUserGit(["config", "pull.rebase", "false"], { cwd: dir, stderr: this.context.stderr });
+    }
+    if (clone.code !== 0 && cloned && stderr.refused) {
+      this.context.stderr.write(
+        `svc: the clone in ${dir} is made, but its checkout was refused by SVC_BLOB_LIMIT; run one of the two commands above\n`,
+      );
+      return EXIT.broken;
     }
     if (clone.code !== 0) {
       this.context.stderr.write(

@@ -1,0 +1,142 @@
+/**
+ * Prefetch (issue 12 item 2, DESIGN.md §4): git asks a partial clone's remote for one missing blob at a time
+ * in `git grep … HEAD`, and for one commit's blobs at a time in `git log -p`, starting the helper for each
+ * request. The helper sends the other record blobs the clone lacks with the first request, up to
+ * `svc.prefetchBytes`, so these commands start it once. Helper starts are counted as distinct process ids
+ * of `SVC_TRACE` lines.
+ */
+import test from "ava";
+import {
+  auditRows,
+  fetchRequests,
+  type GitEnv,
+  git,
+  gitOk,
+  givenGitEnv,
+  lastAuditId,
+  manyIssues,
+  missingObjects,
+  patchIssue,
+  type RunResult,
+  svcUrl,
+} from "../testing/git.js";
+import { givenClone, givenSeedFile, issuePath } from "../testing/push.js";
+import { givenProject, givenSim, type SeedIssue } from "../testing/sim.js";
+
+/** How many helper processes wrote `SVC_TRACE` lines to `result`'s stderr. */
+function helperStarts(result: RunResult): number {
+  return new Set([...result.stderr.matchAll(/^svc-trace (\d+) /gm)].map((match) => match[1])).size;
+}
+
+/** The `materialize` rows written after audit row `after`: what each lazy fetch wrote and prefetched. */
+function materialized(env: GitEnv, after: number): Record<string, unknown>[] {
+  return auditRows(env, after)
+    .filter((row) => row.op === "materialize")
+    .map((row) => row.detail);
+}
+
+test("in a sparse 10,000-issue clone, git grep <word> HEAD finds every match with one helper start", async (t) => {
+  t.timeout(180_000);
+  const count = 10_000;
+  const issues: SeedIssue[] = Array.from({ length: count }, (_, index) => ({
+    title: `Issue ${index + 1}`,
+    body: (index + 1) % 13 === 0 ? `The needle is in issue ${index + 1}.\n` : `Only hay in ${index + 1}.\n`,
+  }));
+  const sim = await givenSim(t, { seedFile: givenSeedFile(t, "big", issues) });
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "big", "sparse", ["--sparse"]);
+  // Without prefetch for this one command, so that the clone lacks what the grep below reads.
+  await gitOk(
+    t,
+    env,
+    ["-c", "svc.prefetchBytes=0", "sparse-checkout", "set", "--no-cone", "issues/00[1-2]*"],
+    {
+      cwd: "sparse",
+    },
+  );
+  t.is((await missingObjects(env, "sparse")).length, count - 20);
+
+  const before = lastAuditId(env);
+  const grep = await git(env, ["grep", "-l", "needle", "HEAD"], {
+    cwd: "sparse",
+    env: { SVC_TRACE: "1" },
+    timeoutMs: 120_000,
+  });
+  t.false(grep.timedOut, "git grep did not finish within 120 s");
+  t.is(grep.code, 0, grep.stderr.slice(-2000));
+  const expected = Array.from(
+    { length: Math.floor(count / 13) },
+    (_, index) => `HEAD:${issuePath(13 * (index + 1))}`,
+  );
+  t.deepEqual(grep.stdout.trim().split("\n"), expected);
+  t.true(helperStarts(grep) <= 2, `${helperStarts(grep)} helper starts`);
+  t.is(helperStarts(grep), 1);
+  t.deepEqual(materialized(env, before), [{ blobs: count - 20, wants: 1, prefetched: count - 21 }]);
+  t.deepEqual(await missingObjects(env, "sparse"), [], "the prefetched blobs count as present");
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "sparse" }), "");
+  const fsck = await git(env, ["fsck", "--connectivity-only"], { cwd: "sparse" });
+  t.is(fsck.code, 0, fsck.stderr);
+});
+
+/** A clone of a 30-issue project whose `origin/main` then gains 20 sync commits, one server edit each. */
+async function givenTwentySyncCommits(t: Parameters<typeof givenClone>[0], env: GitEnv): Promise<string> {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(30));
+  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
+  for (let edit = 1; edit <= 20; edit++) {
+    await patchIssue(sim.url, "demo", edit, { body: `Edit number ${edit} on the server.\n` });
+    await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
+  }
+  t.is(await gitOk(t, env, ["rev-list", "--count", "origin/main"], { cwd: "d" }), "21");
+  return sim.url;
+}
+
+test("git log -p over 20 sync commits starts the helper once, not once per commit", async (t) => {
+  const env = givenGitEnv(t);
+  await givenTwentySyncCommits(t, env);
+  t.is((await missingObjects(env, "d")).length, 20, "the edited versions are not in the clone yet");
+
+  const before = lastAuditId(env);
+  const log = await git(env, ["log", "-p", "origin/main"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  t.is(log.code, 0, log.stderr);
+  for (let edit = 1; edit <= 20; edit++) t.true(log.stdout.includes(`+Edit number ${edit} on the server.`));
+  t.is(helperStarts(log), 1);
+  t.is(materialized(env, before).length, 1);
+  t.deepEqual(await missingObjects(env, "d"), []);
+});
+
+test("svc.prefetchBytes limits what comes beside the wanted blobs; 0 turns prefetch off", async (t) => {
+  const env = givenGitEnv(t);
+  await givenTwentySyncCommits(t, env);
+
+  // Without prefetch git fetches once per commit: what prefetch saves.
+  const off = await git(env, ["-c", "svc.prefetchBytes=0", "log", "-p", "origin/main"], {
+    cwd: "d",
+    env: { SVC_TRACE: "1" },
+  });
+  t.is(off.code, 0, off.stderr);
+  t.is(helperStarts(off), 20);
+  t.deepEqual(await missingObjects(env, "d"), []);
+
+  // A budget of 2,000 bytes (each file here is about 200): every lazy fetch of git grep in a sparse clone
+  // brings its one wanted blob and what fits beside it, so a few fetches read all 30 files.
+  const url = await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" });
+  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", "--sparse", url, "s"]);
+  const before = lastAuditId(env);
+  const grep = await git(env, ["grep", "-l", "^id: ", "HEAD"], {
+    cwd: "s",
+    env: { SVC_TRACE: "1", SVC_PREFETCH_BYTES: "2000" },
+  });
+  t.is(grep.code, 0, grep.stderr);
+  t.is(grep.stdout.trim().split("\n").length, 30);
+  const fetches = fetchRequests(auditRows(env, before));
+  t.true(fetches.length >= 3 && fetches.length <= 6, `${fetches.length} fetches`);
+  t.is(helperStarts(grep), fetches.length);
+  t.true(fetches.every((row) => row.detail.wants === 1));
+  const prefetches = [...grep.stderr.matchAll(/ prefetch: (\d+) blobs, (\d+) bytes$/gm)];
+  t.is(prefetches.length, fetches.length);
+  for (const [line, blobs, bytes] of prefetches) {
+    t.true(Number(blobs) >= 5, line);
+    t.true(Number(bytes) <= 2000, line);
+  }
+});
