@@ -27,7 +27,7 @@ import { type CacheIdentity, cacheFolderName, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";
 import { cacheRoot } from "./root.js";
-import { type SyncResult, syncCache, writeStateCommit } from "./sync.js";
+import { listRecords, type SyncResult, syncCache, writeStateCommit } from "./sync.js";
 
 /**
  * Set for the git that packs the user's history: with it, the helper refuses to start. That git is told
@@ -102,7 +102,7 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
   const found = ProjectCache.check(dir, identity);
   if (found.state === "healthy") return { cache: found.cache, built: undefined };
 
-  const listing = await options.backend.listAll();
+  const listing = await listRecords(options.backend);
   const known = await lastServerCommit(options.user);
   // A missing folder is a new cache, unless the user's repository was served by one: then it was lost.
   const why = found.state === "broken" ? found.why : known ? "its folder is missing" : undefined;

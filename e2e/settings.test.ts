@@ -105,8 +105,11 @@ async function checkServerDown(t: ExecutionContext, env: GitEnv, simUrl: string)
   const fresh = withCacheRoot(env, join(env.home, "empty-cache"));
   const init = await svc(fresh, ["init", "sim::demo", "e", "--origin", simUrl]);
   t.is(init.code, 2);
+  // The helper names the command to run again: the git clone svc init ran, as the helper's ancestors show it.
+  const rerun = / then run: (git .*clone .*)$/m.exec(init.stderr);
+  t.truthy(rerun, init.stderr);
   t.deepEqual(
-    stderrLines(init.stderr),
+    stderrLines(init.stderr.replace(/, then run: git .*clone .*$/m, "")),
     stderrLines(
       `Cloning into 'e'...\nsvc: ${unreachable}\n` +
         `no cached copy of sim project demo at ${simUrl} is there to serve instead; start the ` +
@@ -114,6 +117,7 @@ async function checkServerDown(t: ExecutionContext, env: GitEnv, simUrl: string)
         `svc: git clone of ${svcUrl(simUrl, "demo")} failed (exit 128); the lines above say why\n`,
     ),
   );
+  t.true(rerun?.[1]?.includes(`${svcUrl(simUrl, "demo")}`), rerun?.[1]);
   for (const run of [fetch, list, sync, init]) t.notRegex(run.stderr, CRASH);
 }
 

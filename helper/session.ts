@@ -25,7 +25,14 @@ import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
 import { serveUploadPack } from "./stateless-connect.js";
-import { cdPrefix, pullCommand, userObjectsDir } from "./user-command.js";
+import {
+  ancestorCommandLines,
+  cdPrefix,
+  pullCommand,
+  shellWord,
+  userGitCommand,
+  userObjectsDir,
+} from "./user-command.js";
 import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
 /** No debounce unless the user asks for one: every explicit fetch makes one delta request. */
@@ -82,6 +89,12 @@ async function readSettings(): Promise<Map<string, string>> {
   return settings;
 }
 
+/** The git command the user ran (read from the helper's ancestors), to run again; prose where unknown. */
+function rerunCommand(): string {
+  const argv = userGitCommand(ancestorCommandLines());
+  return argv ? argv.map(shellWord).join(" ") : "your git command again";
+}
+
 /**
  * The backend of `remote`, then its cache: built (after a first successful listing) when absent, rebuilt
  * when broken (cache/open.ts). Nothing is created before the backend has answered; an egress refusal is
@@ -108,7 +121,7 @@ async function connect(
     if (!(error instanceof BackendUnreachableError)) throw error;
     throw new UserFacingError(
       "SVC_BACKEND",
-      `${error.message}\nno cached copy of ${backend.description} is there to serve instead; start the server or check the URL ${remote.url}`,
+      `${error.message}\nno cached copy of ${backend.description} is there to serve instead; start the server or check the URL ${remote.url}, then run: ${rerunCommand()}`,
       { cause: error },
     );
   }
