@@ -10,7 +10,9 @@
  * the delimiter lines is a few lines of code; the YAML between them goes to js-yaml 5 with the JSON schema
  * (no `Date` coercion), aliases refused (an alias bomb costs nothing) and a small nesting limit.
  */
+
 import { createRequire } from "node:module";
+import { RFC3339 } from "../core/checks.js";
 import { excerpt, UserFacingError } from "./errors.js";
 
 /** js-yaml, loaded on first parse: the fetch path only renders, and the helper starts once per fetch. */
@@ -114,7 +116,6 @@ export function field(
 // Rendering
 
 const PLAIN_WORD = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 /** Characters a double-quoted scalar must escape (surrogates go the slow way, which tells pairs from lone ones). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]/;

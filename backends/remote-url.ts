@@ -3,6 +3,7 @@
  * `/<kind>/projects/<…>` names another adapter (`wiki`, `tracker`, `forge`). A loopback origin without a
  * marker is the simulator. Pure parsing; the egress allowlist is checked by the HTTP client.
  */
+import { isLoopbackHost } from "../core/checks.js";
 import { UserFacingError } from "./errors.js";
 
 export type BackendKind = "sim" | "wiki" | "tracker" | "forge";
@@ -18,10 +19,6 @@ export interface RemoteUrl {
 }
 
 const EXAMPLE = "svc::http://127.0.0.1:7878/projects/demo";
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
 
 export function parseRemoteUrl(input: string): RemoteUrl {
   const text = input.startsWith("svc::") ? input.slice(5) : input;
@@ -58,7 +55,7 @@ export function parseRemoteUrl(input: string): RemoteUrl {
   const rest = at === -1 ? [] : segments.slice(at + 1).map(decodeURIComponent);
   let kind: BackendKind | undefined;
   if (marker === "wiki" || marker === "tracker" || marker === "forge") kind = marker;
-  else if (at === 0 && isLoopback(url.hostname)) kind = "sim";
+  else if (at === 0 && isLoopbackHost(url.hostname)) kind = "sim";
   const wanted = kind === "forge" ? 2 : 1;
   if (!kind || rest.length !== wanted || rest.some((part) => part === "")) {
     throw new UserFacingError(

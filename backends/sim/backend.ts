@@ -3,6 +3,7 @@
  * is untrusted (Document 1 "What the service does" 9): each issue is checked field by field before it
  * becomes a record, and a malformed answer fails the sync with a message instead of writing garbage files.
  */
+import { isObject, RFC3339 } from "../../core/checks.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -24,12 +25,6 @@ import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
  */
 const LISTING_MAX_BYTES = 256 * 1024 * 1024;
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** Validates one issue from the server; returns the reason it is malformed, or the record. */
 export function simIssueToRecord(value: unknown): BackendRecord | string {
   if (!isObject(value) || !isObject(value.frontmatter) || typeof value.body !== "string") {
@@ -46,7 +41,7 @@ export function simIssueToRecord(value: unknown): BackendRecord | string {
     return `issue ${f.id}: labels is not a list of strings`;
   }
   for (const name of ["created_at", "updated_at"] as const) {
-    if (typeof f[name] !== "string" || !TIMESTAMP.test(f[name]))
+    if (typeof f[name] !== "string" || !RFC3339.test(f[name]))
       return `issue ${f.id}: ${name} is not an RFC 3339 timestamp`;
   }
   if (typeof f.version !== "number" || !Number.isSafeInteger(f.version) || f.version < 0) {

@@ -11,6 +11,7 @@
  *   trashed page without its new content); the window between the two is the small race DESIGN.md §4
  *   accepts.
  */
+import { isObject, RFC3339 } from "../../core/checks.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -29,18 +30,12 @@ import { WIKI_SCHEMA } from "./schema.js";
 
 /** The most the vendor serves per page of results. */
 const PAGE_LIMIT = 250;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
-
 export interface WikiSpace {
   readonly id: string;
   readonly key: string;
   readonly name: string;
   /** The space's address in a browser. */
   readonly url: string;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function digits(value: unknown): string | undefined {
@@ -59,14 +54,14 @@ export function wikiPageToRecord(value: unknown): BackendRecord | string {
   if (!spaceId) return `page ${id}: spaceId is not an id`;
   const parentId = value.parentId === null || value.parentId === undefined ? null : digits(value.parentId);
   if (parentId === undefined) return `page ${id}: parentId is not an id`;
-  if (typeof value.createdAt !== "string" || !TIMESTAMP.test(value.createdAt))
+  if (typeof value.createdAt !== "string" || !RFC3339.test(value.createdAt))
     return `page ${id}: createdAt is not a timestamp`;
   const version = isObject(value.version) ? value.version : undefined;
   if (!version || typeof version.number !== "number" || !Number.isSafeInteger(version.number)) {
     return `page ${id}: version.number is missing`;
   }
   const updatedAt =
-    typeof version.createdAt === "string" && TIMESTAMP.test(version.createdAt)
+    typeof version.createdAt === "string" && RFC3339.test(version.createdAt)
       ? version.createdAt
       : value.createdAt;
   const storage = isObject(value.body) && isObject(value.body.storage) ? value.body.storage : undefined;

@@ -21,9 +21,11 @@
  *   AbortSignal, so an abandoned request is left to finish on its own (at most the poll timeout plus
  *   `pollSlackMs`); its result is ignored.
  */
+
 import { dirname } from "node:path";
 import { SvcError } from "../../backends/errors.js";
 import { HttpClient, type HttpRequest, type HttpResponse, parseAllowlist } from "../../backends/http.js";
+import { isLoopbackHost } from "../../core/checks.js";
 import {
   apiBaseUrl,
   ConfigError,
@@ -151,7 +153,7 @@ function readMessengerBase(reader: ConfigReader): string {
         ? "carries credentials; they would end up in logs"
         : url.search !== "" || url.hash !== ""
           ? "has a query or fragment; give only scheme, host, port and an optional path prefix"
-          : url.protocol === "http:" && !isLoopback(url.hostname)
+          : url.protocol === "http:" && !isLoopbackHost(url.hostname)
             ? "uses plain http to a host that is not loopback; the bot token would cross the network unencrypted, use https"
             : undefined;
   if (problem !== undefined) {
@@ -161,10 +163,6 @@ function readMessengerBase(reader: ConfigReader): string {
     return "";
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 function readStatePath(reader: ConfigReader): string {

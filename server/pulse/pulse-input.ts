@@ -7,6 +7,8 @@
  * DESIGN.md §7, ranked for the claim order.
  */
 
+import { rfc3339Pattern } from "../../core/checks.js";
+
 export const PRIORITIES = ["critical", "high", "normal", "low", "deferred"] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
@@ -44,7 +46,8 @@ export class InvalidPulse extends Error {
   }
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+/** Typed by people: lower-case `t`/`z` and a space between date and time are accepted too. */
+const SCHEDULED_AT = rfc3339Pattern({ lowerCase: true, spaceSeparator: true });
 
 /** `now`, RFC 3339 with a zone, or `+15m`; returns epoch ms. */
 export function parseScheduledAt(text: string, now: number): number {
@@ -57,7 +60,7 @@ export function parseScheduledAt(text: string, now: number): number {
     if (at - now > MAX_AHEAD_MS) throw tooFar(text);
     return at;
   }
-  const match = RFC3339.exec(trimmed);
+  const match = SCHEDULED_AT.exec(trimmed);
   if (!match) {
     const naive = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(trimmed);
     throw new InvalidPulse(

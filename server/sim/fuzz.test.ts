@@ -11,6 +11,7 @@
  *
  * The seed is logged; rerun a failure with SVC_FUZZ_SEED=<seed>.
  */
+
 import { existsSync, statSync } from "node:fs";
 import { Agent } from "node:http";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import test from "ava";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import type { SimIssue } from "../../backends/sim/schema.js";
+import { isObject } from "../../core/checks.js";
 import { repoRoot } from "../../testing/paths.js";
 import { givenSim, givenTempDir } from "../../testing/sim.js";
 import { callSim, type RawRequest, rawRequest, type SimResponse, TIMESTAMP } from "../../testing/sim-http.js";
@@ -233,10 +235,6 @@ const fuzzRequest = fc.oneof(
 // What every answer must look like
 
 const ALLOWED_STATUSES = new Set([200, 201, 204, 400, 404, 405, 409, 413, 415]);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 function issueProblem(value: unknown): string | undefined {
   if (!isObject(value) || !isObject(value.frontmatter) || typeof value.body !== "string")

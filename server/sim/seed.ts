@@ -7,8 +7,10 @@
  * caches built from them have identical commit ids). A project that already exists in the store is left
  * as it is, so restarting with `--db` and `--seed-file` keeps what clients wrote.
  */
+
 import { readFileSync } from "node:fs";
 import { SvcError } from "../../backends/errors.js";
+import { isObject } from "../../core/checks.js";
 import type { SimStore } from "./store.js";
 import { InvalidRequest, isValidSlug, parseIssueInput } from "./validate.js";
 
@@ -25,10 +27,6 @@ function seedError(path: string, where: string, problem: string, cause?: unknown
     cause,
     data: { path, where },
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** Validates the whole file before writing anything, then loads it in one transaction. */

@@ -3,9 +3,11 @@
  * shutdown): loopback-only bind, store, seed, the HTTP listener, and a graceful stop that finishes in-flight
  * requests and checkpoints the WAL.
  */
+
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { UserFacingError } from "../../backends/errors.js";
+import { isLoopbackHost } from "../../core/checks.js";
 import { createSimHandler } from "./app.js";
 import { loadSeed, type SeedReport } from "./seed.js";
 import { SimStore } from "./store.js";
@@ -47,8 +49,7 @@ export function parseBind(bind: string): BindAddress {
     );
   }
   const host = match[1] ?? match[2] ?? "";
-  const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-  if (!loopback) {
+  if (!isLoopbackHost(host)) {
     throw new UserFacingError(
       "SVC_USAGE",
       `--bind ${host} is not a loopback address; the simulator has no authentication and listens only on ` +

@@ -2,7 +2,9 @@
  * Validation of what clients send the simulator: request bodies, `If-Match`, `since`, slugs and ids. Pure
  * functions; each failure says what was wrong and what is expected (`invalid_body`, Document 1 "Errors").
  */
+
 import { SIM_STATUSES, type SimStatus } from "../../backends/sim/schema.js";
+import { rfc3339Pattern } from "../../core/checks.js";
 import type { IssueInput } from "./store.js";
 
 export class InvalidRequest extends Error {
@@ -183,7 +185,8 @@ export function parseIfMatch(header: string | undefined): number | undefined {
   return Number(match[1]);
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** Lenient where a client may be: lower-case `t`/`z`, any number of fraction digits (cut to milliseconds). */
+const SINCE = rfc3339Pattern({ lowerCase: true, maxFractionDigits: Number.POSITIVE_INFINITY });
 
 /**
  * `since` as the store's format (UTC, milliseconds). A `+` in an unencoded query arrives as a space; it is
@@ -192,7 +195,7 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz
  */
 export function parseSince(raw: string): string {
   const text = raw.replace(/ (\d{2}:\d{2})$/, "+$1");
-  const match = RFC3339.exec(text);
+  const match = SINCE.exec(text);
   const millis = match ? Date.parse(text.toUpperCase()) : Number.NaN;
   if (!match || Number.isNaN(millis)) {
     throw new InvalidRequest("since must be an RFC 3339 timestamp such as 2026-01-31T12:00:00.000Z", {
