@@ -4,7 +4,6 @@ import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
-import { formatTable } from "../table.js";
 
 /** Document 3 "Limits": pages per list call. */
 export const LIST_LIMIT = 500;
@@ -104,6 +103,7 @@ export class ListCommand extends SvcCommand {
         String(fields.title ?? ""),
       ];
     });
+    const { formatTable } = await import("../table.js");
     const fourth = this.backend === "wiki" ? "PARENT" : "STATUS";
     this.context.stdout.write(formatTable(["ID", "VERSION", "UPDATED", fourth, "TITLE"], rows));
     return EXIT.ok;

@@ -3,7 +3,6 @@ import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
-import { formatTable } from "../table.js";
 
 export class SpacesCommand extends SvcCommand {
   static override paths = [["spaces"]];
@@ -46,6 +45,7 @@ export class SpacesCommand extends SvcCommand {
         )}\n`,
       );
     } else {
+      const { formatTable } = await import("../table.js");
       this.context.stdout.write(
         formatTable(
           ["KEY", "NAME", "URL"],

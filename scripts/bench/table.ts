@@ -1,4 +1,5 @@
 /** Plain-text rendering of benchmark results: aligned columns, numbers right-aligned. */
+import { formatTable } from "../../cli/table.js";
 
 /** Formats a rate like `12,345`; rates under 100 keep one decimal. */
 export function formatRate(perSecond: number): string {
@@ -13,26 +14,12 @@ export function formatRatio(svc: number, baseline: number): string {
 }
 
 /**
- * Renders rows under a header, two spaces between columns. A column is right-aligned when every body cell
- * in it starts with a digit (numbers, ratios); other columns are left-aligned. Trailing spaces are trimmed.
+ * Renders rows under a header with the command line's table renderer. A column is right-aligned when every
+ * body cell in it is a number, a ratio or `n/a`; other columns are left-aligned.
  */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const all = [header, ...rows];
-  const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? "").length)));
-  const numeric = header.map(
+  const rightAligned = header.map(
     (_, column) => rows.length > 0 && rows.every((row) => /^[\d.,]+$|^n\/a$/.test(row[column] ?? "")),
   );
-  return all
-    .map((row) =>
-      header
-        .map((_, column) => {
-          const cell = row[column] ?? "";
-          const width = widths[column] ?? 0;
-          return numeric[column] ? cell.padStart(width) : cell.padEnd(width);
-        })
-        .join("  ")
-        .trimEnd(),
-    )
-    .map((line) => `${line}\n`)
-    .join("");
+  return formatTable(header, rows, { rightAligned });
 }
