@@ -14,6 +14,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { type ListeningChild, spawnListening } from "./children.js";
+import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
@@ -57,11 +58,6 @@ async function checked(
   if (result.code !== 0)
     throw new Error(`${command} ${args.join(" ")} failed (${result.code}):\n${result.stderr}`);
   return result;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 function seedFile(path: string, issues: number): void {

@@ -10,6 +10,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { spawnListening } from "./children.js";
+import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
@@ -36,11 +37,6 @@ function run(
       else reject(new Error(`${command} ${args.join(" ")} failed (${code}):\n${stderr}`));
     });
   });
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 function auditRows(dbPath: string): { method: string; path: string }[] {
