@@ -22,6 +22,7 @@
  *   `pollSlackMs`); its result is ignored.
  */
 import { dirname } from "node:path";
+import { backoffMs } from "../../backends/backoff.js";
 import { SvcError } from "../../backends/errors.js";
 import { HttpClient, type HttpRequest, type HttpResponse, parseAllowlist } from "../../backends/http.js";
 import {
@@ -240,15 +241,13 @@ export function triggerBody(decision: {
   };
 }
 
-export interface BackoffPolicy {
-  readonly baseMs: number;
-  readonly capMs: number;
-}
-
 /** `min(cap, base·2^failures)`, less up to half of it at random (`random` in [0, 1)), so pollers spread out. */
-export function backoffDelay(failures: number, policy: BackoffPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(failures, 30));
-  return Math.round(ceiling * (1 - random() / 2));
+export function backoffDelay(
+  failures: number,
+  policy: { readonly baseMs: number; readonly capMs: number },
+  random: () => number,
+): number {
+  return backoffMs(failures, { ...policy, jitter: { kind: "down-to-half" } }, random);
 }
 
 // ---------------------------------------------------------------------------------------------------------
