@@ -35,6 +35,7 @@ import {
 } from "./config.js";
 import { FileOffsetStore, type OffsetStore } from "./listener-state.js";
 import type { Logger } from "./log.js";
+import { Redactor } from "./redact.js";
 
 export const DEFAULT_MESSENGER_API_BASE = "https://api.telegram.org";
 export const DEFAULT_POLL_TIMEOUT_S = 25;
@@ -349,7 +350,8 @@ export class MessengerListener {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly timing: ListenerTiming;
-  private readonly secrets = new Set<string>();
+  /** URL-encoded forms too: the bot token sits in the path of every bot API URL an error may quote. */
+  private readonly redactor = new Redactor(["uri-component"]);
   private readonly reportedChats = new Set<string>();
   private botToken: string;
   private apiToken: string;
@@ -378,8 +380,7 @@ export class MessengerListener {
       });
     this.botToken = config.botToken;
     this.apiToken = config.apiToken;
-    this.addSecret(config.botToken);
-    this.addSecret(config.apiToken);
+    this.redactor.add(config.botToken, config.apiToken);
   }
 
   /** The offset the next `getUpdates` sends; `undefined` before the first update was handled. */
@@ -786,8 +787,7 @@ export class MessengerListener {
       return { botToken: false, apiToken: false };
     }
     // Register first: nothing may log a new token unredacted, not even the lines below.
-    this.addSecret(fresh.botToken);
-    this.addSecret(fresh.apiToken);
+    this.redactor.add(fresh.botToken, fresh.apiToken);
     const changed = {
       botToken: fresh.botToken !== this.botToken,
       apiToken: fresh.apiToken !== this.apiToken,
@@ -797,19 +797,9 @@ export class MessengerListener {
     return changed;
   }
 
-  private addSecret(secret: string): void {
-    if (secret.length < 4) return;
-    this.secrets.add(secret);
-    // URL serialisation percent-encodes what a path may not hold, so the encoded form can show up too.
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) this.secrets.add(encoded);
-  }
-
   /** Replaces every token this listener has seen, then whatever the logger itself knows. */
   private clean(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join("[redacted]");
-    return this.logger.redact(out);
+    return this.logger.redact(this.redactor.redact(text));
   }
 
   private redactError(error: unknown): unknown {

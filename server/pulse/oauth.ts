@@ -34,6 +34,7 @@ import { HttpClient, type HttpResponse } from "../../backends/http.js";
 import { writeFileAtomically } from "./atomic-file.js";
 import type { ConfigReader } from "./config.js";
 import type { Logger } from "./log.js";
+import { ALL_SECRET_ENCODINGS, Redactor } from "./redact.js";
 
 export const DEFAULT_REFRESH_THRESHOLD_MS = 6 * 3_600_000;
 /** A lock not refreshed for this long is abandoned (the holder refreshes it every quarter of this). */
@@ -320,29 +321,6 @@ export function parseGrant(text: string): TokenGrant {
   };
 }
 
-/** Replaces every known secret (and its URL-encoded forms) in text meant for people. */
-export class Redactor {
-  private readonly forms = new Set<string>();
-
-  add(...secrets: (string | undefined)[]): this {
-    for (const secret of secrets) {
-      if (secret === undefined || secret.length < 4) continue;
-      this.forms.add(secret);
-      this.forms.add(encodeURIComponent(secret));
-      this.forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
-    }
-    return this;
-  }
-
-  redact(text: string): string {
-    let out = text;
-    // Longest first, so a secret that contains another is replaced whole.
-    for (const form of [...this.forms].sort((a, b) => b.length - a.length))
-      out = out.split(form).join("[redacted]");
-    return out;
-  }
-}
-
 /** "5h 0m", "3m 20s", "2d 1h"; negative durations are written as their absolute value. */
 export function formatDuration(ms: number): string {
   const total = Math.floor(Math.abs(ms) / 1000);
@@ -477,7 +455,7 @@ export async function refreshCredential(
 ): Promise<RefreshOutcome> {
   const now = options.now ?? Date.now;
   const file = await resolveCredentialFile(config.credentialsFile);
-  const redactor = new Redactor().add(config.clientSecret);
+  const redactor = new Redactor(ALL_SECRET_ENCODINGS).add(config.clientSecret);
   const lock = await acquireLock(`${file}.lock`, {
     waitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
     staleMs: options.lockStaleMs ?? LOCK_STALE_MS,
