@@ -17,9 +17,9 @@
  *   rotated token is picked up without a restart. systemd's `StartLimitBurst=5` in 200 s is never reached.
  * - The bot token is part of every bot API URL (`/bot<token>/getUpdates`) and `HttpClient` puts URL paths in
  *   its error messages; every text that reaches the log or leaves `run()` is redacted first.
- * - `run(signal)` returns as soon as `signal` aborts, in-flight long poll or not. `HttpClient` takes no
- *   AbortSignal, so an abandoned request is left to finish on its own (at most the poll timeout plus
- *   `pollSlackMs`); its result is ignored.
+ * - `run(signal)` returns as soon as `signal` aborts, in-flight long poll or not. The signal is passed on
+ *   to `HttpClient`, which hands it to node:http: the request in flight is destroyed at once, and its late
+ *   rejection (the abort reason) is ignored.
  */
 import { dirname } from "node:path";
 import { backoffMs } from "../../backends/backoff.js";
