@@ -6,6 +6,7 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
+import { type BackoffPolicy, backoffMs } from "./backoff.js";
 import { SvcError, UserFacingError } from "./errors.js";
 import { progress } from "./progress.js";
 import { parseRemoteUrl } from "./remote-url.js";
@@ -258,6 +259,8 @@ export interface HttpClientOptions {
 }
 
 const MAX_ATTEMPTS = 4;
+/** A 429 without Retry-After waits 500–749 ms, then 1000–1249, then 2000–2249 (base·2^n plus < 250 ms). */
+const RETRY_BACKOFF: BackoffPolicy = { baseMs: 250, jitter: { kind: "add", maxMs: 250 } };
 const TIMEOUT_SETTING = "SVC_HTTP_TIMEOUT_MS";
 const MAX_RESPONSE_SETTING = "SVC_HTTP_MAX_RESPONSE_MIB";
 /** A few tens of MiB: a page of any listing fits, and a hostile server cannot make svc hold a gigabyte. */
@@ -373,7 +376,7 @@ export class HttpClient {
       }
       // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
       if (++backoffs >= MAX_ATTEMPTS) return response;
-      const backoff = 2 ** backoffs * 250 + Math.floor(Math.random() * 250);
+      const backoff = backoffMs(backoffs, RETRY_BACKOFF);
       progress().waitFor(url.origin, backoff);
       await this.sleep(backoff);
       progress().waitFor(undefined);

@@ -103,22 +103,44 @@ export function envCount(name: string, options: CountOptions, env: NodeJS.Proces
   return readCount(name, env[name], options);
 }
 
+export interface MigrateOptions {
+  /**
+   * Called when the file is older than `latest`, before anything is changed: an error returned is thrown
+   * instead of migrating (the pulse daemon refuses an old file and names `svc pulse migrate`).
+   */
+  readonly refuseOlder?: (current: number) => Error | undefined;
+  /** Each revision in a BEGIN IMMEDIATE transaction (the write lock first) instead of a deferred one. */
+  readonly immediate?: boolean;
+}
+
 /**
- * Brings `db` to revision `latest` by running each missing migration in its own transaction. A file of a
- * newer revision is refused with `tooNew(current)` as the message: this svc cannot know its shape.
+ * The one schema-migration runner (the cache, the simulator's store, the pulse database): brings `db` to
+ * revision `latest` (SQLite's `user_version`) by running each missing migration in its own transaction. A
+ * file of a newer revision is refused: this svc cannot know its shape. `tooNew(current)` gives the message
+ * of the SVC_STORE error thrown, or the error itself.
  */
 export function migrateSchema(
   db: Database.Database,
   migrations: Readonly<Record<number, string>>,
   latest: number,
-  tooNew: (current: number) => string,
+  tooNew: (current: number) => string | Error,
+  options: MigrateOptions = {},
 ): void {
   const current = db.pragma("user_version", { simple: true }) as number;
-  if (current > latest) throw new SvcError("SVC_STORE", tooNew(current));
+  if (current > latest) {
+    const refusal = tooNew(current);
+    throw typeof refusal === "string" ? new SvcError("SVC_STORE", refusal) : refusal;
+  }
+  if (current < latest) {
+    const refusal = options.refuseOlder?.(current);
+    if (refusal !== undefined) throw refusal;
+  }
   for (let revision = current + 1; revision <= latest; revision++) {
-    db.transaction(() => {
+    const step = db.transaction(() => {
       db.exec(migrations[revision] ?? "");
       db.pragma(`user_version = ${revision}`);
-    })();
+    });
+    if (options.immediate) step.immediate();
+    else step();
   }
 }

@@ -9,8 +9,9 @@
  *   3. the runner check: if the runner or the desk is unusable nothing is claimed (pulses keep their
  *      attempts) and health says why; the check repeats every tick, so fixing it resumes work by itself;
  *   4. claims up to `PULSE_MAX_CONCURRENT` due pulses and runs each.
- * A locked database (SQLITE_BUSY after the 5 s busy timeout) skips the tick and marks health degraded; it
- * never throws out of the loop.
+ * A locked database (SQLITE_BUSY after the daemon's 250 ms busy timeout, `DAEMON_BUSY_TIMEOUT_MS`, not the
+ * 5 s default of `openPulseDb`) skips the tick, marks health degraded and tries again after a jittered
+ * pause of one to two `tickMs`; it never throws out of the loop.
  *
  * `close()` is the graceful stop (SIGTERM): no new claims, runs in flight get `shutdownGraceMs` to end, then
  * their process groups are stopped and their pulses go back to `pending` with the attempt given back.

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { migrateSchema } from "../../backends/settings.js";
 import { ConfigError } from "./config.js";
 
 export const PULSE_SCHEMA_REVISION = 1;
@@ -131,27 +132,26 @@ export function openPulseDb(path: string, options: OpenOptions): Database.Databa
     }
     db.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs ?? 5000)}`);
     db.pragma("foreign_keys = ON");
-    const current = db.pragma("user_version", { simple: true }) as number;
-    if (current > PULSE_SCHEMA_REVISION) {
-      throw new SchemaError([
-        `PULSE_DB_PATH ${path} has schema revision ${current}, newer than this svc knows (${PULSE_SCHEMA_REVISION}); ` +
-          "run the svc version that wrote it, or restore the backup taken before the upgrade",
-      ]);
-    }
-    if (current < PULSE_SCHEMA_REVISION) {
-      if (!options.migrate) {
-        throw new SchemaError([
-          `PULSE_DB_PATH ${path} has schema revision ${current}, this svc needs ${PULSE_SCHEMA_REVISION}; ` +
-            "back it up (svc pulse backup), then run: svc pulse migrate",
-        ]);
-      }
-      for (let revision = current + 1; revision <= PULSE_SCHEMA_REVISION; revision++) {
-        db.transaction(() => {
-          db.exec(MIGRATIONS[revision] ?? "");
-          db.pragma(`user_version = ${revision}`);
-        }).immediate();
-      }
-    }
+    migrateSchema(
+      db,
+      MIGRATIONS,
+      PULSE_SCHEMA_REVISION,
+      (current) =>
+        new SchemaError([
+          `PULSE_DB_PATH ${path} has schema revision ${current}, newer than this svc knows (${PULSE_SCHEMA_REVISION}); ` +
+            "run the svc version that wrote it, or restore the backup taken before the upgrade",
+        ]),
+      {
+        immediate: true,
+        refuseOlder: options.migrate
+          ? undefined
+          : (current) =>
+              new SchemaError([
+                `PULSE_DB_PATH ${path} has schema revision ${current}, this svc needs ${PULSE_SCHEMA_REVISION}; ` +
+                  "back it up (svc pulse backup), then run: svc pulse migrate",
+              ]),
+      },
+    );
     return db;
   } catch (error) {
     db.close();

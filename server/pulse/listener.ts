@@ -17,12 +17,13 @@
  *   rotated token is picked up without a restart. systemd's `StartLimitBurst=5` in 200 s is never reached.
  * - The bot token is part of every bot API URL (`/bot<token>/getUpdates`) and `HttpClient` puts URL paths in
  *   its error messages; every text that reaches the log or leaves `run()` is redacted first.
- * - `run(signal)` returns as soon as `signal` aborts, in-flight long poll or not. `HttpClient` takes no
- *   AbortSignal, so an abandoned request is left to finish on its own (at most the poll timeout plus
- *   `pollSlackMs`); its result is ignored.
+ * - `run(signal)` returns as soon as `signal` aborts, in-flight long poll or not. The signal is passed on
+ *   to `HttpClient`, which hands it to node:http: the request in flight is destroyed at once, and its late
+ *   rejection (the abort reason) is ignored.
  */
 
 import { dirname } from "node:path";
+import { backoffMs } from "../../backends/backoff.js";
 import { SvcError } from "../../backends/errors.js";
 import { HttpClient, type HttpRequest, type HttpResponse, parseAllowlist } from "../../backends/http.js";
 import { isLoopbackHost } from "../../core/checks.js";
@@ -36,6 +37,7 @@ import {
 } from "./config.js";
 import { FileOffsetStore, type OffsetStore } from "./listener-state.js";
 import type { Logger } from "./log.js";
+import { Redactor } from "./redact.js";
 
 export const DEFAULT_MESSENGER_API_BASE = "https://api.telegram.org";
 export const DEFAULT_POLL_TIMEOUT_S = 25;
@@ -238,15 +240,13 @@ export function triggerBody(decision: {
   };
 }
 
-export interface BackoffPolicy {
-  readonly baseMs: number;
-  readonly capMs: number;
-}
-
 /** `min(cap, base·2^failures)`, less up to half of it at random (`random` in [0, 1)), so pollers spread out. */
-export function backoffDelay(failures: number, policy: BackoffPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(failures, 30));
-  return Math.round(ceiling * (1 - random() / 2));
+export function backoffDelay(
+  failures: number,
+  policy: { readonly baseMs: number; readonly capMs: number },
+  random: () => number,
+): number {
+  return backoffMs(failures, { ...policy, jitter: { kind: "down-to-half" } }, random);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -348,7 +348,8 @@ export class MessengerListener {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly timing: ListenerTiming;
-  private readonly secrets = new Set<string>();
+  /** URL-encoded forms too: the bot token sits in the path of every bot API URL an error may quote. */
+  private readonly redactor = new Redactor(["uri-component"]);
   private readonly reportedChats = new Set<string>();
   private botToken: string;
   private apiToken: string;
@@ -377,8 +378,7 @@ export class MessengerListener {
       });
     this.botToken = config.botToken;
     this.apiToken = config.apiToken;
-    this.addSecret(config.botToken);
-    this.addSecret(config.apiToken);
+    this.redactor.add(config.botToken, config.apiToken);
   }
 
   /** The offset the next `getUpdates` sends; `undefined` before the first update was handled. */
@@ -785,8 +785,7 @@ export class MessengerListener {
       return { botToken: false, apiToken: false };
     }
     // Register first: nothing may log a new token unredacted, not even the lines below.
-    this.addSecret(fresh.botToken);
-    this.addSecret(fresh.apiToken);
+    this.redactor.add(fresh.botToken, fresh.apiToken);
     const changed = {
       botToken: fresh.botToken !== this.botToken,
       apiToken: fresh.apiToken !== this.apiToken,
@@ -796,19 +795,9 @@ export class MessengerListener {
     return changed;
   }
 
-  private addSecret(secret: string): void {
-    if (secret.length < 4) return;
-    this.secrets.add(secret);
-    // URL serialisation percent-encodes what a path may not hold, so the encoded form can show up too.
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) this.secrets.add(encoded);
-  }
-
   /** Replaces every token this listener has seen, then whatever the logger itself knows. */
   private clean(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join("[redacted]");
-    return this.logger.redact(out);
+    return this.logger.redact(this.redactor.redact(text));
   }
 
   private redactError(error: unknown): unknown {

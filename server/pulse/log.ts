@@ -8,6 +8,7 @@
  */
 import { appendFileSync } from "node:fs";
 import type { LogLevel } from "./config.js";
+import { Redactor } from "./redact.js";
 
 const RANK: Record<LogLevel, number> = { DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40 };
 
@@ -16,7 +17,7 @@ export interface LoggerOptions {
   /** Absent: lines go to `stderr`. */
   readonly file?: string;
   readonly stderr?: NodeJS.WritableStream;
-  /** Values that must never be written (tokens); empty strings are ignored. */
+  /** Values that must never be written (tokens); values under 4 characters are ignored. */
   readonly secrets?: readonly (string | undefined)[];
   /** The same alert key is logged at most once per this many ms (default 15 min). */
   readonly alertCooldownMs?: number;
@@ -25,12 +26,13 @@ export interface LoggerOptions {
 }
 
 export class Logger {
-  private readonly secrets: string[];
+  /** The secrets as given, not their URL-encoded forms: a log line holds no URLs built from them. */
+  private readonly redactor = new Redactor([]);
   private readonly lastAlert = new Map<string, number>();
   private fileFailed = false;
 
   constructor(private readonly options: LoggerOptions) {
-    this.secrets = (options.secrets ?? []).filter((s): s is string => typeof s === "string" && s.length >= 4);
+    this.redactor.add(...(options.secrets ?? []));
   }
 
   debug(message: string, fields: Record<string, unknown> = {}): void {
@@ -67,9 +69,7 @@ export class Logger {
   }
 
   redact(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join("[redacted]");
-    return out;
+    return this.redactor.redact(text);
   }
 
   private write(level: LogLevel, message: string, fields: Record<string, unknown>): void {

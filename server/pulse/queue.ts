@@ -18,6 +18,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
+import { backoffMs } from "../../backends/backoff.js";
 import { type NewPulse, type Priority, priorityRank } from "./pulse-input.js";
 
 export type PulseStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
@@ -507,7 +508,11 @@ export class PulseQueue {
 
   /** The wait before attempt `attempt + 1`: base·2^(attempt−1), capped, times a jitter of 0.5–1.0. */
   backoff(attempt: number): number {
-    const raw = Math.min(this.retryCapMs, this.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-    return Math.round(raw * (0.5 + this.random() * 0.5));
+    const policy = {
+      baseMs: this.retryBaseMs,
+      capMs: this.retryCapMs,
+      jitter: { kind: "half-and-up" },
+    } as const;
+    return backoffMs(attempt - 1, policy, this.random);
   }
 }
