@@ -266,3 +266,26 @@ test("a request that fails before it is sent still has its 'error' listened to: 
   // The first socket's ECONNREFUSED comes before this one's; unheard, it would have ended the process.
   await t.throwsAsync(client().request({ method: "GET", url }), { instanceOf: BackendUnreachableError });
 });
+
+test("an aborted request stops waiting at a closed rate-limit gate at once, even when the sleep returns early", async (t) => {
+  const server = createServer((_req, res) => {
+    res.writeHead(429, { "retry-after": "30", "content-type": "application/json" });
+    res.end("{}");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
+  const controller = new AbortController();
+  let sleeps = 0;
+  // Like the listener's sleep: it returns at once once the signal is aborted.
+  const client = new HttpClient({
+    agent: "test",
+    sleep: async () => {
+      sleeps++;
+      controller.abort(new Error("stopped"));
+    },
+  });
+  const error = await t.throwsAsync(client.request({ method: "GET", url, signal: controller.signal }));
+  t.is(error?.message, "stopped");
+  t.true(sleeps <= 2, `slept ${sleeps} times`);
+});

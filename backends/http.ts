@@ -286,8 +286,17 @@ function armGate(origin: string, seconds: number): void {
   if (until > (gates.get(origin) ?? 0)) gates.set(origin, until);
 }
 
-async function waitForGate(origin: string, sleep: (ms: number) => Promise<void>): Promise<void> {
+/**
+ * Waits until `origin`'s gate opens. An aborted request stops waiting at once (a sleep that returns early
+ * on abort, as the listener's does, would otherwise spin here until the gate opened).
+ */
+async function waitForGate(
+  origin: string,
+  sleep: (ms: number) => Promise<void>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   for (;;) {
+    if (signal?.aborted) throw signal.reason;
     const wait = (gates.get(origin) ?? 0) - Date.now();
     if (wait <= 0) return;
     await sleep(wait);
@@ -357,7 +366,7 @@ export class HttpClient {
       const gate = (gates.get(url.origin) ?? 0) - Date.now();
       if (gate > 0) {
         progress().waitFor(url.origin, gate);
-        await waitForGate(url.origin, this.sleep);
+        await waitForGate(url.origin, this.sleep, request.signal);
         progress().waitFor(undefined);
       }
       const response = await this.once(url, request);
