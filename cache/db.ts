@@ -250,7 +250,6 @@ export class CacheDb {
       ),
       oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
       unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
-      blobState: db.prepare("SELECT written FROM oid_map WHERE oid = ?").pluck(),
       markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid IN (SELECT value FROM json_each(?))"),
       unwrittenAmong: db
         .prepare("SELECT oid FROM oid_map WHERE written = 0 AND oid IN (SELECT value FROM json_each(?))")
@@ -431,13 +430,6 @@ export class CacheDb {
 
   unwrittenBlobOids(): string[] {
     return this.statements.unwritten.all() as string[];
-  }
-
-  /** Whether the cache knows the blob `oid` and has written it to its repo. */
-  blobState(oid: string): "unknown" | "unwritten" | "written" {
-    const written = this.statements.blobState.get(oid) as number | undefined;
-    if (written === undefined) return "unknown";
-    return written ? "written" : "unwritten";
   }
 
   markWritten(oids: readonly string[]): void {
