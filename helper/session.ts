@@ -198,7 +198,7 @@ class CacheSession implements Session {
     trace("settings read");
     await this.configurePull(settings);
     const syncInterval = readSyncInterval(settings);
-    const reconcile = readDurationMs(
+    const reconcileIntervalMs = readDurationMs(
       "git config svc.reconcileInterval",
       settings.get("svc.reconcileinterval"),
       { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
@@ -219,7 +219,7 @@ class CacheSession implements Session {
       return tip;
     }
     try {
-      const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace });
+      const result = await syncCache(cache, backend, { reconcileIntervalMs, trace });
       trace(`synced: ${JSON.stringify(result)}`);
       if (result.commit) await cache.consolidateIfDue(log);
       return result.tip;
