@@ -76,8 +76,6 @@ export interface RecordSchema {
   readonly fields: readonly FieldSpec[];
   /** The frontmatter fields holding the concurrency token: the version number (if any) and the update time. */
   readonly tokenFields: { readonly version: string | undefined; readonly updatedAt: string };
-  /** A sparse-checkout pattern that selects a few records, for messages: `issues/00[1-2]*`. */
-  readonly exampleGlob: string;
   /** The canonical file of the record with this key: `issues/0042.md`. Records are never renamed. */
   readonly fileName: (key: string) => string;
   /**

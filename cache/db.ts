@@ -182,6 +182,112 @@ export interface AuditEvent {
   readonly detail?: Record<string, unknown>;
 }
 
+/** The records table: live records, their versions, paths and times. */
+function recordStatements(db: Database.Database) {
+  return {
+    record: db.prepare(
+      "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE key = ? AND deleted = 0",
+    ),
+    liveRecord: db.prepare(
+      "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
+    ),
+    versions: db.prepare(
+      "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
+    ),
+    upsertRecord: db.prepare(
+      `INSERT INTO records (key, path, version, updated_at, rendered_oid, raw_json, deleted)
+       VALUES (@key, @path, @version, @updated_at, @rendered_oid, @raw_json, 0)
+       ON CONFLICT (key) DO UPDATE SET path = excluded.path, version = excluded.version,
+         updated_at = excluded.updated_at, rendered_oid = excluded.rendered_oid, raw_json = excluded.raw_json, deleted = 0`,
+    ),
+    markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
+    tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
+    liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
+    liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
+    newestCanonical: db
+      .prepare(
+        `SELECT updated_at FROM records WHERE deleted = 0 AND ${CANONICAL_TIME} ORDER BY updated_at DESC LIMIT 1`,
+      )
+      .pluck(),
+    otherTimes: db
+      .prepare(`SELECT updated_at FROM records WHERE deleted = 0 AND NOT (${CANONICAL_TIME})`)
+      .pluck(),
+    liveOids: db.prepare("SELECT rendered_oid FROM records WHERE deleted = 0 ORDER BY path").pluck(),
+    recordsAfter: db.prepare(
+      "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE rowid > ? AND deleted = 0",
+    ),
+  };
+}
+
+/** The blob contents (`oid_map`) and the stored state trees with their dirty paths. */
+function objectStatements(db: Database.Database) {
+  return {
+    stateTrees: db.prepare("SELECT dir, content FROM state_trees"),
+    putStateTree: db.prepare(
+      "INSERT INTO state_trees (dir, content) VALUES (?, ?) ON CONFLICT (dir) DO UPDATE SET content = excluded.content",
+    ),
+    dropStateTree: db.prepare("DELETE FROM state_trees WHERE dir = ?"),
+    dropStateTrees: db.prepare("DELETE FROM state_trees"),
+    dirtyPaths: db.prepare("SELECT DISTINCT path FROM state_dirty").pluck(),
+    clearDirty: db.prepare("DELETE FROM state_dirty"),
+    insertOid: db.prepare("INSERT INTO oid_map (oid, key, content) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
+    oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
+    unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
+    markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid IN (SELECT value FROM json_each(?))"),
+    unwrittenAmong: db
+      .prepare("SELECT oid FROM oid_map WHERE written = 0 AND oid IN (SELECT value FROM json_each(?))")
+      .pluck(),
+    knownAmong: db
+      .prepare("SELECT count(*) FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))")
+      .pluck(),
+    contents: db.prepare("SELECT oid, content FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))"),
+    blobSizes: db.prepare("SELECT oid, length(content) AS bytes FROM oid_map ORDER BY rowid DESC"),
+  };
+}
+
+/** Sync and pack state, the create journal, finished pushes and the audit log. */
+function bookkeepingStatements(db: Database.Database) {
+  return {
+    countCommit: db.prepare("UPDATE sync_state SET commits_since_pack = commits_since_pack + 1 WHERE id = 1"),
+    commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
+    packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
+    syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
+    setSyncState: db.prepare(
+      "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
+    ),
+    journalStart: db.prepare(
+      `INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state)
+       VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) FROM records), ?, 'sending')`,
+    ),
+    journalCreated: db.prepare(
+      "UPDATE create_journal SET state = 'created', created_key = ?, created_version = ?, created_updated_at = ? WHERE id = ?",
+    ),
+    journalDrop: db.prepare("DELETE FROM create_journal WHERE id = ? AND state = 'sending'"),
+    journalRows: db.prepare(
+      `SELECT id, path, content_oid, planned, known_rowid, owner_pid, created_key, created_version, created_updated_at
+       FROM create_journal WHERE worktree = ? AND state = ? ORDER BY id`,
+    ),
+    journalSettledKey: db
+      .prepare(
+        `SELECT created_key FROM create_journal WHERE path = ? AND content_oid = ? AND state != 'sending'
+         AND worktree IN (?, '') ORDER BY worktree = ? DESC, id DESC LIMIT 1`,
+      )
+      .pluck(),
+    journalSettle: db.prepare("UPDATE create_journal SET state = 'settled', content_oid = ? WHERE id = ?"),
+    journalClaimed: db
+      .prepare("SELECT created_key FROM create_journal WHERE created_key IS NOT NULL")
+      .pluck(),
+    pushResult: db.prepare("SELECT result_commit FROM pushes WHERE user_commit = ?").pluck(),
+    recordPush: db.prepare(
+      "INSERT INTO pushes (user_commit, result_commit) VALUES (?, ?) ON CONFLICT (user_commit) DO UPDATE SET result_commit = excluded.result_commit",
+    ),
+    audit: db.prepare(
+      `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+  };
+}
+
 export class CacheDb {
   readonly db: Database.Database;
   private readonly statements;
@@ -203,101 +309,10 @@ export class CacheDb {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 30000");
     this.migrate(path);
-    const db = this.db;
     this.statements = {
-      record: db.prepare(
-        "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE key = ? AND deleted = 0",
-      ),
-      liveRecord: db.prepare(
-        "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
-      ),
-      versions: db.prepare(
-        "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
-      ),
-      upsertRecord: db.prepare(
-        `INSERT INTO records (key, path, version, updated_at, rendered_oid, raw_json, deleted)
-         VALUES (@key, @path, @version, @updated_at, @rendered_oid, @raw_json, 0)
-         ON CONFLICT (key) DO UPDATE SET path = excluded.path, version = excluded.version,
-           updated_at = excluded.updated_at, rendered_oid = excluded.rendered_oid, raw_json = excluded.raw_json, deleted = 0`,
-      ),
-      markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
-      tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
-      countCommit: db.prepare(
-        "UPDATE sync_state SET commits_since_pack = commits_since_pack + 1 WHERE id = 1",
-      ),
-      commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
-      packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
-      liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
-      liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
-      newestCanonical: db
-        .prepare(
-          `SELECT updated_at FROM records WHERE deleted = 0 AND ${CANONICAL_TIME} ORDER BY updated_at DESC LIMIT 1`,
-        )
-        .pluck(),
-      otherTimes: db
-        .prepare(`SELECT updated_at FROM records WHERE deleted = 0 AND NOT (${CANONICAL_TIME})`)
-        .pluck(),
-      stateTrees: db.prepare("SELECT dir, content FROM state_trees"),
-      putStateTree: db.prepare(
-        "INSERT INTO state_trees (dir, content) VALUES (?, ?) ON CONFLICT (dir) DO UPDATE SET content = excluded.content",
-      ),
-      dropStateTree: db.prepare("DELETE FROM state_trees WHERE dir = ?"),
-      dropStateTrees: db.prepare("DELETE FROM state_trees"),
-      dirtyPaths: db.prepare("SELECT DISTINCT path FROM state_dirty").pluck(),
-      clearDirty: db.prepare("DELETE FROM state_dirty"),
-      insertOid: db.prepare(
-        "INSERT INTO oid_map (oid, key, content) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-      ),
-      oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
-      unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
-      blobState: db.prepare("SELECT written FROM oid_map WHERE oid = ?").pluck(),
-      markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid IN (SELECT value FROM json_each(?))"),
-      unwrittenAmong: db
-        .prepare("SELECT oid FROM oid_map WHERE written = 0 AND oid IN (SELECT value FROM json_each(?))")
-        .pluck(),
-      knownAmong: db
-        .prepare("SELECT count(*) FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))")
-        .pluck(),
-      contents: db.prepare("SELECT oid, content FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))"),
-      liveOids: db.prepare("SELECT rendered_oid FROM records WHERE deleted = 0 ORDER BY path").pluck(),
-      blobSizes: db.prepare("SELECT oid, length(content) AS bytes FROM oid_map ORDER BY rowid DESC"),
-      syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
-      setSyncState: db.prepare(
-        "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
-      ),
-      journalStart: db.prepare(
-        `INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state)
-         VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) FROM records), ?, 'sending')`,
-      ),
-      journalCreated: db.prepare(
-        "UPDATE create_journal SET state = 'created', created_key = ?, created_version = ?, created_updated_at = ? WHERE id = ?",
-      ),
-      journalDrop: db.prepare("DELETE FROM create_journal WHERE id = ? AND state = 'sending'"),
-      journalRows: db.prepare(
-        `SELECT id, path, content_oid, planned, known_rowid, owner_pid, created_key, created_version, created_updated_at
-         FROM create_journal WHERE worktree = ? AND state = ? ORDER BY id`,
-      ),
-      journalSettledKey: db
-        .prepare(
-          `SELECT created_key FROM create_journal WHERE path = ? AND content_oid = ? AND state != 'sending'
-           AND worktree IN (?, '') ORDER BY worktree = ? DESC, id DESC LIMIT 1`,
-        )
-        .pluck(),
-      journalSettle: db.prepare("UPDATE create_journal SET state = 'settled', content_oid = ? WHERE id = ?"),
-      journalClaimed: db
-        .prepare("SELECT created_key FROM create_journal WHERE created_key IS NOT NULL")
-        .pluck(),
-      recordsAfter: db.prepare(
-        "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE rowid > ? AND deleted = 0",
-      ),
-      pushResult: db.prepare("SELECT result_commit FROM pushes WHERE user_commit = ?").pluck(),
-      recordPush: db.prepare(
-        "INSERT INTO pushes (user_commit, result_commit) VALUES (?, ?) ON CONFLICT (user_commit) DO UPDATE SET result_commit = excluded.result_commit",
-      ),
-      audit: db.prepare(
-        `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
+      ...recordStatements(this.db),
+      ...objectStatements(this.db),
+      ...bookkeepingStatements(this.db),
     };
   }
 
@@ -431,13 +446,6 @@ export class CacheDb {
 
   unwrittenBlobOids(): string[] {
     return this.statements.unwritten.all() as string[];
-  }
-
-  /** Whether the cache knows the blob `oid` and has written it to its repo. */
-  blobState(oid: string): "unknown" | "unwritten" | "written" {
-    const written = this.statements.blobState.get(oid) as number | undefined;
-    if (written === undefined) return "unknown";
-    return written ? "written" : "unwritten";
   }
 
   markWritten(oids: readonly string[]): void {

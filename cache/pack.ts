@@ -28,7 +28,6 @@ function entryHeader(type: number, size: number): Buffer {
   return Buffer.from(bytes);
 }
 
-/** Streams the pack of `blobs` into `sink` (index-pack's stdin), hashing as it goes; memory stays flat. */
 /** Adler-32 (RFC 1950), summed in runs short enough that the 32-bit sums cannot overflow. */
 export function adler32(data: Uint8Array): number {
   let a = 1;
@@ -66,6 +65,7 @@ export function zlibStored(data: Buffer): Buffer {
   return out;
 }
 
+/** Streams the pack of `blobs` into `sink` (index-pack's stdin), hashing as it goes; memory stays flat. */
 export async function writeBlobPack(blobs: Iterable<Buffer>, count: number, sink: Writable): Promise<void> {
   const hash = sha1();
   const write = async (data: Buffer) => {

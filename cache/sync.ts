@@ -47,7 +47,8 @@ export interface SyncResult {
 
 export const DEFAULT_RECONCILE_INTERVAL_MS = 10 * 60 * 1000;
 
-function seconds(timestamp: string): number {
+/** An RFC 3339 time as whole seconds since the epoch (a commit's time); 0 when it cannot be read. */
+function epochSeconds(timestamp: string): number {
   const ms = Date.parse(timestamp);
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 }
@@ -104,12 +105,12 @@ export async function syncCache(
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const before = cache.db.syncState();
-  const interval = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+  const reconcileIntervalMs = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   const full =
     options.listing !== undefined ||
     before.cursor === null ||
     options.reconcile === true ||
-    now - before.last_full_ms >= interval;
+    now - before.last_full_ms >= reconcileIntervalMs;
   const since =
     before.cursor === null
       ? undefined
@@ -176,7 +177,8 @@ export function writeStateCommit(cache: ProjectCache, parents: readonly string[]
   const tree = writeStateTree(cache);
   cache.db.countStateCommit();
   let newest = 0;
-  for (const updatedAt of cache.db.newestUpdateCandidates()) newest = Math.max(newest, seconds(updatedAt));
+  for (const updatedAt of cache.db.newestUpdateCandidates())
+    newest = Math.max(newest, epochSeconds(updatedAt));
   return cache.writeObject(
     "commit",
     encodeCommit({ tree, parents, identity: SVC_IDENTITY, time: newest, message }),

@@ -291,50 +291,75 @@ function argumentProblems(argv: readonly string[], spec: CommandSpec): Problem[]
       else positionals.push(token);
       continue;
     }
-    const equals = token.indexOf("=");
-    const optionName = equals === -1 ? token : token.slice(0, equals);
-    const option = spec.options.find((each) => each.names.includes(optionName));
-    if (option) {
-      seen.add(option);
-      if (option.valueName === undefined && equals !== -1) {
-        const at = index;
-        problems.push({
+    const { problem, tokens } = optionProblem(argv, index, spec, seen);
+    if (problem) problems.push(problem);
+    index += tokens - 1;
+  }
+  problems.push(...missingAndExtraProblems(positionals, spec, seen));
+  return problems;
+}
+
+/**
+ * The option token at `argv[index]`: its problem, if any, and how many tokens it takes (2 when its value
+ * follows it). The option it names, or the one it was meant to name, joins `seen`.
+ */
+function optionProblem(
+  argv: readonly string[],
+  index: number,
+  spec: CommandSpec,
+  seen: Set<OptionSpec>,
+): { problem: Problem | undefined; tokens: number } {
+  const token = argv[index] as string;
+  const equals = token.indexOf("=");
+  const optionName = equals === -1 ? token : token.slice(0, equals);
+  const option = spec.options.find((each) => each.names.includes(optionName));
+  if (option) {
+    seen.add(option);
+    if (option.valueName === undefined && equals !== -1) {
+      return {
+        problem: {
           text: `${optionName} takes no value`,
           fix: (fixed) => {
-            fixed[at] = optionName;
+            fixed[index] = optionName;
           },
-        });
-      } else if (option.valueName !== undefined && equals === -1) {
-        const value = argv[index + 1];
-        if (value === undefined || isOptionLike(value)) {
-          problems.push({
+        },
+        tokens: 1,
+      };
+    }
+    if (option.valueName !== undefined && equals === -1) {
+      const value = argv[index + 1];
+      if (value === undefined || isOptionLike(value)) {
+        return {
+          problem: {
             text: `${optionName} needs a value: ${optionWithValue(option, optionName)}`,
             fix: undefined,
-          });
-        } else {
-          index++;
-        }
+          },
+          tokens: 1,
+        };
       }
-      continue;
+      return { problem: undefined, tokens: 2 };
     }
-    const nearest = nearestOption(optionName, spec.options);
-    if (nearest === undefined) {
-      const known = spec.options.map((each) => each.names[0]).join(", ");
-      problems.push({
+    return { problem: undefined, tokens: 1 };
+  }
+  const nearest = nearestOption(optionName, spec.options);
+  if (nearest === undefined) {
+    const known = spec.options.map((each) => each.names[0]).join(", ");
+    return {
+      problem: {
         text: `unknown option ${optionName} (${known === "" ? "it takes no options" : `its options are ${known}`})`,
         fix: undefined,
-      });
-      continue;
-    }
-    const [meant, meantName] = nearest;
-    seen.add(meant);
-    const at = index;
-    // The mistyped option takes what the one meant takes.
-    const next = argv[index + 1];
-    const needsValue = meant.valueName !== undefined && equals === -1;
-    const hasValue = next !== undefined && !isOptionLike(next);
-    if (needsValue && hasValue) index++;
-    problems.push(
+      },
+      tokens: 1,
+    };
+  }
+  const [meant, meantName] = nearest;
+  seen.add(meant);
+  // The mistyped option takes what the one meant takes.
+  const next = argv[index + 1];
+  const needsValue = meant.valueName !== undefined && equals === -1;
+  const hasValue = next !== undefined && !isOptionLike(next);
+  return {
+    problem:
       needsValue && !hasValue
         ? {
             text: `unknown option ${optionName} (did you mean ${optionWithValue(meant, meantName)}?)`,
@@ -343,11 +368,20 @@ function argumentProblems(argv: readonly string[], spec: CommandSpec): Problem[]
         : {
             text: `unknown option ${optionName} (did you mean ${meantName}?)`,
             fix: (fixed) => {
-              fixed[at] = equals === -1 ? meantName : `${meantName}${token.slice(equals)}`;
+              fixed[index] = equals === -1 ? meantName : `${meantName}${token.slice(equals)}`;
             },
           },
-    );
-  }
+    tokens: needsValue && hasValue ? 2 : 1,
+  };
+}
+
+/** Missing and unexpected positionals, then required options not `seen`. */
+function missingAndExtraProblems(
+  positionals: readonly string[],
+  spec: CommandSpec,
+  seen: ReadonlySet<OptionSpec>,
+): Problem[] {
+  const problems: Problem[] = [];
   const fixed = spec.positionals.filter((each) => !each.repeated);
   const repeated = spec.positionals.find((each) => each.repeated);
   const required = spec.positionals.filter((each) => each.required);

@@ -84,16 +84,12 @@ export interface ImportOptions {
   readonly log: (message: string) => void;
 }
 
-export async function writeImportStream(options: ImportOptions): Promise<{ commits: number; blobs: number }> {
-  const { cache, ref, output } = options;
-  const tip = cache.tip();
-  const write = (data: string | Buffer) => output.write(data);
-  write("feature done\n");
-  if (!tip) {
-    write("done\n");
-    return { commits: 0, blobs: 0 };
-  }
-  let have = options.have;
+/** The commits from `have` (exclusive, when the cache's history holds it) to `tip`, parents first. */
+async function commitsToImport(
+  cache: ProjectCache,
+  tip: string,
+  have: string | undefined,
+): Promise<string[]> {
   if (have) {
     const known = await runGit(cache.repo, ["merge-base", "--is-ancestor", have, tip]).then(
       () => true,
@@ -108,26 +104,36 @@ export async function writeImportStream(options: ImportOptions): Promise<{ commi
     tip,
     ...(have ? [`^${have}`] : []),
   ]);
-  const commitIds = revList.stdout
+  return revList.stdout
     .toString("utf8")
     .split("\n")
     .filter((line) => line !== "");
-  const commitObjects = await readObjects(cache.repo, commitIds);
-  const parsed = new Map(
-    commitIds.map((oid) => [oid, parseCommitObject(commitObjects.get(oid) ?? Buffer.alloc(0))]),
-  );
+}
+
+/** Each commit's changes against its first parent (against nothing for a root). */
+async function changesOf(
+  cache: ProjectCache,
+  commitIds: readonly string[],
+  parsed: ReadonlyMap<string, ParsedCommit>,
+): Promise<Map<string, Change[]>> {
   const diffInput = commitIds.map((oid) => {
     const parent = parsed.get(oid)?.parents[0];
     return parent ? `${oid} ${parent}` : oid;
   });
-  const diffs = parseDiffTree(
+  return parseDiffTree(
     (
       await runGit(cache.repo, ["diff-tree", "--stdin", "-z", "-r", "--root", "--always", "--no-renames"], {
         input: `${diffInput.join("\n")}\n`,
       })
     ).stdout,
   );
+}
 
+/** The contents of every blob the changes add or modify: from the cache database, else its repo. */
+async function blobContents(
+  cache: ProjectCache,
+  diffs: ReadonlyMap<string, readonly Change[]>,
+): Promise<Map<string, Buffer>> {
   const blobIds = new Set<string>();
   for (const changes of diffs.values()) {
     for (const change of changes)
@@ -141,6 +147,64 @@ export async function writeImportStream(options: ImportOptions): Promise<{ commi
     else missing.push(oid);
   }
   for (const [oid, content] of await readObjects(cache.repo, missing)) contents.set(oid, content);
+  return contents;
+}
+
+/** One commit's fast-import `commit` command (a `reset` first for a second root), its changes inline. */
+function writeCommit(
+  write: (data: string | Buffer) => void,
+  ref: string,
+  commit: ParsedCommit,
+  index: number,
+  marks: ReadonlyMap<string, number>,
+  changes: readonly Change[],
+  contents: ReadonlyMap<string, Buffer>,
+): void {
+  const mark = index + 1;
+  // Without `from`, fast-import would continue the branch it built so far: a second root needs a reset.
+  if (commit.parents.length === 0 && index > 0) write(`reset ${ref}\n\n`);
+  write(`commit ${ref}\nmark :${mark}\nauthor ${commit.author}\ncommitter ${commit.committer}\n`);
+  if (commit.encoding) write(`encoding ${commit.encoding}\n`);
+  write(`data ${commit.message.length}\n`);
+  write(commit.message);
+  write("\n");
+  commit.parents.forEach((parent, p) => {
+    const from = marks.has(parent) ? `:${marks.get(parent)}` : parent;
+    write(`${p === 0 ? "from" : "merge"} ${from}\n`);
+  });
+  for (const change of changes) {
+    if (change.status === "D") {
+      write(`D ${quotePath(change.path)}\n`);
+      continue;
+    }
+    const content = contents.get(change.oid);
+    if (!content)
+      throw new Error(
+        `blob ${change.oid} of ${change.path} is neither in the cache database nor in its repo`,
+      );
+    write(`M ${change.mode} inline ${quotePath(change.path)}\ndata ${content.length}\n`);
+    write(content);
+    write("\n");
+  }
+  write("\n");
+}
+
+export async function writeImportStream(options: ImportOptions): Promise<{ commits: number; blobs: number }> {
+  const { cache, ref, output } = options;
+  const tip = cache.tip();
+  const write = (data: string | Buffer) => output.write(data);
+  write("feature done\n");
+  if (!tip) {
+    write("done\n");
+    return { commits: 0, blobs: 0 };
+  }
+  const commitIds = await commitsToImport(cache, tip, options.have);
+  const commitObjects = await readObjects(cache.repo, commitIds);
+  const parsed = new Map(
+    commitIds.map((oid) => [oid, parseCommitObject(commitObjects.get(oid) ?? Buffer.alloc(0))]),
+  );
+  const diffs = await changesOf(cache, commitIds, parsed);
+  const contents = await blobContents(cache, diffs);
 
   const marks = new Map<string, number>();
   commitIds.forEach((oid, index) => {
@@ -152,34 +216,8 @@ export async function writeImportStream(options: ImportOptions): Promise<{ commi
           "so its id will differ: fetch with protocol v2 (the default) instead",
       );
     }
-    const mark = index + 1;
-    marks.set(oid, mark);
-    // Without `from`, fast-import would continue the branch it built so far: a second root needs a reset.
-    if (commit.parents.length === 0 && index > 0) write(`reset ${ref}\n\n`);
-    write(`commit ${ref}\nmark :${mark}\nauthor ${commit.author}\ncommitter ${commit.committer}\n`);
-    if (commit.encoding) write(`encoding ${commit.encoding}\n`);
-    write(`data ${commit.message.length}\n`);
-    write(commit.message);
-    write("\n");
-    commit.parents.forEach((parent, p) => {
-      const from = marks.has(parent) ? `:${marks.get(parent)}` : parent;
-      write(`${p === 0 ? "from" : "merge"} ${from}\n`);
-    });
-    for (const change of diffs.get(oid) ?? []) {
-      if (change.status === "D") {
-        write(`D ${quotePath(change.path)}\n`);
-        continue;
-      }
-      const content = contents.get(change.oid);
-      if (!content)
-        throw new Error(
-          `blob ${change.oid} of ${change.path} is neither in the cache database nor in its repo`,
-        );
-      write(`M ${change.mode} inline ${quotePath(change.path)}\ndata ${content.length}\n`);
-      write(content);
-      write("\n");
-    }
-    write("\n");
+    marks.set(oid, index + 1);
+    writeCommit(write, ref, commit, index, marks, diffs.get(oid) ?? [], contents);
   });
   write("done\n");
   return { commits: commitIds.length, blobs: contents.size };

@@ -1,10 +1,13 @@
 /**
- * `git-remote-svc <remote> <url>`: the remote helper (gitremote-helpers(7); DESIGN.md §4).
+ * `git-remote-svc <remote> <url>`: the remote helper (gitremote-helpers(7); DESIGN.md §4). It speaks
+ * `stateless-connect` (fetch and clone, protocol v2), `import` (git's fallback for fetch), `push`, `list` and
+ * `option`.
  *
  * stdout carries only the protocol; everything for people goes to stderr. Startup is on the hot path (git
  * starts the helper once per lazy fetch), so this module loads only the pkt-line reader; the cache, SQLite
  * and the backend are imported when a command needs them.
  */
+import type { Writable } from "node:stream";
 import { ByteReader } from "./pktline.js";
 import type { Session } from "./session.js";
 
@@ -16,17 +19,122 @@ function remoteRefPrefix(remote: string): string {
   return /^[A-Za-z0-9._-]+$/.test(remote) ? remote : "svc-url";
 }
 
+/** What answering git's commands needs: where they come from and go, and the session, opened on first need. */
+interface HelperContext {
+  readonly io: { stdout: Writable };
+  readonly input: ByteReader;
+  /** `refs/svc/<remote>`: where the helper's refspec puts the server's branches. */
+  readonly refPrefix: string;
+  readonly log: (message: string) => void;
+  readonly open: () => Promise<Session>;
+  /** Set when a push had a ref rejected: the helper then exits with EXIT_REJECTED. */
+  rejected: boolean;
+}
+
+/** `SVC_TRACE`'s timestamped lines on stderr, or nothing. */
+function traceTo(log: (message: string) => void): (message: string) => void {
+  const started = performance.now();
+  return process.env.SVC_TRACE
+    ? (message: string) =>
+        log(`svc-trace ${process.pid} +${Math.round(performance.now() - started)}ms ${message}`)
+    : () => {};
+}
+
+/** The rest of a batch (`import …` or `push …` lines ended by a blank line): the arguments of `command`'s lines. */
+async function readBatch(input: ByteReader, command: string): Promise<string[]> {
+  const args: string[] = [];
+  for (;;) {
+    const next = await input.readLine();
+    if (next === undefined || next === "") return args;
+    if (next.startsWith(`${command} `)) args.push(next.slice(command.length + 1));
+  }
+}
+
+async function answerList(context: HelperContext, args: readonly string[]): Promise<void> {
+  if (args[0] === "for-push") {
+    // Unknown on purpose: with the real id git would lazily fetch it and then refuse, by itself, a
+    // user who is behind on other records; staleness is judged per record by the push itself.
+    context.io.stdout.write("? refs/heads/main\n@refs/heads/main HEAD\n\n");
+    return;
+  }
+  const session = await context.open();
+  const tip = await session.prepare({ sync: true });
+  context.io.stdout.write(`${tip} refs/heads/main\n@refs/heads/main HEAD\n\n`);
+}
+
+async function answerPush(context: HelperContext, args: readonly string[]): Promise<void> {
+  const specs = [args.join(" "), ...(await readBatch(context.input, "push"))];
+  const session = await context.open();
+  const replies = await session.push(specs);
+  context.io.stdout.write(`${replies.join("\n")}\n\n`);
+  // `error <ref> up to date` is how git is told there was nothing to push ("Everything up-to-date"),
+  // not a rejection: git exits with the helper's status, and a no-op push must exit 0.
+  if (replies.some((reply) => reply.startsWith("error") && !/^error \S+ up to date$/.test(reply)))
+    context.rejected = true;
+}
+
+/** Answers one command line; returns the exit code when the helper is done, undefined to read on. */
+async function answerCommand(context: HelperContext, line: string): Promise<number | undefined> {
+  const { io, input, refPrefix } = context;
+  const [command = "", ...args] = line.split(" ");
+  switch (command) {
+    case "capabilities":
+      io.stdout.write(`stateless-connect\nimport\npush\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
+      return undefined;
+    case "option": {
+      const [name] = args;
+      io.stdout.write(
+        name === "from-promisor" || name === "verbosity" || name === "progress" ? "ok\n" : "unsupported\n",
+      );
+      return undefined;
+    }
+    case "list":
+      await answerList(context, args);
+      return undefined;
+    case "import": {
+      // git names each ref it wants; the helper has one branch and imports it whichever git named.
+      await readBatch(input, "import");
+      const session = await context.open();
+      await session.importRefs(`${refPrefix}/main`, io.stdout);
+      return undefined;
+    }
+    case "push":
+      await answerPush(context, args);
+      return undefined;
+    case "stateless-connect": {
+      if (args[0] !== "git-upload-pack") {
+        io.stdout.write("fallback\n");
+        return undefined;
+      }
+      const session = await context.open();
+      io.stdout.write("\n");
+      await session.serve(input, io.stdout);
+      return 0;
+    }
+    default:
+      context.log(
+        `git-remote-svc: unknown command ${JSON.stringify(line.slice(0, 80))}; this helper speaks stateless-connect, import and push`,
+      );
+      return EXIT_BROKEN;
+  }
+}
+
+/** Says on stderr why the helper failed: a user-facing failure once, a bug with its stack. */
+async function reportFailure(error: unknown, log: (message: string) => void): Promise<void> {
+  const { SvcError } = await import("../backends/errors.js");
+  // An error whose message is already on stderr (written before git was answered) is not repeated.
+  if (error instanceof SvcError) {
+    if (error.data.reported !== true) log(`svc: ${error.message}`);
+  } else log(`svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}`);
+}
+
 export async function main(
   argv: readonly string[],
   io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
   const [remote = "", url = ""] = argv;
   const log = (message: string) => io.stderr.write(`${message}\n`);
-  const started = performance.now();
-  const trace = process.env.SVC_TRACE
-    ? (message: string) =>
-        log(`svc-trace ${process.pid} +${Math.round(performance.now() - started)}ms ${message}`)
-    : () => {};
+  const trace = traceTo(log);
   if (url === "") {
     log(
       "usage: git-remote-svc <remote> <url>; git runs it for svc:: URLs, e.g. git clone svc::http://127.0.0.1:7878/projects/demo",
@@ -38,99 +146,33 @@ export async function main(
   io.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") log(`git-remote-svc: cannot write to git: ${error.message}`);
   });
-  const input = new ByteReader(io.stdin);
   const refPrefix = `refs/svc/${remoteRefPrefix(remote)}`;
   let session: Session | undefined;
-  let rejected = false;
-  const open = async () => {
-    if (!session) {
-      const { openSession } = await import("./session.js");
-      session = await openSession({ remote, url, privateRefPrefix: refPrefix, log, trace });
-    }
-    return session;
+  const context: HelperContext = {
+    io,
+    input: new ByteReader(io.stdin),
+    refPrefix,
+    log,
+    open: async () => {
+      if (!session) {
+        const { openSession } = await import("./session.js");
+        session = await openSession({ remote, url, privateRefPrefix: refPrefix, log, trace });
+      }
+      return session;
+    },
+    rejected: false,
   };
 
   try {
     for (;;) {
-      const line = await input.readLine();
-      if (line === undefined || line === "") return rejected ? EXIT_REJECTED : 0;
+      const line = await context.input.readLine();
+      if (line === undefined || line === "") return context.rejected ? EXIT_REJECTED : 0;
       trace(`< ${line}`);
-      const [command = "", ...args] = line.split(" ");
-      switch (command) {
-        case "capabilities":
-          io.stdout.write(`stateless-connect\nimport\npush\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
-          break;
-        case "option": {
-          const [name] = args;
-          io.stdout.write(
-            name === "from-promisor" || name === "verbosity" || name === "progress"
-              ? "ok\n"
-              : "unsupported\n",
-          );
-          break;
-        }
-        case "list": {
-          if (args[0] === "for-push") {
-            // Unknown on purpose: with the real id git would lazily fetch it and then refuse, by itself, a
-            // user who is behind on other records; staleness is judged per record by the push itself.
-            io.stdout.write("? refs/heads/main\n@refs/heads/main HEAD\n\n");
-            break;
-          }
-          const current = await open();
-          const tip = await current.prepare({ sync: true });
-          io.stdout.write(`${tip} refs/heads/main\n@refs/heads/main HEAD\n\n`);
-          break;
-        }
-        case "import": {
-          const refs = [args.join(" ")];
-          for (;;) {
-            const next = await input.readLine();
-            if (next === undefined || next === "") break;
-            if (next.startsWith("import ")) refs.push(next.slice(7));
-          }
-          const current = await open();
-          await current.importRefs(`${refPrefix}/main`, io.stdout);
-          break;
-        }
-        case "push": {
-          const specs = [args.join(" ")];
-          for (;;) {
-            const next = await input.readLine();
-            if (next === undefined || next === "") break;
-            if (next.startsWith("push ")) specs.push(next.slice(5));
-          }
-          const current = await open();
-          const replies = await current.push(specs);
-          io.stdout.write(`${replies.join("\n")}\n\n`);
-          // `error <ref> up to date` is how git is told there was nothing to push ("Everything up-to-date"),
-          // not a rejection: git exits with the helper's status, and a no-op push must exit 0.
-          if (replies.some((reply) => reply.startsWith("error") && !/^error \S+ up to date$/.test(reply)))
-            rejected = true;
-          break;
-        }
-        case "stateless-connect": {
-          if (args[0] !== "git-upload-pack") {
-            io.stdout.write("fallback\n");
-            break;
-          }
-          const current = await open();
-          io.stdout.write("\n");
-          await current.serve(input, io.stdout);
-          return 0;
-        }
-        default:
-          log(
-            `git-remote-svc: unknown command ${JSON.stringify(line.slice(0, 80))}; this helper speaks stateless-connect and import`,
-          );
-          return EXIT_BROKEN;
-      }
+      const exit = await answerCommand(context, line);
+      if (exit !== undefined) return exit;
     }
   } catch (error) {
-    const { SvcError } = await import("../backends/errors.js");
-    // An error whose message is already on stderr (written before git was answered) is not repeated.
-    if (error instanceof SvcError) {
-      if (error.data.reported !== true) log(`svc: ${error.message}`);
-    } else log(`svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}`);
+    await reportFailure(error, log);
     return EXIT_BROKEN;
   } finally {
     session?.close();

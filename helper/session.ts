@@ -137,15 +137,16 @@ export interface Session {
   close(): void;
 }
 
-export async function openSession(options: {
+interface SessionOptions {
   remote: string;
   url: string;
   /** `refs/svc/<remote>`: where the helper's refspec puts the server's branches in the user's repository. */
   privateRefPrefix: string;
   log: (message: string) => void;
   trace: (message: string) => void;
-}): Promise<Session> {
-  const { log, trace } = options;
+}
+
+export async function openSession(options: SessionOptions): Promise<Session> {
   if (process.env[COPYING_HISTORY_VARIABLE]) {
     throw new UserFacingError(
       "SVC_STORE",
@@ -154,163 +155,197 @@ export async function openSession(options: {
   }
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
-  // One git spawn for every svc.* setting, on first need: a fetch of commits after ls-refs, a lazy fetch
-  // for svc.prefetchBytes.
-  let settingsRead: Promise<Map<string, string>> | undefined;
-  const userSettings = () => {
-    settingsRead ??= readSettings();
-    return settingsRead;
-  };
-  let pullConfigured = false;
   const user = userRepository([`refs/remotes/${options.remote}/main`, `${options.privateRefPrefix}/main`]);
-  const { backend, opened } = await connect(remote, agent, user, log, trace);
-  const cache = opened.cache;
-  trace(`cache ${cache.dir}`);
-  // A cache built just now holds a full listing: the first ls-refs needs no sync.
-  let justBuilt = opened.built !== undefined;
+  const { backend, opened } = await connect(remote, agent, user, options.log, options.trace);
+  options.trace(`cache ${opened.cache.dir}`);
+  return new CacheSession(options, remote, user, backend, opened);
+}
 
-  const session: Session = {
-    async prepare({ sync }) {
-      let tip = cache.tip();
-      if (!sync && tip) return tip;
-      const settings = await userSettings();
-      trace("settings read");
-      if (!settings.has("pull.rebase") && !settings.has("pull.ff") && !pullConfigured) {
-        // git 2.27+ stops `git pull` on divergent branches until one of these is chosen; svc's flow is the
-        // merge (a record changed on both sides becomes conflict markers), so a clone that has no choice
-        // at any level gets `pull.rebase=false` in its own config. A user's own choice is left alone.
-        pullConfigured = true;
-        await userGit(["config", "pull.rebase", "false"]);
-      }
-      const syncInterval = readSyncInterval(settings);
-      const reconcile = readDurationMs(
-        "git config svc.reconcileInterval",
-        settings.get("svc.reconcileinterval"),
-        { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
+/** A session over one opened cache and its backend; each git command is one method. */
+class CacheSession implements Session {
+  private readonly cache: OpenedCache["cache"];
+  private readonly log: (message: string) => void;
+  private readonly trace: (message: string) => void;
+  /** One git spawn for every svc.* setting, on first need: a fetch of commits after ls-refs, a lazy fetch for svc.prefetchBytes. */
+  private settingsRead: Promise<Map<string, string>> | undefined;
+  private pullConfigured = false;
+  /** A cache built just now holds a full listing: the first ls-refs needs no sync. */
+  private justBuilt: boolean;
+
+  constructor(
+    private readonly options: SessionOptions,
+    private readonly remote: RemoteUrl,
+    private readonly user: UserRepository,
+    private readonly backend: Backend,
+    opened: OpenedCache,
+  ) {
+    this.cache = opened.cache;
+    this.log = options.log;
+    this.trace = options.trace;
+    this.justBuilt = opened.built !== undefined;
+  }
+
+  private userSettings(): Promise<Map<string, string>> {
+    this.settingsRead ??= readSettings();
+    return this.settingsRead;
+  }
+
+  async prepare({ sync }: { sync: boolean }): Promise<string> {
+    const { cache, backend, log, trace } = this;
+    let tip = cache.tip();
+    if (!sync && tip) return tip;
+    const settings = await this.userSettings();
+    trace("settings read");
+    await this.configurePull(settings);
+    const syncInterval = readSyncInterval(settings);
+    const reconcileIntervalMs = readDurationMs(
+      "git config svc.reconcileInterval",
+      settings.get("svc.reconcileinterval"),
+      { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
+    );
+    if (await continueUserHistory(cache, backend, this.user, log)) tip = cache.tip();
+    if (tip && this.justBuilt) {
+      this.justBuilt = false;
+      trace("sync skipped: the cache was just built from a full listing");
+      return tip;
+    }
+    const age = Date.now() - cache.db.syncState().last_sync_ms;
+    if (tip && syncInterval.ms > 0 && age < syncInterval.ms) {
+      // Opt-in only (DESIGN.md §4): an explicit fetch asks the server unless the user chose otherwise.
+      log(
+        `svc: served the cached state of ${backend.description} from ${formatAge(age)} ago (${syncInterval.shown}); ` +
+          `run ${askServerCommand()} to ask the server`,
       );
-      if (await continueUserHistory(cache, backend, user, log)) tip = cache.tip();
-      if (tip && justBuilt) {
-        justBuilt = false;
-        trace("sync skipped: the cache was just built from a full listing");
-        return tip;
+      return tip;
+    }
+    try {
+      const result = await syncCache(cache, backend, { reconcileIntervalMs, trace });
+      trace(`synced: ${JSON.stringify(result)}`);
+      if (result.commit) await cache.consolidateIfDue(log);
+      return result.tip;
+    } catch (error) {
+      return this.syncFailed(error, tip);
+    }
+  }
+
+  /**
+   * git 2.27+ stops `git pull` on divergent branches until `pull.rebase` or `pull.ff` is chosen; svc's flow
+   * is the merge (a record changed on both sides becomes conflict markers), so a clone that has no choice
+   * at any level gets `pull.rebase=false` in its own config. A user's own choice is left alone.
+   */
+  private async configurePull(settings: ReadonlyMap<string, string>): Promise<void> {
+    if (settings.has("pull.rebase") || settings.has("pull.ff") || this.pullConfigured) return;
+    this.pullConfigured = true;
+    await userGit(["config", "pull.rebase", "false"]);
+  }
+
+  /** A sync that failed: the cached tip with a warning when there is one, else a refusal. */
+  private syncFailed(error: unknown, tip: string | undefined): string {
+    const { cache, backend } = this;
+    cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
+    if (!(error instanceof SvcError)) throw error;
+    if (!tip) {
+      throw new UserFacingError(
+        "SVC_BACKEND",
+        error instanceof BackendUnreachableError
+          ? `${error.message}\nno cached copy of ${backend.description} exists yet, so there is nothing to serve; start the server or check the URL ${this.remote.url}`
+          : error.message,
+        { cause: error },
+      );
+    }
+    this.log(
+      `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state${cachedAge(cache)}`,
+    );
+    return tip;
+  }
+
+  serve(input: ByteReader, output: Writable): Promise<void> {
+    const { cache, backend } = this;
+    return serveUploadPack({
+      cache,
+      input,
+      output,
+      limit: blobLimit(),
+      cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
+      explainRefusal: (wanted, limit, filtered) =>
+        refusalMessage({
+          wanted,
+          limit,
+          filtered,
+          paths: cache.db.treeEntries().map((entry) => entry.path),
+          folder: backend.schema.folder,
+          place: { env: process.env, cwd: process.cwd() },
+        }),
+      log: this.log,
+      trace: this.trace,
+      prefetchBytes: async () => readPrefetchBytes(await this.userSettings()),
+      userObjects: userObjectsDir({ env: process.env, cwd: process.cwd() }),
+      beforeListRefs: async () => {
+        await this.prepare({ sync: true });
+      },
+    });
+  }
+
+  async importRefs(ref: string, output: Writable): Promise<void> {
+    const { cache } = this;
+    const have = (await userGitOutput(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
+    // Loaded on use (as is push.js): a fetch or a lazy blob batch, the common starts, needs neither.
+    const { writeImportStream } = await import("./import.js");
+    const result = await writeImportStream({ cache, ref, have: have || undefined, output, log: this.log });
+    cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
+  }
+
+  async push(specs: readonly string[]): Promise<string[]> {
+    const replies: string[] = [];
+    const [settings, { pushMain }] = await Promise.all([this.userSettings(), import("./push.js")]);
+    await continueUserHistory(this.cache, this.backend, this.user, this.log);
+    for (const spec of specs) {
+      const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
+      const { backend } = this;
+      const refused = this.refusedPush(src, dst);
+      if (refused !== undefined || !isWritable(backend)) {
+        replies.push(`error ${dst} ${refused ?? `the ${backend.kind} backend does not accept writes`}`);
+        continue;
       }
-      const age = Date.now() - cache.db.syncState().last_sync_ms;
-      if (tip && syncInterval.ms > 0 && age < syncInterval.ms) {
-        // Opt-in only (DESIGN.md §4): an explicit fetch asks the server unless the user chose otherwise.
-        log(
-          `svc: served the cached state of ${backend.description} from ${formatAge(age)} ago (${syncInterval.shown}); ` +
-            `run ${askServerCommand()} to ask the server`,
-        );
-        return tip;
-      }
-      try {
-        const result = await syncCache(cache, backend, { reconcileIntervalMs: reconcile, trace });
-        trace(`synced: ${JSON.stringify(result)}`);
-        if (result.commit) await cache.consolidateIfDue(log);
-        return result.tip;
-      } catch (error) {
-        cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
-        if (!(error instanceof SvcError)) throw error;
-        if (!tip) {
-          throw new UserFacingError(
-            "SVC_BACKEND",
-            error instanceof BackendUnreachableError
-              ? `${error.message}\nno cached copy of ${backend.description} exists yet, so there is nothing to serve; start the server or check the URL ${remote.url}`
-              : error.message,
-            { cause: error },
-          );
-        }
-        log(
-          `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state${cachedAge(cache)}`,
-        );
-        return tip;
-      }
-    },
-    serve(input, output) {
-      return serveUploadPack({
-        cache,
-        input,
-        output,
-        limit: blobLimit(),
-        cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
-        explainRefusal: (wanted, limit, filtered) =>
-          refusalMessage({
-            wanted,
-            limit,
-            filtered,
-            paths: cache.db.treeEntries().map((entry) => entry.path),
-            folder: backend.schema.folder,
-            place: { env: process.env, cwd: process.cwd() },
-          }),
-        log,
-        trace,
-        prefetchBytes: async () => readPrefetchBytes(await userSettings()),
-        userObjects: userObjectsDir({ env: process.env, cwd: process.cwd() }),
-        beforeListRefs: async () => {
-          await session.prepare({ sync: true });
+      const reply = await pushMain(
+        {
+          cache: this.cache,
+          backend,
+          remote: this.options.remote,
+          autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
+          bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", { fallback: 5, zero: "no limit" }),
+          forced: spec.startsWith("+"),
+          log: this.log,
+          trace: this.trace,
         },
+        src,
+      ).catch((error: unknown): PushReply => {
+        // A failure with a message for people still gets git's `[remote rejected]` line, not a bare exit.
+        if (!(error instanceof SvcError)) throw error;
+        this.log(`svc: ${error.message}`);
+        return { ok: false, reason: error.message.split("\n")[0] ?? "" };
       });
-    },
-    async importRefs(ref, output) {
-      const have = (await userGitOutput(["rev-parse", "--verify", "-q", `${ref}^{commit}`]))?.trim();
-      // Loaded on use (as is push.js): a fetch or a lazy blob batch, the common starts, needs neither.
-      const { writeImportStream } = await import("./import.js");
-      const result = await writeImportStream({ cache, ref, have: have || undefined, output, log });
-      cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
-    },
-    async push(specs) {
-      const replies: string[] = [];
-      const [settings, { pushMain }] = await Promise.all([userSettings(), import("./push.js")]);
-      await continueUserHistory(cache, backend, user, log);
-      for (const spec of specs) {
-        const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
-        if (dst.startsWith("refs/tags/")) {
-          replies.push(
-            `error ${dst} svc keeps records, not tags: the tag stays in your clone; push commits with git push ${options.remote} HEAD:main`,
-          );
-          continue;
-        }
-        if (dst !== "refs/heads/main") {
-          replies.push(`error ${dst} svc keeps one branch, main; push to it with git push origin HEAD:main`);
-          continue;
-        }
-        if (src === "") {
-          replies.push(`error ${dst} the server's main cannot be deleted`);
-          continue;
-        }
-        if (!isWritable(backend)) {
-          replies.push(`error ${dst} the ${backend.kind} backend does not accept writes`);
-          continue;
-        }
-        const reply = await pushMain(
-          {
-            cache,
-            backend,
-            remote: options.remote,
-            autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
-            bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", { fallback: 5, zero: "no limit" }),
-            forced: spec.startsWith("+"),
-            log,
-            trace,
-          },
-          src,
-        ).catch((error: unknown): PushReply => {
-          // A failure with a message for people still gets git's `[remote rejected]` line, not a bare exit.
-          if (!(error instanceof SvcError)) throw error;
-          log(`svc: ${error.message}`);
-          return { ok: false, reason: error.message.split("\n")[0] ?? "" };
-        });
-        if (reply.ok) {
-          replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
-        } else {
-          replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);
-        }
+      if (reply.ok) {
+        replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
+      } else {
+        replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);
       }
-      return replies;
-    },
-    close() {
-      cache.close();
-    },
-  };
-  return session;
+    }
+    return replies;
+  }
+
+  /** Why a push of `src` to `dst` is refused whatever the backend, undefined when it may go on. */
+  private refusedPush(src: string, dst: string): string | undefined {
+    if (dst.startsWith("refs/tags/")) {
+      return `svc keeps records, not tags: the tag stays in your clone; push commits with git push ${this.options.remote} HEAD:main`;
+    }
+    if (dst !== "refs/heads/main")
+      return "svc keeps one branch, main; push to it with git push origin HEAD:main";
+    if (src === "") return "the server's main cannot be deleted";
+    return undefined;
+  }
+
+  close(): void {
+    this.cache.close();
+  }
 }

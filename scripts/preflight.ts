@@ -63,9 +63,11 @@ function refusalHint(what: string, status: number, headers: Readonly<Record<stri
   return "";
 }
 
-export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
-  const has = (...names: string[]) => names.filter((name) => !env[name]);
-  const get = async (url: string, headers: Record<string, string>, what: string) => {
+/** GETs a JSON answer; anything but 200 is an error naming the target and what to check. */
+type GetJson = (url: string, headers: Record<string, string>, what: string) => Promise<unknown>;
+
+function getJsonWith(http: HttpClient): GetJson {
+  return async (url, headers, what) => {
     const response = await http.request({
       method: "GET",
       url,
@@ -79,39 +81,51 @@ export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
     }
     return JSON.parse(response.body.toString("utf8")) as unknown;
   };
+}
+
+/** The names among `names` that `env` lacks. */
+function missingIn(env: NodeJS.ProcessEnv, ...names: string[]): string[] {
+  return names.filter((name) => !env[name]);
+}
+
+function wikiTarget(env: NodeJS.ProcessEnv, get: GetJson): Target {
+  const wikiMissing = missingIn(env, "VENDOR_API_KEY", "VENDOR_EMAIL", "SVC_WIKI_TENANT");
+  return {
+    name: "wiki",
+    configured: wikiMissing.length < 3,
+    missing: wikiMissing,
+    async check() {
+      checkTenant(env.SVC_WIKI_TENANT ?? "");
+      const base = (env.SVC_WIKI_BASE_URL || `https://${env.SVC_WIKI_TENANT}.${WIKI_VENDOR_DOMAIN}`).replace(
+        /\/+$/,
+        "",
+      );
+      const space = env.SVC_WIKI_TEST_SPACE;
+      const auth = { authorization: basic(env.VENDOR_EMAIL ?? "", env.VENDOR_API_KEY ?? "") };
+      const value = (await get(
+        `${base}/wiki/api/v2/spaces?${space ? `keys=${encodeURIComponent(space)}` : "limit=1"}`,
+        auth,
+        "wiki",
+      )) as { results?: unknown[] };
+      if (space && (value.results ?? []).length === 0)
+        throw new SvcError("SVC_BACKEND", `wiki: space ${space} not found`);
+      return space ? `space ${space} found` : "reachable (set SVC_WIKI_TEST_SPACE to check the test space)";
+    },
+  };
+}
+
+/** The forge token (and its repository, if named), then the scratch repository. */
+function forgeTargets(env: NodeJS.ProcessEnv, get: GetJson): Target[] {
   const forgeBase = (env.SVC_FORGE_BASE_URL || "https://api.github.com").replace(/\/+$/, "");
   const forgeHeaders = () => ({
     authorization: `Bearer ${env.FORGE_TOKEN}`,
     "x-github-api-version": "2022-11-28",
   });
-  const wikiMissing = has("VENDOR_API_KEY", "VENDOR_EMAIL", "SVC_WIKI_TENANT");
-  const trackerMissing = has("TRACKER_EMAIL", "TRACKER_API_TOKEN", "SVC_TRACKER_INSTANCE");
   return [
-    {
-      name: "wiki",
-      configured: wikiMissing.length < 3,
-      missing: wikiMissing,
-      async check() {
-        checkTenant(env.SVC_WIKI_TENANT ?? "");
-        const base = (
-          env.SVC_WIKI_BASE_URL || `https://${env.SVC_WIKI_TENANT}.${WIKI_VENDOR_DOMAIN}`
-        ).replace(/\/+$/, "");
-        const space = env.SVC_WIKI_TEST_SPACE;
-        const auth = { authorization: basic(env.VENDOR_EMAIL ?? "", env.VENDOR_API_KEY ?? "") };
-        const value = (await get(
-          `${base}/wiki/api/v2/spaces?${space ? `keys=${encodeURIComponent(space)}` : "limit=1"}`,
-          auth,
-          "wiki",
-        )) as { results?: unknown[] };
-        if (space && (value.results ?? []).length === 0)
-          throw new SvcError("SVC_BACKEND", `wiki: space ${space} not found`);
-        return space ? `space ${space} found` : "reachable (set SVC_WIKI_TEST_SPACE to check the test space)";
-      },
-    },
     {
       name: "forge",
       configured: Boolean(env.FORGE_TOKEN),
-      missing: has("FORGE_TOKEN"),
+      missing: missingIn(env, "FORGE_TOKEN"),
       async check() {
         const repo = env.SVC_FORGE_REPO;
         await get(repo ? `${forgeBase}/repos/${repo}` : `${forgeBase}/user`, forgeHeaders(), "forge");
@@ -123,7 +137,7 @@ export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
     {
       name: "scratch repository",
       configured: Boolean(env.FORGE_TOKEN && env.SVC_SCRATCH_REPO),
-      missing: has("FORGE_TOKEN", "SVC_SCRATCH_REPO"),
+      missing: missingIn(env, "FORGE_TOKEN", "SVC_SCRATCH_REPO"),
       async check() {
         const value = (await get(
           `${forgeBase}/repos/${env.SVC_SCRATCH_REPO}`,
@@ -137,27 +151,36 @@ export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
           : "found";
       },
     },
-    {
-      name: "tracker",
-      configured: trackerMissing.length < 3,
-      missing: trackerMissing,
-      async check() {
-        const instance = env.SVC_TRACKER_INSTANCE ?? "";
-        checkTenant(instance);
-        const base = (env.SVC_TRACKER_BASE_URL || `https://${instance}.${WIKI_VENDOR_DOMAIN}`).replace(
-          /\/+$/,
-          "",
-        );
-        const project = env.TRACKER_TEST_PROJECT || env.SVC_TRACKER_PROJECT || "TEST";
-        await get(
-          `${base}/rest/api/3/project/${encodeURIComponent(project)}`,
-          { authorization: basic(env.TRACKER_EMAIL ?? "", env.TRACKER_API_TOKEN ?? "") },
-          "tracker",
-        );
-        return `project ${project} found`;
-      },
-    },
   ];
+}
+
+function trackerTarget(env: NodeJS.ProcessEnv, get: GetJson): Target {
+  const trackerMissing = missingIn(env, "TRACKER_EMAIL", "TRACKER_API_TOKEN", "SVC_TRACKER_INSTANCE");
+  return {
+    name: "tracker",
+    configured: trackerMissing.length < 3,
+    missing: trackerMissing,
+    async check() {
+      const instance = env.SVC_TRACKER_INSTANCE ?? "";
+      checkTenant(instance);
+      const base = (env.SVC_TRACKER_BASE_URL || `https://${instance}.${WIKI_VENDOR_DOMAIN}`).replace(
+        /\/+$/,
+        "",
+      );
+      const project = env.TRACKER_TEST_PROJECT || env.SVC_TRACKER_PROJECT || "TEST";
+      await get(
+        `${base}/rest/api/3/project/${encodeURIComponent(project)}`,
+        { authorization: basic(env.TRACKER_EMAIL ?? "", env.TRACKER_API_TOKEN ?? "") },
+        "tracker",
+      );
+      return `project ${project} found`;
+    },
+  };
+}
+
+export function targets(env: NodeJS.ProcessEnv, http: HttpClient): Target[] {
+  const get = getJsonWith(http);
+  return [wikiTarget(env, get), ...forgeTargets(env, get), trackerTarget(env, get)];
 }
 
 export async function preflight(env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {

@@ -9,7 +9,7 @@
  * - `answer`: do not forward; answer `status` with `body` (JSON) and `headers` instead.
  * - `reset`: forward, then destroy the client's connection without an answer (the server committed).
  */
-import { createServer, request } from "node:http";
+import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 
@@ -43,6 +43,54 @@ export interface FaultProxy {
   answered(method: string): Promise<void>;
 }
 
+/** The request as the fault rule sees it, counting it among those with its method. */
+function describeRequest(req: IncomingMessage, counts: Map<string, number>): ProxiedRequest {
+  const method = req.method ?? "";
+  const nth = counts.get(method) ?? 0;
+  counts.set(method, nth + 1);
+  const ifMatch = req.headers["if-match"];
+  return {
+    method,
+    path: req.url ?? "",
+    nth,
+    ifMatch: Array.isArray(ifMatch) ? ifMatch.join(", ") : ifMatch,
+  };
+}
+
+/**
+ * Passes the server's whole answer on to the client, as the fault says: at once, after `ms` (a timer kept in
+ * `timers` for the teardown), or not at all (the client's connection is reset). `answered` runs when the
+ * server's answer is complete.
+ */
+function relayAnswer(
+  answer: IncomingMessage,
+  req: IncomingMessage,
+  res: ServerResponse,
+  fault: Fault | undefined,
+  timers: Set<NodeJS.Timeout>,
+  answered: () => void,
+): void {
+  const chunks: Buffer[] = [];
+  answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+  answer.on("end", () => {
+    answered();
+    const reply = () => {
+      if (fault?.kind === "reset") {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      res.end(Buffer.concat(chunks));
+    };
+    if (fault?.kind !== "late") return reply();
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      reply();
+    }, fault.ms);
+    timers.add(timer);
+  });
+}
+
 export async function givenFaultProxy(t: ExecutionContext, target: string): Promise<FaultProxy> {
   const upstream = new URL(target);
   const requests: ProxiedRequest[] = [];
@@ -57,16 +105,8 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     }
   };
   const server = createServer((req, res) => {
-    const method = req.method ?? "";
-    const nth = counts.get(method) ?? 0;
-    counts.set(method, nth + 1);
-    const ifMatch = req.headers["if-match"];
-    const proxied = {
-      method,
-      path: req.url ?? "",
-      nth,
-      ifMatch: Array.isArray(ifMatch) ? ifMatch.join(", ") : ifMatch,
-    };
+    const proxied = describeRequest(req, counts);
+    const { method } = proxied;
     requests.push(proxied);
     const fault = rule?.(proxied);
     if (fault?.kind === "answer") {
@@ -83,27 +123,7 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
         path: req.url,
         headers: { ...req.headers, host: upstream.host },
       },
-      (answer) => {
-        const chunks: Buffer[] = [];
-        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
-        answer.on("end", () => {
-          notify(method);
-          const reply = () => {
-            if (fault?.kind === "reset") {
-              req.socket.destroy();
-              return;
-            }
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            res.end(Buffer.concat(chunks));
-          };
-          if (fault?.kind !== "late") return reply();
-          const timer = setTimeout(() => {
-            timers.delete(timer);
-            reply();
-          }, fault.ms);
-          timers.add(timer);
-        });
-      },
+      (answer) => relayAnswer(answer, req, res, fault, timers, () => notify(method)),
     );
     forward.on("error", (error) => {
       res.writeHead(502);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { type Agent, type ClientRequest, request } from "node:http";
+import { type Agent, type ClientRequest, type IncomingMessage, request } from "node:http";
 import type { ExecutionContext } from "ava";
 
 export interface SimResponse {
@@ -116,14 +116,7 @@ export function rawRequest(url: string, spec: RawRequest): Promise<RawOutcome> {
       clearTimeout(timer);
       resolve(outcome);
     };
-    const headers: Record<string, string> = { ...spec.headers };
-    if (
-      Buffer.isBuffer(spec.body) &&
-      !Object.keys(headers).some((h) => h.toLowerCase() === "content-length")
-    ) {
-      headers["content-length"] = String(spec.body.length);
-    }
-    let req: ReturnType<typeof request>;
+    let req: ClientRequest;
     try {
       req = request(
         {
@@ -131,23 +124,10 @@ export function rawRequest(url: string, spec: RawRequest): Promise<RawOutcome> {
           port: target.port,
           method: spec.method,
           path: spec.path,
-          headers,
+          headers: requestHeaders(spec),
           agent: spec.agent ?? false,
         },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () => {
-            const flat: Record<string, string> = {};
-            for (const [name, value] of Object.entries(res.headers)) {
-              if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(", ") : value;
-            }
-            settle({ kind: "response", ...toResponse(res.statusCode ?? 0, flat, Buffer.concat(chunks)) });
-          });
-          res.on("error", (error: NodeJS.ErrnoException) =>
-            settle({ kind: "error", code: error.code ?? "ERR", message: error.message }),
-          );
-        },
+        (res) => collectResponse(res, settle),
       );
     } catch (error) {
       throw new Error(
@@ -163,34 +143,70 @@ export function rawRequest(url: string, spec: RawRequest): Promise<RawOutcome> {
     req.on("error", (error: NodeJS.ErrnoException) =>
       settle({ kind: "error", code: error.code ?? "ERR", message: error.message }),
     );
-    void (async () => {
-      const body = spec.body;
-      if (body === undefined) {
-        req.end();
-      } else if (Buffer.isBuffer(body)) {
-        req.end(body);
-      } else {
-        const chunks = typeof body === "function" ? body(req) : body;
-        for await (const chunk of chunks) {
-          if (settled || req.destroyed) return;
-          if (!req.write(chunk)) {
-            await new Promise<void>((resume) => {
-              const done = () => {
-                req.off("drain", done);
-                req.off("close", done);
-                req.off("response", done);
-                resume();
-              };
-              req.on("drain", done);
-              req.on("close", done);
-              req.on("response", done);
-            });
-          }
-        }
-        if (!settled && !req.destroyed) req.end();
-      }
-    })().catch((error: Error) => req.destroy(error));
+    writeBody(req, spec.body, () => settled).catch((error: Error) => req.destroy(error));
   });
+}
+
+/** The spec's headers, with a Content-Length for a one-buffer body unless they give one. */
+function requestHeaders(spec: RawRequest): Record<string, string> {
+  const headers: Record<string, string> = { ...spec.headers };
+  if (Buffer.isBuffer(spec.body) && !Object.keys(headers).some((h) => h.toLowerCase() === "content-length")) {
+    headers["content-length"] = String(spec.body.length);
+  }
+  return headers;
+}
+
+/** Reads the whole response, its headers flattened, into `settle`; a broken response settles as an error. */
+function collectResponse(res: IncomingMessage, settle: (outcome: RawOutcome) => void): void {
+  const chunks: Buffer[] = [];
+  res.on("data", (chunk: Buffer) => chunks.push(chunk));
+  res.on("end", () => {
+    const flat: Record<string, string> = {};
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    settle({ kind: "response", ...toResponse(res.statusCode ?? 0, flat, Buffer.concat(chunks)) });
+  });
+  res.on("error", (error: NodeJS.ErrnoException) =>
+    settle({ kind: "error", code: error.code ?? "ERR", message: error.message }),
+  );
+}
+
+/**
+ * Sends the body and ends the request. Chunks are written only while the server keeps reading (a full
+ * buffer waits for `drain`, `close` or `response`) and stop once the request is settled or destroyed.
+ */
+async function writeBody(
+  req: ClientRequest,
+  body: RawRequest["body"],
+  settled: () => boolean,
+): Promise<void> {
+  if (body === undefined) {
+    req.end();
+    return;
+  }
+  if (Buffer.isBuffer(body)) {
+    req.end(body);
+    return;
+  }
+  const chunks = typeof body === "function" ? body(req) : body;
+  for await (const chunk of chunks) {
+    if (settled() || req.destroyed) return;
+    if (!req.write(chunk)) {
+      await new Promise<void>((resume) => {
+        const done = () => {
+          req.off("drain", done);
+          req.off("close", done);
+          req.off("response", done);
+          resume();
+        };
+        req.on("drain", done);
+        req.on("close", done);
+        req.on("response", done);
+      });
+    }
+  }
+  if (!settled() && !req.destroyed) req.end();
 }
 
 /** The response of a `rawRequest`, or a failed assertion naming the connection error. */

@@ -21,7 +21,6 @@ export const SIM_SCHEMA: RecordSchema = {
     field("version", "integer", { serverControlled: true, required: true }),
     field("assignee", "string", { nullable: true, omitWhenAbsent: true }),
   ],
-  exampleGlob: "issues/00[1-2]*",
   tokenFields: { version: "version", updatedAt: "updated_at" },
   fileName: (key) => simFileName(Number(key)),
 };

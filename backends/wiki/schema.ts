@@ -20,7 +20,6 @@ export const WIKI_SCHEMA: RecordSchema = {
     // Always empty: labels are not carried over (Document 3). Kept so files have one shape everywhere.
     field("labels", "string-list", { serverControlled: true }),
   ],
-  exampleGlob: "pages/12*",
   tokenFields: { version: "version", updatedAt: "updatedAt" },
   fileName: (key) => `pages/${key}.md`,
   // Page titles are unique in a space, and the wiki may rewrite the storage XHTML of a body it stores.

@@ -134,15 +134,18 @@ export class InitCommand extends SvcCommand {
         `${dir} exists and is not empty; pick a new folder, e.g. ${again.map(shellWord).join(" ")}`,
       );
     }
-    const { helperEnvironment, ownBinDir, runUserGit } = await import("../git-user.js");
+    const [{ helperEnvironment, ownBinDir }, { userGit }] = await Promise.all([
+      import("../helper-path.js"),
+      import("../../helper/user-git.js"),
+    ]);
     const { env, helperOnPath } = helperEnvironment();
     const stderr = new CloneStderr(this.context.stderr);
-    const clone = await runUserGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
+    const clone = await userGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
       // The checkout wants every record file: the helper sends them with the clone's own fetch when the
       // blob limit allows, instead of git starting it again for them (stateless-connect.ts). The commands
       // it prints `cd` from the user's folder.
       env: { ...env, [CLONE_WITH_BLOBS_VARIABLE]: "1", [USER_CWD_VARIABLE]: process.cwd() },
-      stderr,
+      stream: stderr,
     });
     await new Promise<void>((resolve) => stderr.end(resolve));
     const cloned = existsSync(join(dir, ".git"));
@@ -150,7 +153,7 @@ export class InitCommand extends SvcCommand {
       // git 2.27+ refuses to pull divergent branches without a choice; merging is the flow svc is built on
       // (a conflicting record becomes conflict markers in its file). Set even when the checkout failed
       // (the blob limit): the clone is there and the user finishes it with a sparse checkout.
-      await runUserGit(["config", "pull.rebase", "false"], { cwd: dir, stderr: this.context.stderr });
+      await userGit(["config", "pull.rebase", "false"], { cwd: dir, stream: this.context.stderr });
     }
     if (clone.code !== 0 && cloned && stderr.refused) {
       this.context.stderr.write(

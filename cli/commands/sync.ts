@@ -31,20 +31,22 @@ export class SyncCommand extends SvcCommand {
 
   async run(): Promise<number> {
     const [
-      { helperEnvironment, runUserGit, userRepositoryIn },
+      { helperEnvironment },
+      { userGit, userRepository },
       { createBackend },
       { openProjectCache },
       { syncCache },
     ] = await Promise.all([
-      import("../git-user.js"),
+      import("../helper-path.js"),
+      import("../../helper/user-git.js"),
       import("../../backends/create.js"),
       import("../../cache/open.js"),
       import("../../cache/sync.js"),
     ]);
     const dir = this.dir ?? ".";
-    const config = await runUserGit(["config", "--get", `remote.${this.remote}.url`], {
+    const config = await userGit(["config", "--get", `remote.${this.remote}.url`], {
       cwd: dir,
-      stderr: this.context.stderr,
+      stream: this.context.stderr,
       captureStdout: true,
     });
     const url = config.stdout.trim();
@@ -63,7 +65,8 @@ export class SyncCommand extends SvcCommand {
       remote,
       agent,
       backend,
-      user: userRepositoryIn(dir, this.remote),
+      // The last server commit: git's remote-tracking ref, else the helper's private one.
+      user: userRepository([`refs/remotes/${this.remote}/main`, `refs/svc/${this.remote}/main`], dir),
       log,
     });
     try {
@@ -76,10 +79,10 @@ export class SyncCommand extends SvcCommand {
     } finally {
       cache.close();
     }
-    const fetch = await runUserGit(["fetch", this.remote], {
+    const fetch = await userGit(["fetch", this.remote], {
       cwd: dir,
       env: helperEnvironment().env,
-      stderr: this.context.stderr,
+      stream: this.context.stderr,
     });
     if (fetch.code !== 0) {
       this.context.stderr.write(

@@ -62,39 +62,106 @@ function editRecord(path: string): void {
   );
 }
 
+/** A private HOME, git config and cache under `root`, with svc's bins first on PATH. */
+function benchEnvironment(root: string): NodeJS.ProcessEnv {
+  const home = join(root, "home");
+  mkdirSync(home);
+  writeFileSync(join(home, "gitconfig"), "[user]\n\tname = Bench\n\temail = bench@localhost\n");
+  return {
+    PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
+    SVC_CACHE_DIR: join(root, "cache"),
+    SVC_BLOB_LIMIT: "0",
+  };
+}
+
+/** The simulator's seed file: one project of ISSUES open issues. */
+function writeSeed(path: string): void {
+  writeFileSync(
+    path,
+    JSON.stringify({
+      projects: [
+        {
+          slug: "bench",
+          name: "Benchmark",
+          description: "Seeded by npm run bench -- push",
+          issues: Array.from({ length: ISSUES }, (_, i) => ({
+            title: `Issue ${i + 1}: the export drops rows after a retry`,
+            status: "open",
+            labels: ["bench"],
+            body: `Steps to reproduce issue ${i + 1}:\n\n1. Export.\n2. Interrupt the network.\n\nExpected: every row once.\n`,
+          })),
+        },
+      ],
+    }),
+  );
+}
+
+interface PushTimes {
+  readonly svcTimes: number[];
+  readonly plainTimes: number[];
+  readonly restCalls: number[];
+}
+
+/** RUNS rounds of one record edited, committed and pushed, in the svc clone and in the plain one. */
+async function measurePushes(
+  work: string,
+  plain: string,
+  dbPath: string,
+  env: NodeJS.ProcessEnv,
+  progress: (line: string) => void,
+): Promise<PushTimes> {
+  const times: PushTimes = { svcTimes: [], plainTimes: [], restCalls: [] };
+  for (let i = 0; i < RUNS; i++) {
+    const file = `issues/${String(i + 1).padStart(4, "0")}.md`;
+    progress(`run ${i + 1} of ${RUNS}: ${file}`);
+    editRecord(join(work, file));
+    await run("git", ["-C", work, "commit", "--quiet", "-am", `edit ${file}`], env);
+    const before = auditRows(dbPath).length;
+    times.svcTimes.push(await run("git", ["-C", work, "push", "--quiet"], env));
+    times.restCalls.push(auditRows(dbPath).length - before);
+    editRecord(join(plain, file));
+    await run("git", ["-C", plain, "commit", "--quiet", "-am", `edit ${file}`], env);
+    times.plainTimes.push(await run("git", ["-C", plain, "push", "--quiet"], env));
+  }
+  return times;
+}
+
+/** The medians against the goals (at most 3x a plain push, at most 3 REST calls). */
+function reportPushes(out: NodeJS.WritableStream, times: PushTimes): void {
+  const svc = median(times.svcTimes);
+  const baseline = median(times.plainTimes);
+  const calls = median(times.restCalls);
+  out.write(`${ISSUES} issues; median of ${RUNS} pushes of one changed record (no pull between them)\n\n`);
+  out.write(
+    renderTable(
+      ["scenario", "svc", "baseline", "ratio", "goal"],
+      [
+        [
+          "git push, one record",
+          `${Math.round(svc)} ms`,
+          `${Math.round(baseline)} ms`,
+          (svc / baseline).toFixed(2),
+          "<= 3.00",
+        ],
+        ["REST calls per push", String(calls), "-", "-", "<= 3"],
+      ],
+    ),
+  );
+  const missed: string[] = [];
+  if (svc / baseline > 3) missed.push("push is over 3x the plain push");
+  if (calls > 3) missed.push("more than 3 REST calls");
+  out.write(missed.length === 0 ? "\nall goals met\n" : `\ngoal missed: ${missed.join("; ")}\n`);
+}
+
 export async function benchPush(out: NodeJS.WritableStream, progress: (line: string) => void): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "svc-bench-push-"));
   try {
-    const home = join(root, "home");
-    mkdirSync(home);
-    writeFileSync(join(home, "gitconfig"), "[user]\n\tname = Bench\n\temail = bench@localhost\n");
-    const env: NodeJS.ProcessEnv = {
-      PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
-      HOME: home,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
-      SVC_CACHE_DIR: join(root, "cache"),
-      SVC_BLOB_LIMIT: "0",
-    };
+    const env = benchEnvironment(root);
     const seed = join(root, "seed.json");
-    writeFileSync(
-      seed,
-      JSON.stringify({
-        projects: [
-          {
-            slug: "bench",
-            name: "Benchmark",
-            description: "Seeded by npm run bench -- push",
-            issues: Array.from({ length: ISSUES }, (_, i) => ({
-              title: `Issue ${i + 1}: the export drops rows after a retry`,
-              status: "open",
-              labels: ["bench"],
-              body: `Steps to reproduce issue ${i + 1}:\n\n1. Export.\n2. Interrupt the network.\n\nExpected: every row once.\n`,
-            })),
-          },
-        ],
-      }),
-    );
+    writeSeed(seed);
     const dbPath = join(root, "sim.db");
     progress(`seeding a simulator with ${ISSUES} issues`);
     const sim = await spawnListening(
@@ -110,47 +177,7 @@ export async function benchPush(out: NodeJS.WritableStream, progress: (line: str
       await run("git", ["clone", "--quiet", "--bare", "--no-local", work, bare], env);
       const plain = join(root, "plain");
       await run("git", ["clone", "--quiet", bare, plain], env);
-
-      const svcTimes: number[] = [];
-      const plainTimes: number[] = [];
-      const restCalls: number[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const file = `issues/${String(i + 1).padStart(4, "0")}.md`;
-        progress(`run ${i + 1} of ${RUNS}: ${file}`);
-        editRecord(join(work, file));
-        await run("git", ["-C", work, "commit", "--quiet", "-am", `edit ${file}`], env);
-        const before = auditRows(dbPath).length;
-        svcTimes.push(await run("git", ["-C", work, "push", "--quiet"], env));
-        restCalls.push(auditRows(dbPath).length - before);
-        editRecord(join(plain, file));
-        await run("git", ["-C", plain, "commit", "--quiet", "-am", `edit ${file}`], env);
-        plainTimes.push(await run("git", ["-C", plain, "push", "--quiet"], env));
-      }
-      const svc = median(svcTimes);
-      const baseline = median(plainTimes);
-      const calls = median(restCalls);
-      out.write(
-        `${ISSUES} issues; median of ${RUNS} pushes of one changed record (no pull between them)\n\n`,
-      );
-      out.write(
-        renderTable(
-          ["scenario", "svc", "baseline", "ratio", "goal"],
-          [
-            [
-              "git push, one record",
-              `${Math.round(svc)} ms`,
-              `${Math.round(baseline)} ms`,
-              (svc / baseline).toFixed(2),
-              "<= 3.00",
-            ],
-            ["REST calls per push", String(calls), "-", "-", "<= 3"],
-          ],
-        ),
-      );
-      const missed: string[] = [];
-      if (svc / baseline > 3) missed.push("push is over 3x the plain push");
-      if (calls > 3) missed.push("more than 3 REST calls");
-      out.write(missed.length === 0 ? "\nall goals met\n" : `\ngoal missed: ${missed.join("; ")}\n`);
+      reportPushes(out, await measurePushes(work, plain, dbPath, env, progress));
     } finally {
       await sim.stop();
     }

@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { send, serve } from "micro";
 import { SIM_STATUSES } from "../../backends/sim/schema.js";
 import { RateLimiter } from "./rate-limit.js";
@@ -223,203 +224,266 @@ export interface SimAppOptions {
   readonly logError?: (message: string) => void;
 }
 
-export function createSimHandler(options: SimAppOptions): RequestListener {
-  const { store } = options;
-  const limiter = new RateLimiter(options.rateLimit);
-  const answers = new IssueAnswers();
-  const logError = options.logError ?? ((message: string) => process.stderr.write(`${message}\n`));
+/** What routing reads and writes: the store, and the cached answers it keeps exact. */
+interface Routes {
+  readonly store: SimStore;
+  readonly answers: IssueAnswers;
+}
 
-  function issueRoute(
-    req: IncomingMessage,
-    method: string,
-    slug: string,
-    idSegment: string,
-    body: Buffer,
-  ): Reply {
-    const id = parseIssueId(idSegment);
-    // GET needs no project check: a missing project has no issues (and this is the hot path).
-    if (id !== undefined && method === "GET") {
-      const cached = answers.get(slug, id);
-      if (cached) return cached;
-      const issue = store.getIssue(slug, id);
-      if (issue) return answers.remember(slug, id, json(200, issue));
-    }
-    if (id === undefined || !store.hasProject(slug)) {
-      return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
-        project: slug,
-      });
-    }
-    if (method === "GET") {
+/** `/projects/<slug>/issues/<id>`: GET (cached), PATCH, DELETE. */
+function issueRoute(
+  { store, answers }: Routes,
+  req: IncomingMessage,
+  method: string,
+  slug: string,
+  idSegment: string,
+  body: Buffer,
+): Reply {
+  const id = parseIssueId(idSegment);
+  // GET needs no project check: a missing project has no issues (and this is the hot path).
+  if (id !== undefined && method === "GET") {
+    const cached = answers.get(slug, id);
+    if (cached) return cached;
+    const issue = store.getIssue(slug, id);
+    if (issue) return answers.remember(slug, id, json(200, issue));
+  }
+  if (id === undefined || !store.hasProject(slug)) {
+    return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
+      project: slug,
+    });
+  }
+  if (method === "GET") {
+    return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
+  }
+  if (method === "PATCH") {
+    const changes = parseIssueInput(parseJsonBody(req, body), "update");
+    const expected = parseIfMatch(req.headers["if-match"]);
+    answers.forget(slug, id);
+    const outcome = store.patchIssue(slug, id, changes, expected);
+    if (outcome.kind === "ok") return json(200, outcome.issue);
+    if (outcome.kind === "not_found")
       return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
-    }
-    if (method === "PATCH") {
-      const changes = parseIssueInput(parseJsonBody(req, body), "update");
-      const expected = parseIfMatch(req.headers["if-match"]);
-      answers.forget(slug, id);
-      const outcome = store.patchIssue(slug, id, changes, expected);
-      if (outcome.kind === "ok") return json(200, outcome.issue);
-      if (outcome.kind === "not_found")
-        return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
-      return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
-    }
-    if (method === "DELETE") {
-      const expected = parseIfMatch(req.headers["if-match"]);
-      answers.forget(slug, id);
-      const outcome = store.deleteIssue(slug, id, expected);
-      if (outcome.kind === "ok") return { status: 204 };
-      if (outcome.kind === "not_found")
-        return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
-      return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
-    }
-    return methodNotAllowed(method, ["GET", "PATCH", "DELETE"]);
+    return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
   }
+  if (method === "DELETE") {
+    const expected = parseIfMatch(req.headers["if-match"]);
+    answers.forget(slug, id);
+    const outcome = store.deleteIssue(slug, id, expected);
+    if (outcome.kind === "ok") return { status: 204 };
+    if (outcome.kind === "not_found")
+      return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
+    return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
+  }
+  return methodNotAllowed(method, ["GET", "PATCH", "DELETE"]);
+}
 
-  function route(
-    req: IncomingMessage,
-    method: string,
-    segments: string[],
-    query: URLSearchParams,
-    body: Buffer,
-  ) {
-    if (segments[0] !== "projects") return notFound("no such route; see GET /projects");
-    if (segments.length === 1) {
-      return method === "GET" ? json(200, store.listProjects()) : methodNotAllowed(method, ["GET"]);
-    }
-    const slug = segments[1] ?? "";
-    if (!isValidSlug(slug)) {
-      return notFound("no project has this slug; slugs are letters, digits, '.', '_' and '-' (at most 64)");
-    }
-    if (segments.length === 2) {
-      if (method !== "GET") return methodNotAllowed(method, ["GET"]);
-      const project = store.getProject(slug);
-      return project ? json(200, project) : notFound(`no project ${slug}`, { project: slug });
-    }
-    if (segments[2] !== "issues" || segments.length > 5) return notFound("no such route; see GET /projects");
-    if (segments.length === 3) {
-      if (method === "GET") {
-        const since = query.get("since");
-        const normalized = since === null ? undefined : parseSince(since);
-        if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
-        return json(200, store.listIssues(slug, normalized));
-      }
-      if (method === "POST") {
-        const input = parseIssueInput(parseJsonBody(req, body), "create") as { title: string };
-        return json(201, store.createIssue(slug, input));
-      }
-      return methodNotAllowed(method, ["GET", "POST"]);
-    }
-    const idSegment = segments[3] ?? "";
-    if (segments.length === 4) return issueRoute(req, method, slug, idSegment, body);
-    if (segments[4] !== "transitions") return notFound("no such route; see GET /projects");
+/** `/projects/<slug>/issues`: GET (optionally `?since=`), POST. */
+function issuesRoute(
+  { store }: Routes,
+  req: IncomingMessage,
+  method: string,
+  slug: string,
+  query: URLSearchParams,
+  body: Buffer,
+): Reply {
+  if (method === "GET") {
+    const since = query.get("since");
+    const normalized = since === null ? undefined : parseSince(since);
+    if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
+    return json(200, store.listIssues(slug, normalized));
+  }
+  if (method === "POST") {
+    const input = parseIssueInput(parseJsonBody(req, body), "create") as { title: string };
+    return json(201, store.createIssue(slug, input));
+  }
+  return methodNotAllowed(method, ["GET", "POST"]);
+}
+
+/** `/projects/<slug>/issues/<id>/transitions`: GET. */
+function transitionsRoute({ store }: Routes, method: string, slug: string, idSegment: string): Reply {
+  if (method !== "GET") return methodNotAllowed(method, ["GET"]);
+  const id = parseIssueId(idSegment);
+  const issue = id === undefined ? undefined : store.getIssue(slug, id);
+  if (!issue) return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`);
+  return json(200, { current: issue.frontmatter.status, available: [...SIM_STATUSES] });
+}
+
+/** Every route under `/projects`; throws `InvalidRequest` and `UnsupportedMediaType` for bad bodies. */
+function route(
+  routes: Routes,
+  req: IncomingMessage,
+  method: string,
+  segments: string[],
+  query: URLSearchParams,
+  body: Buffer,
+): Reply {
+  const { store } = routes;
+  if (segments[0] !== "projects") return notFound("no such route; see GET /projects");
+  if (segments.length === 1) {
+    return method === "GET" ? json(200, store.listProjects()) : methodNotAllowed(method, ["GET"]);
+  }
+  const slug = segments[1] ?? "";
+  if (!isValidSlug(slug)) {
+    return notFound("no project has this slug; slugs are letters, digits, '.', '_' and '-' (at most 64)");
+  }
+  if (segments.length === 2) {
     if (method !== "GET") return methodNotAllowed(method, ["GET"]);
-    const id = parseIssueId(idSegment);
-    const issue = id === undefined ? undefined : store.getIssue(slug, id);
-    if (!issue) return notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`);
-    return json(200, { current: issue.frontmatter.status, available: [...SIM_STATUSES] });
+    const project = store.getProject(slug);
+    return project ? json(200, project) : notFound(`no project ${slug}`, { project: slug });
   }
+  if (segments[2] !== "issues" || segments.length > 5) return notFound("no such route; see GET /projects");
+  if (segments.length === 3) return issuesRoute(routes, req, method, slug, query, body);
+  const idSegment = segments[3] ?? "";
+  if (segments.length === 4) return issueRoute(routes, req, method, slug, idSegment, body);
+  if (segments[4] !== "transitions") return notFound("no such route; see GET /projects");
+  return transitionsRoute(routes, method, slug, idSegment);
+}
 
-  function answer(req: IncomingMessage, received: ReceivedBody, agent: string): Reply {
-    if (received.tooLarge) {
-      return failure(413, "payload_too_large", `the request body is larger than ${MAX_BODY_BYTES} bytes`, {
-        limit_bytes: MAX_BODY_BYTES,
+/** The 429 for an agent over its rate, undefined when the request may go on. */
+function rateLimited(limiter: RateLimiter, agent: string): Reply | undefined {
+  const decision = limiter.take(agent);
+  if (decision.allowed) return undefined;
+  return failure(
+    429,
+    "rate_limited",
+    `too many requests from agent ${JSON.stringify(agent.slice(0, 40) || "(anonymous)")}; retry after ${decision.retryAfterSeconds} s`,
+    { retry_after: decision.retryAfterSeconds },
+    { "retry-after": String(decision.retryAfterSeconds) },
+  );
+}
+
+/** The request's answer, layer by layer (the module comment): body limit, `/healthz`, rate limit, routes. */
+function answer(
+  routes: Routes,
+  limiter: RateLimiter,
+  req: IncomingMessage,
+  received: ReceivedBody,
+  agent: string,
+): Reply {
+  if (received.tooLarge) {
+    return failure(413, "payload_too_large", `the request body is larger than ${MAX_BODY_BYTES} bytes`, {
+      limit_bytes: MAX_BODY_BYTES,
+    });
+  }
+  const method = req.method === "HEAD" ? "GET" : (req.method ?? "GET");
+  const target = parseTarget(req.url ?? "/");
+  if (target?.segments.length === 1 && target.segments[0] === "healthz") {
+    return method === "GET"
+      ? { status: 200, body: Buffer.from("ok"), headers: { "content-type": "text/plain; charset=utf-8" } }
+      : methodNotAllowed(method, ["GET"]);
+  }
+  const limited = rateLimited(limiter, agent);
+  if (limited) return limited;
+  if (!target) return notFound("the request path cannot be decoded");
+  try {
+    return route(routes, req, method, target.segments, target.query, received.bytes);
+  } catch (error) {
+    if (error instanceof InvalidRequest) return invalidBody(error.message, error.details);
+    if (error instanceof UnsupportedMediaType) {
+      return failure(415, "invalid_body", "send the body as JSON with Content-Type: application/json", {
+        content_type: String(req.headers["content-type"] ?? "").slice(0, 100),
       });
     }
-    const method = req.method === "HEAD" ? "GET" : (req.method ?? "GET");
-    const target = parseTarget(req.url ?? "/");
-    if (target?.segments.length === 1 && target.segments[0] === "healthz") {
-      return method === "GET"
-        ? { status: 200, body: Buffer.from("ok"), headers: { "content-type": "text/plain; charset=utf-8" } }
-        : methodNotAllowed(method, ["GET"]);
-    }
-    const decision = limiter.take(agent);
-    if (!decision.allowed) {
-      return failure(
-        429,
-        "rate_limited",
-        `too many requests from agent ${JSON.stringify(agent.slice(0, 40) || "(anonymous)")}; retry after ${decision.retryAfterSeconds} s`,
-        { retry_after: decision.retryAfterSeconds },
-        { "retry-after": String(decision.retryAfterSeconds) },
-      );
-    }
-    if (!target) return notFound("the request path cannot be decoded");
-    try {
-      return route(req, method, target.segments, target.query, received.bytes);
-    } catch (error) {
-      if (error instanceof InvalidRequest) return invalidBody(error.message, error.details);
-      if (error instanceof UnsupportedMediaType) {
-        return failure(415, "invalid_body", "send the body as JSON with Content-Type: application/json", {
-          content_type: String(req.headers["content-type"] ?? "").slice(0, 100),
-        });
-      }
-      throw error;
-    }
+    throw error;
+  }
+}
+
+/**
+ * Audit rows are committed in batches: the rows of every request answered in one turn of the event loop
+ * go into one transaction, and only then do their responses leave. A client that has its answer also
+ * finds its row, and the commit (a WAL write) is paid once per batch instead of once per request.
+ */
+class AuditBatches {
+  private pending: { row: AuditRow; respond: (committed: boolean) => void }[] = [];
+
+  constructor(
+    private readonly store: SimStore,
+    private readonly logError: (message: string) => void,
+  ) {}
+
+  /** Queues `row`; `respond` runs once the batch holding it is committed (`true`) or has failed (`false`). */
+  auditThenRespond(row: AuditRow, respond: (committed: boolean) => void): void {
+    if (this.pending.length === 0) setImmediate(() => this.flush());
+    this.pending.push({ row, respond });
   }
 
-  /**
-   * Audit rows are committed in batches: the rows of every request answered in one turn of the event loop
-   * go into one transaction, and only then do their responses leave. A client that has its answer also
-   * finds its row, and the commit (a WAL write) is paid once per batch instead of once per request.
-   */
-  let pending: { row: AuditRow; respond: (committed: boolean) => void }[] = [];
-  const flushAudit = () => {
-    const batch = pending;
-    pending = [];
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
     let committed = true;
     try {
-      store.appendAuditBatch(batch.map((entry) => entry.row));
+      this.store.appendAuditBatch(batch.map((entry) => entry.row));
     } catch (error) {
       committed = false;
-      logError(`svc-sim: cannot write ${batch.length} audit rows: ${(error as Error).message}`);
+      this.logError(`svc-sim: cannot write ${batch.length} audit rows: ${(error as Error).message}`);
     }
     for (const entry of batch) entry.respond(committed);
+  }
+}
+
+/** The `X-Svc-Agent` header, cut to its limit; "" when absent. */
+function agentOf(req: IncomingMessage): string {
+  const agentHeader = req.headers["x-svc-agent"];
+  return (Array.isArray(agentHeader) ? agentHeader[0] : agentHeader)?.slice(0, MAX_AGENT_CHARS) ?? "";
+}
+
+/** The audit row of a request and the reply it is about to get. */
+function auditRow(req: IncomingMessage, agent: string, received: ReceivedBody, reply: Reply): AuditRow {
+  // What the client receives: a HEAD answer carries the headers of GET but no body.
+  const responseBody = (req.method !== "HEAD" && reply.body) || Buffer.alloc(0);
+  return {
+    ts: new Date().toISOString(),
+    agent_id: agent === "" ? null : agent,
+    method: (req.method ?? "").slice(0, 16),
+    path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
+    status: reply.status,
+    request_body: auditBody(received.bytes),
+    response_summary: `${reply.status}:${reply.bodyDigest !== undefined && responseBody === reply.body ? reply.bodyDigest : digest16(responseBody)}`,
   };
-  const auditThenRespond = (row: AuditRow, respond: (committed: boolean) => void) => {
-    if (pending.length === 0) setImmediate(flushAudit);
-    pending.push({ row, respond });
-  };
+}
+
+/**
+ * Sends `reply`; a connection whose body was too large or abandoned is closed after it (`socket` captured
+ * before the response could let go of it).
+ */
+function sendReply(res: ServerResponse, reply: Reply, received: ReceivedBody, socket: Socket): void {
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  if (received.abandoned || received.tooLarge) res.setHeader("connection", "close");
+  if (reply.status === 204) {
+    res.statusCode = 204;
+    res.end();
+  } else {
+    send(res, reply.status, reply.body ?? Buffer.alloc(0));
+  }
+  if (received.abandoned) res.on("finish", () => socket.destroySoon());
+}
+
+export function createSimHandler(options: SimAppOptions): RequestListener {
+  const routes: Routes = { store: options.store, answers: new IssueAnswers() };
+  const limiter = new RateLimiter(options.rateLimit);
+  const logError = options.logError ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const audit = new AuditBatches(options.store, logError);
 
   return serve(async (req: IncomingMessage, res: ServerResponse) => {
-    const agentHeader = req.headers["x-svc-agent"];
-    const agent =
-      (Array.isArray(agentHeader) ? agentHeader[0] : agentHeader)?.slice(0, MAX_AGENT_CHARS) ?? "";
+    const agent = agentOf(req);
     // Captured before anything can detach it: the response lets go of the socket when it finishes.
     const socket = req.socket;
     let received: ReceivedBody = { bytes: Buffer.alloc(0), tooLarge: false, abandoned: false };
     let reply: Reply;
     try {
       received = await readBody(req);
-      reply = answer(req, received, agent);
+      reply = answer(routes, limiter, req, received, agent);
     } catch (error) {
       logError(
         `svc-sim: internal error on ${req.method} ${req.url?.slice(0, 200)}: ${(error as Error).stack}`,
       );
       reply = failure(500, "internal", "the simulator failed on this request; see its stderr");
     }
-    // What the client receives: a HEAD answer carries the headers of GET but no body.
-    const responseBody = (req.method !== "HEAD" && reply.body) || Buffer.alloc(0);
-    const row: AuditRow = {
-      ts: new Date().toISOString(),
-      agent_id: agent === "" ? null : agent,
-      method: (req.method ?? "").slice(0, 16),
-      path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
-      status: reply.status,
-      request_body: auditBody(received.bytes),
-      response_summary: `${reply.status}:${reply.bodyDigest !== undefined && responseBody === reply.body ? reply.bodyDigest : digest16(responseBody)}`,
-    };
-    const finalReply = reply;
-    auditThenRespond(row, (committed) => {
+    audit.auditThenRespond(auditRow(req, agent, received, reply), (committed) => {
       const sent = committed
-        ? finalReply
+        ? reply
         : failure(500, "internal", "the simulator could not record this request in its audit log");
-      for (const [name, value] of Object.entries(sent.headers ?? {})) res.setHeader(name, value);
-      if (received.abandoned || received.tooLarge) res.setHeader("connection", "close");
-      if (sent.status === 204) {
-        res.statusCode = 204;
-        res.end();
-      } else {
-        send(res, sent.status, sent.body ?? Buffer.alloc(0));
-      }
-      if (received.abandoned) res.on("finish", () => socket.destroySoon());
+      sendReply(res, sent, received, socket);
     });
   });
 }
