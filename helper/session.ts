@@ -340,7 +340,7 @@ class CacheSession implements Session {
       return `svc keeps records, not tags: the tag stays in your clone; push commits with git push ${this.options.remote} HEAD:main`;
     }
     if (dst !== "refs/heads/main")
-      return "svc keeps one branch, main; push to it with git push origin HEAD:main";
+      return `svc keeps one branch, main; push to it with git push ${this.options.remote} HEAD:main`;
     if (src === "") return "the server's main cannot be deleted";
     return undefined;
   }
