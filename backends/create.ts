@@ -5,10 +5,11 @@
  * Each backend's module is loaded only when its kind is asked for: git starts the helper once per fetch
  * and once per lazy blob batch, and loading every backend on each start cost milliseconds every time.
  */
+
+import { UserFacingError } from "../core/errors.js";
+import { HttpClient } from "../core/http.js";
+import type { RemoteUrl } from "../core/remote-url.js";
 import type { Backend } from "./backend.js";
-import { UserFacingError } from "./errors.js";
-import { HttpClient } from "./http.js";
-import type { RemoteUrl } from "./remote-url.js";
 
 export async function createBackend(
   remote: RemoteUrl,

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { JSON_SCHEMA, load } from "js-yaml";
-import { UserFacingError } from "./errors.js";
+import { UserFacingError } from "../core/errors.js";
 import {
   conflictMarkerLine,
   type FieldValue,

@@ -13,7 +13,7 @@
 
 import { createRequire } from "node:module";
 import { RFC3339 } from "../core/checks.js";
-import { excerpt, UserFacingError } from "./errors.js";
+import { excerpt, UserFacingError } from "../core/errors.js";
 
 /** js-yaml, loaded on first parse: the fetch path only renders, and the helper starts once per fetch. */
 let yaml: typeof import("js-yaml") | undefined;

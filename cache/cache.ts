@@ -18,8 +18,8 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { SvcError, UserFacingError } from "../backends/errors.js";
-import type { RemoteUrl } from "../backends/remote-url.js";
+import { SvcError, UserFacingError } from "../core/errors.js";
+import type { RemoteUrl } from "../core/remote-url.js";
 import { CacheDb } from "./db.js";
 import { GitCommandError, runGit, spawnGit } from "./git.js";
 import { hasObject } from "./object-store.js";

@@ -5,8 +5,8 @@
  */
 import { chmodSync, existsSync } from "node:fs";
 import Database from "better-sqlite3";
-import { SvcError } from "../backends/errors.js";
-import { migrateSchema } from "../backends/settings.js";
+import { SvcError } from "../core/errors.js";
+import { migrateSchema } from "../core/settings.js";
 
 const SCHEMA_VERSION = 4;
 

@@ -7,7 +7,7 @@
  * `git rev-parse --local-env-vars` prints, plus the numbered `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { SvcError } from "../backends/errors.js";
+import { SvcError } from "../core/errors.js";
 
 const LOCAL_ENV_VARS = [
   "GIT_ALTERNATE_OBJECT_DIRECTORIES",

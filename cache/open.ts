@@ -21,8 +21,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Backend, Listing } from "../backends/backend.js";
-import { SvcError } from "../backends/errors.js";
-import type { RemoteUrl } from "../backends/remote-url.js";
+import { SvcError } from "../core/errors.js";
+import type { RemoteUrl } from "../core/remote-url.js";
 import { type CacheIdentity, cacheFolderName, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";

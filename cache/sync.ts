@@ -9,8 +9,8 @@
  * the same commit ids.
  */
 import type { Backend, BackendRecord, Listing } from "../backends/backend.js";
-import { progress } from "../backends/progress.js";
 import { renderRecordFile } from "../backends/record.js";
+import { progress } from "../core/progress.js";
 import type { ProjectCache } from "./cache.js";
 import { encodeCommit, hashObject } from "./objects.js";
 import { writeStateTree } from "./state-tree.js";

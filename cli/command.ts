@@ -4,7 +4,7 @@
  * else is a bug and keeps its stack.
  */
 import { Command } from "clipanion";
-import { SvcError } from "../backends/errors.js";
+import { SvcError } from "../core/errors.js";
 
 export const EXIT = {
   ok: 0,

@@ -10,7 +10,7 @@
  * - A known command with bad arguments: each problem named once (an unknown option with the nearest valid
  *   one), the usage line once, and the corrected command line when every problem has a sure fix.
  */
-import { parseRemoteUrl } from "../backends/remote-url.js";
+import { parseRemoteUrl } from "../core/remote-url.js";
 import {
   type CommandSpec,
   groupPrefix,

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import { HttpClient } from "../backends/http.js";
+import { HttpClient } from "../core/http.js";
 import { givenFakeWiki } from "../testing/fake-wiki.js";
 import { type GitEnv, git, gitOk, givenGitEnv, svc } from "../testing/git.js";
 import { commitAll, readWorkFile, writeWorkFile } from "../testing/push.js";

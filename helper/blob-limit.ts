@@ -13,8 +13,8 @@
  */
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { UserFacingError } from "../backends/errors.js";
-import { envCount } from "../backends/settings.js";
+import { UserFacingError } from "../core/errors.js";
+import { envCount } from "../core/settings.js";
 import {
   ancestorCommandLines,
   cdPrefix,

@@ -121,7 +121,7 @@ async function answerCommand(context: HelperContext, line: string): Promise<numb
 
 /** Says on stderr why the helper failed: a user-facing failure once, a bug with its stack. */
 async function reportFailure(error: unknown, log: (message: string) => void): Promise<void> {
-  const { SvcError } = await import("../backends/errors.js");
+  const { SvcError } = await import("../core/errors.js");
   // An error whose message is already on stderr (written before git was answered) is not repeated.
   if (error instanceof SvcError) {
     if (error.data.reported !== true) log(`svc: ${error.message}`);

@@ -10,7 +10,7 @@
  * --missing=print` no longer lists them, and no later command fetches them). What the user has is read from
  * the user's objects folder (git sets `GIT_DIR` for the helper); a blob only an alternate holds is sent again.
  */
-import { readCount } from "../backends/settings.js";
+import { readCount } from "../core/settings.js";
 
 /** `svc.prefetchBytes` when neither git config nor `SVC_PREFETCH_BYTES` says otherwise: 32 MiB. */
 export const DEFAULT_PREFETCH_BYTES = 32 * 1024 * 1024;

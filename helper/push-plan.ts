@@ -19,7 +19,6 @@
  */
 import { posix } from "node:path";
 import type { BaseToken, RecordChanges } from "../backends/backend.js";
-import { shellWord, UserFacingError } from "../backends/errors.js";
 import {
   conflictMarkerLine,
   type FieldValue,
@@ -29,6 +28,7 @@ import {
   type RecordSchema,
 } from "../backends/record.js";
 import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
+import { shellWord, UserFacingError } from "../core/errors.js";
 
 export interface DiffEntry {
   /** git's status letter: A, M, D, T (type change). */

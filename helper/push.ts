@@ -16,14 +16,14 @@
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
-import { SvcError } from "../backends/errors.js";
-import { BackendUnreachableError, RedirectError } from "../backends/http.js";
-import { progress } from "../backends/progress.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { readObjects, runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
+import { SvcError } from "../core/errors.js";
+import { BackendUnreachableError, RedirectError } from "../core/http.js";
+import { progress } from "../core/progress.js";
 import {
   isRunning,
   journalCreate,

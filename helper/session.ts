@@ -7,10 +7,6 @@
 import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
-import { SvcError, UserFacingError } from "../backends/errors.js";
-import { BackendUnreachableError, EgressDeniedError } from "../backends/http.js";
-import { parseRemoteUrl, type RemoteUrl } from "../backends/remote-url.js";
-import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../backends/settings.js";
 import {
   auditExistingCache,
   COPYING_HISTORY_VARIABLE,
@@ -20,6 +16,10 @@ import {
   type UserRepository,
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
+import { SvcError, UserFacingError } from "../core/errors.js";
+import { BackendUnreachableError, EgressDeniedError } from "../core/http.js";
+import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
+import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
 import { blobLimit, refusalMessage } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";

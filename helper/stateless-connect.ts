@@ -11,11 +11,11 @@
  * (helper/prefetch.ts) adds `want` lines for the other record blobs the user's repository lacks.
  */
 import type { Writable } from "node:stream";
-import { UserFacingError } from "../backends/errors.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
 import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
+import { UserFacingError } from "../core/errors.js";
 import { BlobLimitError } from "./blob-limit.js";
 import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
 import { choosePrefetch, type PrefetchChoice } from "./prefetch.js";

@@ -3,7 +3,7 @@
  * one's figures beside its baseline. Exit 0 when every benchmark measured (goals missed included), 1 when
  * one could not run, 2 for an unknown name.
  */
-import { SvcError } from "../backends/errors.js";
+import { SvcError } from "../core/errors.js";
 import { selectBenchmarks } from "./bench/args.js";
 import { BENCHMARKS } from "./bench/registry.js";
 

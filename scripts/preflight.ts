@@ -13,9 +13,9 @@
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { SvcError } from "../backends/errors.js";
-import { HttpClient } from "../backends/http.js";
 import { checkTenant, WIKI_VENDOR_DOMAIN } from "../backends/wiki/config.js";
+import { SvcError } from "../core/errors.js";
+import { HttpClient } from "../core/http.js";
 
 /** `KEY=value` lines of a `.env` file; `#` comments, optional quotes. Variables already set win. */
 export function parseDotEnv(text: string): Record<string, string> {

@@ -6,7 +6,7 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
-import { HttpClient, ResponseTooLargeError } from "../http.js";
+import { HttpClient, ResponseTooLargeError } from "../../core/http.js";
 import { SimBackend } from "./backend.js";
 
 const MIB = 1024 * 1024;

@@ -4,6 +4,8 @@
  * becomes a record, and a malformed answer fails the sync with a message instead of writing garbage files.
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
+import { excerpt, SvcError } from "../../core/errors.js";
+import type { HttpClient } from "../../core/http.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -13,8 +15,6 @@ import type {
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
-import { excerpt, SvcError } from "../errors.js";
-import type { HttpClient } from "../http.js";
 import type { RecordContent } from "../record.js";
 import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 

@@ -7,10 +7,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
+import { SvcError, UserFacingError } from "../../core/errors.js";
+import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from "../../core/http.js";
 import { type FakeWiki, givenFakeWiki } from "../../testing/fake-wiki.js";
 import { wikiVars } from "../../testing/wiki.js";
-import { SvcError, UserFacingError } from "../errors.js";
-import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from "../http.js";
 import { WikiBackend, wikiPageToRecord } from "./backend.js";
 import { wikiConfig } from "./config.js";
 

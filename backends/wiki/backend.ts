@@ -12,6 +12,9 @@
  *   accepts.
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
+import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
+import { HttpClient, type HttpResponse } from "../../core/http.js";
+import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -21,9 +24,6 @@ import type {
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
-import { excerpt, SvcError, UserFacingError } from "../errors.js";
-import { HttpClient, type HttpResponse } from "../http.js";
-import { PageWalk } from "../pagination.js";
 import type { RecordContent } from "../record.js";
 import type { WikiConfig } from "./config.js";
 import { WIKI_SCHEMA } from "./schema.js";

@@ -4,7 +4,7 @@
  */
 import test from "ava";
 import fc from "fast-check";
-import { UserFacingError } from "../errors.js";
+import { UserFacingError } from "../../core/errors.js";
 import { checkTenant, wikiConfig } from "./config.js";
 
 const COMPLETE = {

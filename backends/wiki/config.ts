@@ -2,7 +2,7 @@
  * The wiki adapter's configuration (Document 3 "Required environment variables"): all four variables, one
  * message naming every missing one, the tenant checked before anything else, nothing sent anywhere.
  */
-import { UserFacingError } from "../errors.js";
+import { UserFacingError } from "../../core/errors.js";
 
 export const WIKI_VENDOR_DOMAIN = "atlassian.net";
 const REQUIRED = ["VENDOR_API_KEY", "VENDOR_EMAIL", "SVC_WIKI_TENANT", "SVC_ALLOWED_ORIGINS"] as const;

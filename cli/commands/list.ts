@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import type { BackendRecord } from "../../backends/backend.js";
-import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
+import { UserFacingError } from "../../core/errors.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 
@@ -74,7 +74,7 @@ export class ListCommand extends SvcCommand {
         "",
       );
       const [{ HttpClient }, { SimBackend }] = await Promise.all([
-        import("../../backends/http.js"),
+        import("../../core/http.js"),
         import("../../backends/sim/backend.js"),
       ]);
       const http = new HttpClient({ agent });

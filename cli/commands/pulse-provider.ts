@@ -1,5 +1,5 @@
 import { Command, Option } from "clipanion";
-import { SvcError } from "../../backends/errors.js";
+import { SvcError } from "../../core/errors.js";
 import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
 import { withValueName } from "../command-spec.js";
 

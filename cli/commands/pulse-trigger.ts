@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
-import { UserFacingError } from "../../backends/errors.js";
-import type { HttpClient } from "../../backends/http.js";
+import { UserFacingError } from "../../core/errors.js";
+import type { HttpClient } from "../../core/http.js";
 import {
   apiBaseUrl,
   ConfigReader,
@@ -67,7 +67,7 @@ export class PulseTriggerCommand extends SvcCommand {
   prompt = Option.Rest({ required: 1 });
 
   async run(): Promise<number> {
-    const { BackendUnreachableError, HttpClient } = await import("../../backends/http.js");
+    const { BackendUnreachableError, HttpClient } = await import("../../core/http.js");
     const reader = new ConfigReader(loadEnvironment(this.envFile));
     const address = readApiAddress(reader);
     const token = checkToken(reader, "PULSE_API_TOKEN", true);

@@ -1,5 +1,5 @@
 import { Command, Option } from "clipanion";
-import { UserFacingError } from "../../backends/errors.js";
+import { UserFacingError } from "../../core/errors.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
-import { UserFacingError } from "../../backends/errors.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
+import { UserFacingError } from "../../core/errors.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 

@@ -2,7 +2,7 @@
  * Which benchmarks `npm run bench -- [name...]` runs: none named means all of them, in registry order;
  * named ones run in the order given, each once.
  */
-import { UserFacingError } from "../../backends/errors.js";
+import { UserFacingError } from "../../core/errors.js";
 
 /** Returns the benchmarks to run, or throws `SVC_USAGE` naming the unknown ones and listing the known ones. */
 export function selectBenchmarks(args: readonly string[], known: readonly string[]): string[] {

@@ -25,7 +25,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { SvcError, UserFacingError } from "../../backends/errors.js";
+import { SvcError, UserFacingError } from "../../core/errors.js";
 import { ConfigError, DEFAULT_KEEP_DAYS } from "./config.js";
 import { openPulseDb, PULSE_SCHEMA_REVISION } from "./db.js";
 

@@ -9,7 +9,7 @@
  * and what to set instead. Secrets are never echoed: a bad token is described, not printed.
  */
 import { readFileSync } from "node:fs";
-import { SvcError } from "../../backends/errors.js";
+import { SvcError } from "../../core/errors.js";
 
 /** Exit status for a configuration error (sysexits EX_CONFIG); the systemd units list it in `RestartPreventExitStatus=`. */
 export const EXIT_CONFIG = 78;

@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { migrateSchema } from "../../backends/settings.js";
+import { migrateSchema } from "../../core/settings.js";
 import { ConfigError } from "./config.js";
 
 export const PULSE_SCHEMA_REVISION = 1;

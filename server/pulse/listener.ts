@@ -23,10 +23,10 @@
  */
 
 import { dirname } from "node:path";
-import { backoffMs } from "../../backends/backoff.js";
-import { SvcError } from "../../backends/errors.js";
-import { HttpClient, type HttpRequest, type HttpResponse, parseAllowlist } from "../../backends/http.js";
+import { backoffMs } from "../../core/backoff.js";
 import { isLoopbackHost } from "../../core/checks.js";
+import { SvcError } from "../../core/errors.js";
+import { HttpClient, type HttpRequest, type HttpResponse, parseAllowlist } from "../../core/http.js";
 import {
   apiBaseUrl,
   ConfigError,

@@ -1,5 +1,5 @@
 /** The OAuth keep-alive provider's errors; the command exits with `exitCode` (the provider contract of keepalive.ts). */
-import { type ErrorCode, UserFacingError } from "../../backends/errors.js";
+import { type ErrorCode, UserFacingError } from "../../core/errors.js";
 
 /**
  * A failure of the provider; `exitCode` is what the command exits with: 2 when only a new login helps

@@ -28,7 +28,7 @@
  * I/O are in oauth-credentials.ts, the grant in oauth-grant.ts, the lock in file-lock.ts, the errors in
  * oauth-errors.ts and the redaction in redact.ts.
  */
-import { SvcError } from "../../backends/errors.js";
+import { SvcError } from "../../core/errors.js";
 import type { ConfigReader } from "./config.js";
 import type { LockHolder } from "./file-lock.js";
 import { formatDuration } from "./format-duration.js";

@@ -18,7 +18,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
-import { backoffMs } from "../../backends/backoff.js";
+import { backoffMs } from "../../core/backoff.js";
 import { type NewPulse, type Priority, priorityRank } from "./pulse-input.js";
 
 export type PulseStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";

@@ -9,8 +9,8 @@
  */
 
 import { readFileSync } from "node:fs";
-import { SvcError } from "../../backends/errors.js";
 import { isObject } from "../../core/checks.js";
+import { SvcError } from "../../core/errors.js";
 import type { SimStore } from "./store.js";
 import { InvalidRequest, isValidSlug, parseIssueInput } from "./validate.js";
 

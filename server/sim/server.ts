@@ -6,8 +6,8 @@
 
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { UserFacingError } from "../../backends/errors.js";
 import { isLoopbackHost } from "../../core/checks.js";
+import { UserFacingError } from "../../core/errors.js";
 import { createSimHandler } from "./app.js";
 import { loadSeed, type SeedReport } from "./seed.js";
 import { SimStore } from "./store.js";

@@ -8,9 +8,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { SvcError } from "../../backends/errors.js";
-import { migrateSchema } from "../../backends/settings.js";
 import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
+import { SvcError } from "../../core/errors.js";
+import { migrateSchema } from "../../core/settings.js";
 
 /** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
 const SCHEMA_VERSION = 2;

@@ -3,7 +3,7 @@
  * `/<kind>/projects/<…>` names another adapter (`wiki`, `tracker`, `forge`). A loopback origin without a
  * marker is the simulator. Pure parsing; the egress allowlist is checked by the HTTP client.
  */
-import { isLoopbackHost } from "../core/checks.js";
+import { isLoopbackHost } from "./checks.js";
 import { UserFacingError } from "./errors.js";
 
 export type BackendKind = "sim" | "wiki" | "tracker" | "forge";
