@@ -119,17 +119,18 @@ function matches(
 }
 
 /**
- * The planner's view of the journal for one push of `worktree` (PlanInput.journal). `baseToken` is the
+ * The planner's view of the journal for one push of `worktree` (PlanInput.journal), given its open creates
+ * whose file the pushed commit still has (`openRows`). `baseToken` is the
  * token of a record in the user's base, which wins over the token the create left when the user has
  * pulled the record since.
  */
 export function journalLookup(
   cache: ProjectCache,
   worktree: string,
+  openRows: readonly JournalRow[],
   baseToken: (key: string) => BaseToken | undefined,
 ): (path: string, baseOid: string | undefined) => JournalMatch | undefined {
-  const open = new Map<string, JournalRow>();
-  for (const row of cache.db.journalRows(worktree, "created")) open.set(row.path, row);
+  const open = new Map(openRows.map((row) => [row.path, row]));
   return (path, baseOid) => {
     const row = open.get(path);
     if (row?.created_key) {

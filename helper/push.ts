@@ -19,6 +19,7 @@ import type { WritableBackend } from "../backends/backend.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
+import type { JournalRow } from "../cache/db.js";
 import { readObjects, runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { SvcError } from "../core/errors.js";
@@ -277,15 +278,20 @@ function idOf(context: PushContext, path: string, content: Buffer | undefined): 
  * file, or pulled the push that renamed it (a push killed between moving the cache's main and noting it
  * leaves such rows), and a new file at that path later is a new record.
  */
-async function settleAbandonedCreates(cache: ProjectCache, worktree: string, commit: string): Promise<void> {
+async function settleAbandonedCreates(
+  cache: ProjectCache,
+  worktree: string,
+  commit: string,
+): Promise<JournalRow[]> {
   const open = cache.db.journalRows(worktree, "created");
-  if (open.length === 0) return;
+  if (open.length === 0) return open;
   const present = await listTree(
     cache,
     commit,
     open.map((row) => row.path).filter((path) => !isUnsafePath(path)),
   );
   for (const row of open) if (!present.has(row.path)) cache.db.journalSettle(row.id, row.content_oid);
+  return open.filter((row) => present.has(row.path));
 }
 
 async function loadChanges(
@@ -293,6 +299,7 @@ async function loadChanges(
   commit: string,
   mergeBase: string,
   worktree: string,
+  open: readonly JournalRow[],
 ): Promise<Changes> {
   const { cache, backend } = context;
   const schema = backend.schema;
@@ -337,8 +344,7 @@ async function loadChanges(
       if (created) keys.add(created);
     }
   }
-  await settleAbandonedCreates(cache, worktree, commit);
-  for (const row of cache.db.journalRows(worktree, "created")) if (row.created_key) keys.add(row.created_key);
+  for (const row of open) if (row.created_key) keys.add(row.created_key);
   const unlisted = [...keys].map((key) => schema.fileName(key)).filter((path) => !changedPaths.has(path));
   const tokenFiles =
     unlisted.length === 0 ? listed : new Map([...listed, ...(await listTree(cache, tokenTree, unlisted))]);
@@ -375,7 +381,8 @@ async function integrate(
   context.trace(`working tree ${worktree}`);
   // Before anything is planned: a create a killed push sent is found on the server, or proven unwritten.
   resolveUnfinishedCreates(cache, backend, worktree, log);
-  const changes = await loadChanges(context, commit, mergeBase, worktree);
+  const open = await settleAbandonedCreates(cache, worktree, commit);
+  const changes = await loadChanges(context, commit, mergeBase, worktree, open);
   const plan = planPush({
     schema: backend.schema,
     entries: changes.diff,
@@ -386,7 +393,7 @@ async function integrate(
       return content;
     },
     baseToken: changes.tokenOf,
-    journal: journalLookup(cache, worktree, changes.tokenOf),
+    journal: journalLookup(cache, worktree, open, changes.tokenOf),
     maxBodyBytes: backend.maxRecordBytes,
   });
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
