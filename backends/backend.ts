@@ -23,6 +23,35 @@ export interface Listing {
   readonly records: readonly BackendRecord[];
   /** False when the server cut the listing short: deletions must not be inferred from it. */
   readonly complete: boolean;
+  /**
+   * Keys the server listed again without sending them (a `304 Not Modified` for a result page the cache
+   * already holds): present, and as the cache has them. They count as listed when deletions are inferred.
+   */
+  readonly unchanged?: readonly string[];
+  /** The validators of this listing's result pages, kept with the sync that applies it (never before). */
+  readonly validators?: readonly Validator[];
+  /**
+   * The sync cursor must not move past this: the listing may have skipped records changed while it was
+   * being read (offset pagination over a changing order), so the next delta sync asks again from here.
+   */
+  readonly cursorCeiling?: string;
+}
+
+/**
+ * An HTTP validator the cache keeps from an earlier answer: the `ETag` of the answer at `url`, and what the
+ * backend needs to use a `304` in place of that answer (for a result page, the keys it listed; for one
+ * record, the answer's body).
+ */
+export interface Validator {
+  readonly url: string;
+  readonly etag: string;
+  readonly payload: string;
+}
+
+/** The validators of a project's cache. `remember` writes at once: only for answers about one record. */
+export interface ValidatorStore {
+  lookup(url: string): Validator | undefined;
+  remember(validator: Validator): void;
 }
 
 export interface Backend {
@@ -39,6 +68,8 @@ export interface Backend {
   listAll(): Promise<Listing>;
   /** Records with `updatedAt >= since` (inclusive). */
   listChangedSince(since: string): Promise<Listing>;
+  /** Backends that make conditional requests are handed the cache's validators before a sync or a push. */
+  useValidators?(store: ValidatorStore): void;
 }
 
 /** The fields (writable ones only) and body a write sends; absent members are left as they are. */
@@ -60,7 +91,13 @@ export type WriteOutcome =
   /** The record no longer exists on the server. */
   | { readonly kind: "gone" };
 
-export type DeleteOutcome = { readonly kind: "ok" } | Exclude<WriteOutcome, { kind: "ok" }>;
+export type DeleteOutcome =
+  /**
+   * Removed; or, where the server cannot delete (the forge closes the issue instead), `record` is what
+   * the record became and `note` says so to the user.
+   */
+  | { readonly kind: "ok"; readonly record?: BackendRecord; readonly note?: string }
+  | Exclude<WriteOutcome, { kind: "ok" }>;
 
 export interface WritableBackend extends Backend {
   create(content: RecordChanges): Promise<BackendRecord>;

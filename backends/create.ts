@@ -33,8 +33,22 @@ export async function createBackend(
     http.checkEgress(remote.origin);
     return new WikiBackend(config, remote.project, http);
   }
+  if (remote.kind === "forge") {
+    const [{ ForgeBackend }, { forgeConfig }] = await Promise.all([
+      import("./forge/backend.js"),
+      import("./forge/config.js"),
+    ]);
+    // The remote URL names the API root (`svc init` wrote it from SVC_FORGE_BASE_URL, or the public forge's):
+    // everything before `/forge/projects/`, which keeps a GitHub Enterprise `/api/v3` path.
+    const url = new URL(remote.url);
+    const root = url.pathname.slice(0, url.pathname.lastIndexOf("/forge/projects/"));
+    const config = { ...forgeConfig(env), baseUrl: `${url.origin}${root}` };
+    const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
+    http.checkEgress(remote.origin);
+    return new ForgeBackend(config, remote.project, http);
+  }
   throw new UserFacingError(
     "SVC_USAGE",
-    `the ${remote.kind} backend is not available in this version of svc; it serves sim projects and wiki spaces`,
+    `the ${remote.kind} backend is not available in this version of svc; it serves sim projects, wiki spaces and forge repositories`,
   );
 }

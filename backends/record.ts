@@ -83,6 +83,8 @@ export interface RecordSchema {
    * is recognised by them alone; without them, by its whole content (helper/create-journal.ts).
    */
   readonly uniqueFields?: readonly string[];
+  /** The longest body the server accepts, in UTF-16 code units as JSON counts them (the forge: 65,536). */
+  readonly bodyMaxLength?: number;
 }
 
 export type RecordFields = Readonly<Record<string, FieldValue>>;

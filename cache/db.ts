@@ -5,10 +5,11 @@
  */
 import { chmodSync, existsSync } from "node:fs";
 import Database from "better-sqlite3";
+import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -118,6 +119,15 @@ const MIGRATIONS: Record<number, string> = {
       SELECT '', local_path, content_oid, '{"fields":{}}', created_at, 0, 0, 'settled', created_key
       FROM pending_creates WHERE created_key IS NOT NULL;
     DROP TABLE pending_creates;
+  `,
+  // HTTP validators (ETags) of earlier answers, for conditional requests (the forge: a 304 costs no quota).
+  // Those of a listing are written by the sync that applied it, in the same transaction.
+  5: `
+    CREATE TABLE validators (
+      url TEXT PRIMARY KEY,
+      etag TEXT NOT NULL,
+      payload TEXT NOT NULL
+    );
   `,
 };
 
@@ -252,6 +262,10 @@ function bookkeepingStatements(db: Database.Database) {
     commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
     packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
     syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
+    validator: db.prepare("SELECT url, etag, payload FROM validators WHERE url = ?"),
+    keepValidator: db.prepare(
+      "INSERT INTO validators (url, etag, payload) VALUES (@url, @etag, @payload) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, payload = excluded.payload",
+    ),
     setSyncState: db.prepare(
       "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
     ),
@@ -562,6 +576,18 @@ export class CacheDb {
 
   setSyncState(state: SyncState): void {
     this.statements.setSyncState.run(state);
+  }
+
+  validator(url: string): Validator | undefined {
+    return this.statements.validator.get(url) as Validator | undefined;
+  }
+
+  keepValidator(validator: Validator): void {
+    this.statements.keepValidator.run({
+      url: validator.url,
+      etag: validator.etag,
+      payload: validator.payload,
+    });
   }
 
   audit(event: AuditEvent): void {

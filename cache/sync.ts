@@ -8,7 +8,7 @@
  * = newest `updated_at` in the tree, parent = previous tip, so caches that saw the same server states have
  * the same commit ids.
  */
-import type { Backend, BackendRecord, Listing } from "../backends/backend.js";
+import type { Backend, BackendRecord, Listing, ValidatorStore } from "../backends/backend.js";
 import { renderRecordFile } from "../backends/record.js";
 import { progress } from "../core/progress.js";
 import type { ProjectCache } from "./cache.js";
@@ -82,6 +82,14 @@ export function rememberRecord(
   return !known || known.rendered_oid !== blob.oid || known.path !== record.path;
 }
 
+/** The cache's HTTP validators, as a backend that makes conditional requests uses them. */
+export function validatorStore(cache: ProjectCache): ValidatorStore {
+  return {
+    lookup: (url) => cache.db.validator(url),
+    remember: (validator) => cache.db.keepValidator(validator),
+  };
+}
+
 /**
  * Every record of `backend`, or those changed since `since`, with progress on stderr while it lasts (a
  * first listing of a large project takes a while: its records are counted when it is done).
@@ -115,6 +123,7 @@ export async function syncCache(
     before.cursor === null
       ? undefined
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
+  backend.useValidators?.(validatorStore(cache));
   const listing = options.listing ?? (await listRecords(backend, full ? undefined : since));
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
@@ -140,8 +149,12 @@ export async function syncCache(
       }
       if (rememberRecord(cache, backend, record, known)) changed++;
     }
+    if (listing.cursorCeiling !== undefined && cursor !== null && cursor > listing.cursorCeiling)
+      cursor =
+        state.cursor !== null && state.cursor > listing.cursorCeiling ? state.cursor : listing.cursorCeiling;
+    for (const validator of listing.validators ?? []) cache.db.keepValidator(validator);
     if (full && listing.complete) {
-      const present = new Set(listing.records.map((record) => record.key));
+      const present = new Set([...listing.records.map((record) => record.key), ...(listing.unchanged ?? [])]);
       for (const key of live.keys()) {
         if (!present.has(key)) {
           cache.db.markDeleted(key);

@@ -157,6 +157,9 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
   if (changes.body !== undefined) {
     const bytes = Buffer.byteLength(changes.body);
     if (bytes > maxBodyBytes) over(`the body is ${count(bytes)} bytes`, `${count(maxBodyBytes)} bytes`);
+    const characters = schema.bodyMaxLength;
+    if (characters !== undefined && changes.body.length > characters)
+      over(`the body is ${count(changes.body.length)} characters`, `${count(characters)} characters`);
   }
   return problems;
 }

@@ -665,6 +665,12 @@ async function applyWrite(
   }
   const outcome = await backend.remove(write.key, write.base);
   if (outcome.kind === "conflict") return conflictAt(context, write, done, outcome.current);
+  if (outcome.kind === "ok" && outcome.record) {
+    // Not deletable on this server: the record stays, changed (the forge closes it), and comes back on pull.
+    rememberRecord(cache, backend, outcome.record);
+    if (outcome.note) log(`svc: ${write.path}: ${outcome.note}`);
+    return undefined;
+  }
   cache.db.markDeleted(write.key);
   return undefined;
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { Command, Option } from "clipanion";
+import { forgeConfig, forgeRemoteUrl } from "../../backends/forge/config.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { UserFacingError } from "../../core/errors.js";
 import { parseRemoteUrl } from "../../core/remote-url.js";
@@ -28,10 +29,13 @@ export function remoteUrlFor(spec: string, simOrigin: string): string {
   } else if (kind === "wiki") {
     // Checks the four variables and the tenant before anything else (Document 3).
     url = `svc::${wikiConfig().baseUrl}/wiki/projects/${encodeURIComponent(project)}`;
+  } else if (kind === "forge") {
+    // Checks FORGE_TOKEN and SVC_ALLOWED_ORIGINS, and the <owner>/<repo> form, before anything else.
+    url = forgeRemoteUrl(forgeConfig().baseUrl, project);
   } else {
     throw new UserFacingError(
       "SVC_USAGE",
-      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project> or wiki::<SPACE_KEY>`,
+      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project>, wiki::<SPACE_KEY> or forge::<owner>/<repo>`,
     );
   }
   parseRemoteUrl(url);
@@ -89,7 +93,8 @@ export class InitCommand extends SvcCommand {
 
   static override usage = Command.Usage({
     category: "Working with records",
-    description: "Clone a project (sim::<project>, wiki::<SPACE_KEY>) into a new git working tree",
+    description:
+      "Clone a project (sim::<project>, wiki::<SPACE_KEY>, forge::<owner>/<repo>) into a new git working tree",
     details: `
       Clones the project into dir (default: the project's name; it must not exist, or be empty) with one
       Markdown file per record, checks out \`main\` tracking \`origin/main\` and sets \`pull.rebase=false\`,
@@ -103,6 +108,10 @@ export class InitCommand extends SvcCommand {
         wiki::<SPACE_KEY>  a wiki space (svc spaces --backend wiki lists them); files
                            pages/<id>.md. Needs VENDOR_API_KEY, VENDOR_EMAIL,
                            SVC_WIKI_TENANT and SVC_ALLOWED_ORIGINS.
+        forge::<owner>/<repo>  a forge repository's issues (GitHub); files
+                           issues/<number>.md, four digits at least. Needs FORGE_TOKEN
+                           and SVC_ALLOWED_ORIGINS; SVC_FORGE_BASE_URL replaces
+                           https://api.github.com (e.g. https://<host>/api/v3).
 
       The checkout is complete whatever the project's size: every record file, as with git clone of the
       same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a checkout of more files than that is
@@ -112,6 +121,7 @@ export class InitCommand extends SvcCommand {
       ["Clone project demo of the simulator into the folder demo", "svc init sim::demo demo"],
       ["The same from a simulator on another port", "svc init sim::demo demo --origin http://127.0.0.1:9000"],
       ["Clone the wiki space DOCS into the folder docs", "svc init wiki::DOCS docs"],
+      ["Clone the issues of the forge repository acme/widgets", "svc init forge::acme/widgets widgets"],
     ],
   });
 
@@ -126,7 +136,8 @@ export class InitCommand extends SvcCommand {
 
   async run(): Promise<number> {
     const url = remoteUrlFor(this.spec, this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN);
-    const dir = this.dir ?? this.spec.split("::")[1] ?? "";
+    // forge::acme/widgets clones into widgets, as git clone of a repository URL does.
+    const dir = this.dir ?? this.spec.split("::")[1]?.split("/").pop() ?? "";
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       const again = ["svc", "init", this.spec, `${dir}-2`, ...(this.origin ? ["--origin", this.origin] : [])];
       throw new UserFacingError(

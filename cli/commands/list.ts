@@ -13,31 +13,33 @@ export class ListCommand extends SvcCommand {
 
   static override usage = Command.Usage({
     category: "Working with records",
-    description: "List the records of a project: a wiki space's pages, a simulator project's issues",
+    description:
+      "List the records of a project: a wiki space's pages, a forge repository's issues, a simulator project's issues",
     details: `
-      For the wiki, at most ${LIST_LIMIT} pages are listed; with more, the first ${LIST_LIMIT} are printed and a
-      warning goes to stderr, or, with \`--no-truncate\`, nothing is printed and the exit code is 1.
+      For the wiki and the forge, at most ${LIST_LIMIT} records are listed; with more, the first ${LIST_LIMIT} are
+      printed and a warning goes to stderr, or, with \`--no-truncate\`, nothing is printed and the exit code is 1.
     `,
     examples: [
       ["The pages of a wiki space, as a table", "svc list --backend wiki --project DOCS --format table"],
+      ["The issues of a forge repository", "svc list --backend forge --project acme/widgets"],
       ["The issues of the demo project, as JSON", "svc list --backend sim --project demo --format json"],
     ],
   });
 
   backend = withValueName(
-    "wiki|sim",
-    Option.String("--backend", { required: true, description: "wiki or sim" }),
+    "wiki|forge|sim",
+    Option.String("--backend", { required: true, description: "wiki, forge or sim" }),
   );
   project = withValueName(
     "project",
     Option.String("--project", {
       required: true,
-      description: "Wiki space key (or alias), or sim project slug",
+      description: "Wiki space key (or alias), forge <owner>/<repo>, or sim project slug",
     }),
   );
   format = withValueName("table|json", Option.String("--format", "table", { description: "table or json" }));
   noTruncate = Option.Boolean("--no-truncate", false, {
-    description: `Fail instead of listing only ${LIST_LIMIT} pages`,
+    description: `Fail instead of listing only ${LIST_LIMIT} records`,
   });
   origin = withValueName(
     "url",
@@ -50,39 +52,8 @@ export class ListCommand extends SvcCommand {
     if (this.format !== "table" && this.format !== "json") {
       throw new UserFacingError("SVC_USAGE", `--format ${this.format} is not known; use table or json`);
     }
-    const agent = `svc-${process.pid}`;
-    let records: BackendRecord[];
-    if (this.backend === "wiki") {
-      const { WikiBackend } = await import("../../backends/wiki/backend.js");
-      const backend = WikiBackend.create(wikiConfig(), this.project, agent);
-      const some = await backend.listSome(LIST_LIMIT);
-      if (some.more) {
-        if (this.noTruncate) {
-          this.context.stderr.write(
-            `svc: space ${this.project} has more than ${LIST_LIMIT} pages; --no-truncate refuses a partial list (svc init wiki::${this.project} clones them all)\n`,
-          );
-          return EXIT.rejected;
-        }
-        this.context.stderr.write(
-          `svc: warning: space ${this.project} has more than ${LIST_LIMIT} pages; showing the first ${LIST_LIMIT} (--no-truncate makes this an error)\n`,
-        );
-      }
-      records = some.records;
-    } else if (this.backend === "sim") {
-      const origin = (this.origin ?? process.env.SVC_SIM_ORIGIN ?? "http://127.0.0.1:7878").replace(
-        /\/+$/,
-        "",
-      );
-      const [{ HttpClient }, { SimBackend }] = await Promise.all([
-        import("../../core/http.js"),
-        import("../../backends/sim/backend.js"),
-      ]);
-      const http = new HttpClient({ agent });
-      http.checkEgress(origin);
-      records = [...(await new SimBackend(origin, this.project, http).listAll()).records];
-    } else {
-      throw new UserFacingError("SVC_USAGE", `--backend ${this.backend} is not known; use wiki or sim`);
-    }
+    const records = await this.records(`svc-${process.pid}`);
+    if (records === undefined) return EXIT.rejected;
     if (this.format === "json") {
       this.context.stdout.write(
         `${JSON.stringify(
@@ -107,5 +78,66 @@ export class ListCommand extends SvcCommand {
     const fourth = this.backend === "wiki" ? "PARENT" : "STATUS";
     this.context.stdout.write(formatTable(["ID", "VERSION", "UPDATED", fourth, "TITLE"], rows));
     return EXIT.ok;
+  }
+
+  /** The records to print; undefined when `--no-truncate` refuses a partial list (said on stderr). */
+  private async records(agent: string): Promise<BackendRecord[] | undefined> {
+    if (this.backend === "wiki") {
+      const { WikiBackend } = await import("../../backends/wiki/backend.js");
+      const backend = WikiBackend.create(wikiConfig(), this.project, agent);
+      return this.firstOnes(await backend.listSome(LIST_LIMIT), "space", "pages", `wiki::${this.project}`);
+    }
+    if (this.backend === "forge") {
+      const [{ ForgeBackend }, { forgeConfig }, { HttpClient }] = await Promise.all([
+        import("../../backends/forge/backend.js"),
+        import("../../backends/forge/config.js"),
+        import("../../core/http.js"),
+      ]);
+      const config = forgeConfig();
+      const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
+      http.checkEgress(config.baseUrl);
+      const backend = new ForgeBackend(config, this.project, http);
+      return this.firstOnes(
+        await backend.listSome(LIST_LIMIT),
+        "repository",
+        "issues",
+        `forge::${this.project}`,
+      );
+    }
+    if (this.backend === "sim") {
+      const origin = (this.origin ?? process.env.SVC_SIM_ORIGIN ?? "http://127.0.0.1:7878").replace(
+        /\/+$/,
+        "",
+      );
+      const [{ HttpClient }, { SimBackend }] = await Promise.all([
+        import("../../core/http.js"),
+        import("../../backends/sim/backend.js"),
+      ]);
+      const http = new HttpClient({ agent });
+      http.checkEgress(origin);
+      return [...(await new SimBackend(origin, this.project, http).listAll()).records];
+    }
+    throw new UserFacingError("SVC_USAGE", `--backend ${this.backend} is not known; use wiki, forge or sim`);
+  }
+
+  /** At most `LIST_LIMIT` records, with the warning (or, with `--no-truncate`, the refusal) when there are more. */
+  private firstOnes(
+    some: { records: BackendRecord[]; more: boolean },
+    container: string,
+    plural: string,
+    spec: string,
+  ): BackendRecord[] | undefined {
+    if (!some.more) return some.records;
+    const what = `${container} ${this.project} has more than ${LIST_LIMIT} ${plural}`;
+    if (this.noTruncate) {
+      this.context.stderr.write(
+        `svc: ${what}; --no-truncate refuses a partial list (svc init ${spec} clones them all)\n`,
+      );
+      return undefined;
+    }
+    this.context.stderr.write(
+      `svc: warning: ${what}; showing the first ${LIST_LIMIT} (--no-truncate makes this an error)\n`,
+    );
+    return some.records;
   }
 }

@@ -1,0 +1,553 @@
+/**
+ * The forge backend (issue 14; DESIGN.md §2, §6): a repository's issues on GitHub's REST API as
+ * `issues/0042.md` records, read and written.
+ *
+ * - Bearer auth from `FORGE_TOKEN`; the header never appears in an error or a log.
+ * - Listing: `GET /repos/{o}/{r}/issues?state=all&sort=updated&direction=asc&per_page=100`, `since` for a
+ *   delta, following `Link: <…>; rel="next"`. A next URL must be on the API's own origin (and pass the
+ *   allowlist and the pagination guard) before it is asked. Pull requests are skipped.
+ * - Conditional requests: each result page's `ETag` is kept in the cache with the keys it listed; the
+ *   next listing sends `If-None-Match`, and a `304` (which costs no quota) stands for the same keys. So a
+ *   no-op `git fetch` spends none of the hourly quota.
+ * - Writes: the forge has no `If-Match` for issues. Immediately before each write the issue is read again
+ *   (conditionally) and its `updated_at` compared with the base; newer → `fetch first`. A write landing
+ *   between that read and the write cannot be detected (README "The forge"); the window is one round trip.
+ *   `git rm` closes the issue as not planned: the REST API cannot delete issues.
+ */
+import { isObject } from "../../core/checks.js";
+import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
+import type { HttpClient, HttpResponse } from "../../core/http.js";
+import { PageWalk } from "../../core/pagination.js";
+import { progress } from "../../core/progress.js";
+import type {
+  BackendRecord,
+  BaseToken,
+  DeleteOutcome,
+  Listing,
+  RecordChanges,
+  Validator,
+  ValidatorStore,
+  WritableBackend,
+  WriteOutcome,
+} from "../backend.js";
+import type { FieldValue, RecordContent } from "../record.js";
+import { checkForgeProject, type ForgeConfig } from "./config.js";
+import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
+import { linkTarget } from "./link.js";
+import {
+  exhaustedUntil,
+  type LimitAnswer,
+  limitOf,
+  MAX_RESET_WAIT_MS,
+  MAX_SECONDARY_WAITS,
+  QuotaExhaustedError,
+  SecondaryLimitError,
+} from "./quota.js";
+import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf, isStatusLabel } from "./schema.js";
+
+/** The most the forge serves per result page. */
+const PER_PAGE = 100;
+const API_VERSION = "2022-11-28";
+
+/** What `git rm` of an issue does on the forge, said in the push output. */
+export const CLOSED_NOTE = "closed as not planned; it stays as status wont_fix";
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The JSON of a 200/201, or of the kept answer a 304 stands for. */
+  readonly value: unknown;
+  /** The kept validator a `304` confirmed. */
+  readonly reused?: Validator;
+}
+
+export class ForgeBackend implements WritableBackend {
+  readonly kind = "forge";
+  readonly schema = FORGE_SCHEMA;
+  /** `since` has second precision and listings may lag a little: a minute of overlap, free with ETags. */
+  readonly overlapMs = 60_000;
+  /** 65,536 characters of body, each at most 4 bytes of UTF-8, plus the frontmatter. */
+  readonly maxRecordBytes = 65_536 * 4 + 64 * 1024;
+  readonly description: string;
+  private readonly owner: string;
+  private readonly repo: string;
+  private readonly origin: string;
+  private validators: ValidatorStore | undefined;
+  /** The instant before which the quota is known to be at zero. */
+  private resetAt = 0;
+
+  constructor(
+    private readonly config: ForgeConfig,
+    readonly project: string,
+    private readonly http: HttpClient,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {
+    ({ owner: this.owner, repo: this.repo } = checkForgeProject(project));
+    this.origin = new URL(config.baseUrl).origin;
+    this.description = `forge repository ${project} at ${config.baseUrl}`;
+  }
+
+  useValidators(store: ValidatorStore): void {
+    this.validators = store;
+  }
+
+  private repoPath(rest = ""): string {
+    return `${this.config.baseUrl}/repos/${encodeURIComponent(this.owner)}/${encodeURIComponent(this.repo)}${rest}`;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Requests
+
+  /** One request, waiting out rate limits as quota.ts says; 401 and repository-level 404/410 throw. */
+  private async call(method: string, url: string, body?: unknown, etag?: string): Promise<HttpResponse> {
+    for (let waits = 0; ; waits++) {
+      await this.waitForReset();
+      const response = await this.http.request({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${this.config.token}`,
+          accept: "application/vnd.github+json",
+          "x-github-api-version": API_VERSION,
+          ...(etag === undefined ? {} : { "if-none-match": etag }),
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const resetMs = exhaustedUntil(response);
+      if (resetMs !== undefined) this.resetAt = Math.max(this.resetAt, resetMs);
+      const limit: LimitAnswer = limitOf(response);
+      if (limit.kind === "primary") continue;
+      if (limit.kind === "secondary") {
+        if (waits >= MAX_SECONDARY_WAITS) throw new SecondaryLimitError(this.origin, waits);
+        await this.pause(limit.waitMs);
+        continue;
+      }
+      if (response.status === 401) {
+        throw new UserFacingError(
+          "SVC_BACKEND",
+          `the forge at ${this.origin} refused the token (401 ${this.message(response) ?? "Bad credentials"}); check FORGE_TOKEN: it must be a valid token that can read ${this.project}'s issues (and write them, to push)`,
+          { data: { status: 401 } },
+        );
+      }
+      return response;
+    }
+  }
+
+  /** Waits for the quota's reset when it is at most a minute ahead; throws when it is further. */
+  private async waitForReset(): Promise<void> {
+    const wait = this.resetAt - Date.now();
+    if (wait <= 0) return;
+    // The reset is in whole seconds of the server's clock: a second more so the first request is not early.
+    if (wait > MAX_RESET_WAIT_MS) throw new QuotaExhaustedError(this.origin, this.resetAt);
+    await this.pause(wait + 1000);
+    this.resetAt = 0;
+  }
+
+  private async pause(ms: number): Promise<void> {
+    progress().waitFor(this.origin, ms);
+    try {
+      await this.sleep(ms);
+    } finally {
+      progress().waitFor(undefined);
+    }
+  }
+
+  private message(response: HttpResponse): string | undefined {
+    try {
+      const value: unknown = JSON.parse(response.body.toString("utf8"));
+      return isObject(value) && typeof value.message === "string" ? excerpt(value.message, 300) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The forge's validation errors (`errors[].message`, else `message`), for a 422. */
+  private validationMessage(response: HttpResponse): string {
+    try {
+      const value: unknown = JSON.parse(response.body.toString("utf8"));
+      if (isObject(value) && Array.isArray(value.errors)) {
+        const details = value.errors
+          .map((error) =>
+            isObject(error)
+              ? typeof error.message === "string"
+                ? error.message
+                : [error.field, error.code].filter((part) => typeof part === "string").join(" ")
+              : "",
+          )
+          .filter((text) => text !== "");
+        if (details.length > 0) return excerpt(details.join("; "), 500);
+      }
+    } catch {
+      // Not JSON: the excerpt below.
+    }
+    return this.message(response) ?? excerpt(response.body.toString("utf8"), 300);
+  }
+
+  /** A repository-level refusal (404/410), or any other unexpected answer, as an error. */
+  private failure(what: string, response: HttpResponse): SvcError {
+    const status = response.status;
+    if (status === 404) {
+      return new UserFacingError(
+        "SVC_BACKEND",
+        `${what}: the forge at ${this.origin} has no repository ${this.project}, or FORGE_TOKEN cannot see it (404); check the name (svc init forge::<owner>/<repo>) and the token's access`,
+        { data: { status } },
+      );
+    }
+    if (status === 410) {
+      return new UserFacingError(
+        "SVC_BACKEND",
+        `${what}: issues are disabled on ${this.project} (410); an admin can enable them in the repository's settings (Features: Issues)`,
+        { data: { status } },
+      );
+    }
+    if (status === 422) {
+      return new SvcError(
+        "SVC_BACKEND",
+        `${what}: the forge refused it (422): ${this.validationMessage(response)}`,
+        { data: { status } },
+      );
+    }
+    if (status === 403) {
+      return new SvcError(
+        "SVC_BACKEND",
+        `${what}: the forge refused it (403 ${this.message(response) ?? "Forbidden"}); FORGE_TOKEN needs permission to write ${this.project}'s issues`,
+        { data: { status } },
+      );
+    }
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: ${what} answered ${status}: ${excerpt(response.body.toString("utf8"), 300)}`,
+      { data: { status } },
+    );
+  }
+
+  private parse(what: string, response: HttpResponse): unknown {
+    try {
+      return JSON.parse(response.body.toString("utf8"));
+    } catch {
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with a body that is not JSON`);
+    }
+  }
+
+  /**
+   * A GET made conditional by the validator kept for `url`: a `304` gives the kept answer back (and costs
+   * no quota). Only `keep` answers' validators are written at once (one issue); a listing's are returned.
+   */
+  private async conditionalGet(url: string, what: string, keep: "now" | "later"): Promise<Answer> {
+    const known = this.validators?.lookup(url);
+    const response = await this.call("GET", url, undefined, known?.etag);
+    if (response.status === 304 && known) {
+      return { status: 304, headers: response.headers, value: JSON.parse(known.payload), reused: known };
+    }
+    if (response.status !== 200)
+      return { status: response.status, headers: response.headers, value: response };
+    const value = this.parse(what, response);
+    const etag = response.headers.etag;
+    if (keep === "now" && etag && this.validators) {
+      this.validators.remember({ url, etag, payload: response.body.toString("utf8") });
+    }
+    return { status: 200, headers: response.headers, value };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Listing
+
+  private listUrl(since?: string): string {
+    const query = `state=all&sort=updated&direction=asc&per_page=${PER_PAGE}`;
+    return this.repoPath(
+      `/issues?${query}${since === undefined ? "" : `&since=${encodeURIComponent(since)}`}`,
+    );
+  }
+
+  private malformed(reason: string): SvcError {
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: the server sent a malformed issue (${reason}); nothing was written`,
+    );
+  }
+
+  /** The issues of one result page (pull requests skipped). */
+  private issuesOf(value: unknown, what: string): ForgeIssue[] {
+    if (!Array.isArray(value))
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a list of issues`);
+    const issues: ForgeIssue[] = [];
+    for (const item of value) {
+      const issue = toForgeIssue(item);
+      if (issue === PULL_REQUEST) continue;
+      if (typeof issue === "string") throw this.malformed(issue);
+      issues.push(issue);
+    }
+    return issues;
+  }
+
+  /** The next result page's URL from a `Link` header, checked before anything is sent to it. */
+  private nextPage(link: string | undefined, walk: PageWalk, what: string): string | undefined {
+    const next = linkTarget(link, "next");
+    if (next === undefined || next === "") return undefined;
+    let url: URL;
+    try {
+      url = new URL(next, this.config.baseUrl);
+    } catch {
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: ${what}: the Link header's next URL is not a URL`,
+      );
+    }
+    if (url.origin !== this.origin) {
+      throw new UserFacingError(
+        "SVC_BACKEND",
+        `${this.description}: ${what}: the Link header points the next result page to ${url.origin}, not to ${this.origin}; svc does not follow it (it would send FORGE_TOKEN there) and stopped the listing. Report it to the admins of ${this.origin}`,
+        { data: { origin: url.origin } },
+      );
+    }
+    this.http.checkEgress(url.href);
+    walk.follow(url.href);
+    return url.href;
+  }
+
+  /**
+   * Every result page from `first`. The order is by `updated_at`, paged by offset: an issue updated while
+   * the pages are read moves to the end and may push another past a page already read. When that can have
+   * happened (an issue updated after the listing began, with more than one page), the listing is marked
+   * incomplete and its cursor held at `since`, so no deletion is inferred and the next sync asks again.
+   */
+  private async walk(
+    first: string,
+    what: string,
+    since?: string,
+    limit?: number,
+  ): Promise<Listing & { more: boolean }> {
+    const walk = new PageWalk({ server: this.origin, listing: what, pointer: 'Link rel="next"', first });
+    const records: BackendRecord[] = [];
+    const unchanged: string[] = [];
+    const validators: Validator[] = [];
+    let startedAt: string | undefined;
+    let pages = 0;
+    for (let url: string | undefined = first; url !== undefined; pages++) {
+      const answer = await this.conditionalGet(url, what, "later");
+      startedAt ??= serverTime(answer.headers.date);
+      let next: string | undefined;
+      if (answer.reused) {
+        const kept = keptPage(answer.value);
+        unchanged.push(...kept.keys);
+        next = kept.next;
+        if (linkTarget(answer.headers.link, "next") !== undefined) next = answer.headers.link;
+      } else if (answer.status === 200) {
+        const issues = this.issuesOf(answer.value, what);
+        for (const issue of issues) records.push(issue.record);
+        next = answer.headers.link;
+        const etag = answer.headers.etag;
+        const page = { keys: issues.map((issue) => issue.record.key), next: answer.headers.link ?? null };
+        if (etag) validators.push({ url, etag, payload: JSON.stringify(page) });
+      } else {
+        throw this.failure(what, answer.value as HttpResponse);
+      }
+      if (limit !== undefined && records.length > limit) return { records, complete: false, more: true };
+      url = this.nextPage(next, walk, what);
+    }
+    const moved =
+      pages > 1 && startedAt !== undefined && records.some((record) => record.updatedAt >= startedAt);
+    return {
+      records,
+      unchanged,
+      validators,
+      complete: since === undefined && !moved,
+      more: false,
+      ...(moved && since !== undefined ? { cursorCeiling: since } : {}),
+    };
+  }
+
+  async listAll(): Promise<Listing> {
+    return await this.walk(this.listUrl(), `listing the issues of ${this.project}`);
+  }
+
+  async listChangedSince(since: string): Promise<Listing> {
+    const seconds = since.replace(/\.\d+Z$/, "Z");
+    return await this.walk(
+      this.listUrl(seconds),
+      `listing the issues of ${this.project} changed since ${seconds}`,
+      seconds,
+    );
+  }
+
+  /** The first `limit` issues and whether there are more (for `svc list`). */
+  async listSome(limit: number): Promise<{ records: BackendRecord[]; more: boolean }> {
+    const listing = await this.walk(
+      this.listUrl(),
+      `listing the issues of ${this.project}`,
+      undefined,
+      limit,
+    );
+    return { records: listing.records.slice(0, limit), more: listing.more };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Writes
+
+  /** The issue as it is now (read conditionally), or undefined when it is gone or a pull request. */
+  async read(key: string): Promise<ForgeIssue | undefined> {
+    const what = `reading issue ${key}`;
+    const answer = await this.conditionalGet(
+      this.repoPath(`/issues/${encodeURIComponent(key)}`),
+      what,
+      "now",
+    );
+    if (answer.status === 404 || answer.status === 410) {
+      // The repository itself answers the same way; tell the two apart by the listing's first request.
+      return undefined;
+    }
+    if (answer.status !== 200 && answer.status !== 304)
+      throw this.failure(what, answer.value as HttpResponse);
+    const issue = toForgeIssue(answer.value);
+    if (issue === PULL_REQUEST) return undefined;
+    if (typeof issue === "string") throw this.malformed(issue);
+    return issue;
+  }
+
+  private async send(
+    method: "POST" | "PATCH",
+    url: string,
+    body: unknown,
+    what: string,
+  ): Promise<ForgeIssue> {
+    const response = await this.call(method, url, body);
+    if (response.status !== 200 && response.status !== 201) throw this.failure(what, response);
+    const issue = toForgeIssue(this.parse(what, response));
+    if (issue === PULL_REQUEST || typeof issue === "string")
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: ${what} answered with ${issue === PULL_REQUEST ? "a pull request" : `a malformed issue (${issue})`}`,
+      );
+    const etag = response.headers.etag;
+    if (etag && this.validators && method === "PATCH") {
+      // The answer is the issue as it now is: the next read of it may be a 304.
+      this.validators.remember({ url, etag, payload: response.body.toString("utf8") });
+    }
+    return issue;
+  }
+
+  async create(changes: RecordChanges): Promise<BackendRecord> {
+    const fields = changes.fields;
+    const status = (typeof fields.status === "string" ? fields.status : "open") as ForgeStatus;
+    const target = forgeStateOf(status);
+    const labels = [...stringList(fields.labels), ...(target.label ? [target.label] : [])];
+    const created = await this.send(
+      "POST",
+      this.repoPath("/issues"),
+      {
+        title: typeof fields.title === "string" ? fields.title : "",
+        body: changes.body ?? "",
+        ...(labels.length > 0 ? { labels } : {}),
+        ...(stringList(fields.assignees).length > 0 ? { assignees: stringList(fields.assignees) } : {}),
+      },
+      "creating an issue",
+    );
+    if (target.state === "open") return created.record;
+    // A new issue is open: closing it as done or won't fix is a second request.
+    const closed = await this.send(
+      "PATCH",
+      this.repoPath(`/issues/${created.number}`),
+      { state: "closed", state_reason: target.stateReason },
+      `closing the new issue ${created.number}`,
+    );
+    return closed.record;
+  }
+
+  async update(
+    key: string,
+    changes: RecordChanges,
+    base: BaseToken,
+    _desired: RecordContent,
+  ): Promise<WriteOutcome> {
+    const current = await this.read(key);
+    if (!current) return { kind: "gone" };
+    if (current.record.updatedAt !== base.updatedAt)
+      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    const patch = patchFor(current, changes);
+    if (Object.keys(patch).length === 0) return { kind: "ok", record: current.record };
+    const updated = await this.send(
+      "PATCH",
+      this.repoPath(`/issues/${current.number}`),
+      patch,
+      `updating issue ${key}`,
+    );
+    return { kind: "ok", record: updated.record };
+  }
+
+  /** The REST API cannot delete an issue: it is closed as not planned, and stays as status `wont_fix`. */
+  async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
+    const current = await this.read(key);
+    if (!current) return { kind: "gone" };
+    if (current.record.updatedAt !== base.updatedAt)
+      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    const patch = patchFor(current, { fields: { status: "wont_fix" } });
+    if (Object.keys(patch).length === 0) return { kind: "ok", record: current.record, note: CLOSED_NOTE };
+    const closed = await this.send(
+      "PATCH",
+      this.repoPath(`/issues/${current.number}`),
+      patch,
+      `closing issue ${key}`,
+    );
+    return { kind: "ok", record: closed.record, note: CLOSED_NOTE };
+  }
+}
+
+function stringList(value: FieldValue | undefined): string[] {
+  return Array.isArray(value) ? [...value] : [];
+}
+
+/**
+ * The PATCH body for `changes` on the issue as it is now: only what differs. Labels are a delta on the
+ * current labels (the user's additions and removals, the status label swapped), so labels someone else
+ * added are kept; the status sets state and state reason only when they change.
+ */
+export function patchFor(current: ForgeIssue, changes: RecordChanges): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  const fields = changes.fields;
+  const before = current.record.content.fields;
+  if (typeof fields.title === "string" && fields.title !== before.title) patch.title = fields.title;
+  if (changes.body !== undefined && changes.body !== current.record.content.body) patch.body = changes.body;
+  if (fields.assignees !== undefined && !sameList(stringList(fields.assignees), stringList(before.assignees)))
+    patch.assignees = stringList(fields.assignees);
+  let labels = [...current.labels];
+  if (fields.labels !== undefined) {
+    const wanted = stringList(fields.labels);
+    const had = stringList(before.labels);
+    labels = labels.filter((name) => isStatusLabel(name) || !had.includes(name) || wanted.includes(name));
+    for (const name of wanted) if (!labels.includes(name)) labels.push(name);
+  }
+  if (typeof fields.status === "string" && fields.status !== before.status) {
+    const target = forgeStateOf(fields.status as ForgeStatus);
+    // The two status labels svc knows give way to the target's; other `status/*` labels are not svc's.
+    labels = labels.filter((name) => name !== "status/in-progress" && name !== "status/in-review");
+    if (target.label) labels.push(target.label);
+    if (target.state !== current.state) patch.state = target.state;
+    if (target.state === "closed" && target.stateReason !== current.stateReason) {
+      // A reason is sent with the state it belongs to, also when only the reason changes.
+      patch.state = target.state;
+      patch.state_reason = target.stateReason;
+    }
+  }
+  if (!sameList(labels, current.labels)) patch.labels = labels;
+  return patch;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
+}
+
+/** A kept result page: the keys it listed and its `Link` header. */
+function keptPage(value: unknown): { keys: string[]; next: string | undefined } {
+  if (!isObject(value) || !Array.isArray(value.keys)) return { keys: [], next: undefined };
+  return {
+    keys: value.keys.filter((key): key is string => typeof key === "string"),
+    next: typeof value.next === "string" ? value.next : undefined,
+  };
+}
+
+/** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
+function serverTime(date: string | undefined): string | undefined {
+  const ms = date === undefined ? Number.NaN : Date.parse(date);
+  return Number.isNaN(ms) ? undefined : new Date(ms - 1000).toISOString().replace(/\.\d+Z$/, "Z");
+}

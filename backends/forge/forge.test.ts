@@ -1,0 +1,210 @@
+/**
+ * The forge backend's pure parts: configuration, the `Link` header, issue validation and the status
+ * mapping both ways, and the PATCH a change makes (only what differs; labels as a delta).
+ */
+import test from "ava";
+import fc from "fast-check";
+import { UserFacingError } from "../../core/errors.js";
+import { patchFor } from "./backend.js";
+import { checkForgeProject, forgeConfig, forgeRemoteUrl } from "./config.js";
+import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
+import { linkTarget } from "./link.js";
+import { describeReset, limitOf } from "./quota.js";
+import { FORGE_STATUSES, forgeStateOf, statusOf } from "./schema.js";
+
+test("configuration: every missing variable is named in one message, and the token is never in it", (t) => {
+  const error = t.throws(() => forgeConfig({}), { instanceOf: UserFacingError });
+  t.regex(error.message, /not set: FORGE_TOKEN, SVC_ALLOWED_ORIGINS/);
+  t.regex(error.message, /https:\/\/api\.github\.com/);
+  const one = t.throws(() => forgeConfig({ FORGE_TOKEN: "secret-token-1" }));
+  t.regex(one.message, /this environment variable, which is not set: SVC_ALLOWED_ORIGINS/);
+  t.false(one.message.includes("secret-token-1"));
+  t.deepEqual(forgeConfig({ FORGE_TOKEN: "x", SVC_ALLOWED_ORIGINS: "https://api.github.com" }), {
+    token: "x",
+    baseUrl: "https://api.github.com",
+    allowedOrigins: "https://api.github.com",
+  });
+  t.is(
+    forgeConfig({
+      FORGE_TOKEN: "x",
+      SVC_ALLOWED_ORIGINS: "a",
+      SVC_FORGE_BASE_URL: "https://ghe.example/api/v3/",
+    }).baseUrl,
+    "https://ghe.example/api/v3",
+  );
+  t.throws(() => forgeConfig({ FORGE_TOKEN: "x", SVC_ALLOWED_ORIGINS: "a", SVC_FORGE_BASE_URL: "ftp://x" }), {
+    message: /SVC_FORGE_BASE_URL must be an http\(s\) API root/,
+  });
+});
+
+test("repository names: <owner>/<repo> as the forge spells them, anything else refused with an example", (t) => {
+  t.deepEqual(checkForgeProject("acme/widgets"), { owner: "acme", repo: "widgets" });
+  t.deepEqual(checkForgeProject("a-b/c.d_e"), { owner: "a-b", repo: "c.d_e" });
+  for (const bad of [
+    "acme",
+    "acme/",
+    "/widgets",
+    "acme/widgets/x",
+    "acme/..",
+    "-acme/x",
+    "ac me/x",
+    "a/b?c",
+  ]) {
+    t.throws(
+      () => checkForgeProject(bad),
+      { message: /is not a forge repository <owner>\/<repo>; for example: svc init forge::acme\/widgets/ },
+      bad,
+    );
+  }
+  t.is(
+    forgeRemoteUrl("https://ghe.example/api/v3", "acme/widgets"),
+    "svc::https://ghe.example/api/v3/forge/projects/acme/widgets",
+  );
+});
+
+test("Link: the next target among several relations, quoted or not, in any order", (t) => {
+  const header =
+    '<https://api.github.com/repositories/1/issues?page=1>; rel="prev", <https://api.github.com/repositories/1/issues?page=3>; rel="next", <https://api.github.com/repositories/1/issues?page=9>; rel="last"';
+  t.is(linkTarget(header, "next"), "https://api.github.com/repositories/1/issues?page=3");
+  t.is(linkTarget(header, "last"), "https://api.github.com/repositories/1/issues?page=9");
+  t.is(linkTarget("<https://x/a?b=1,2>; rel=next", "next"), "https://x/a?b=1,2");
+  t.is(linkTarget('<https://x/a>; rel="prev next"', "next"), "https://x/a");
+  t.is(linkTarget('<https://x/a>; rel="last"', "next"), undefined);
+  t.is(linkTarget(undefined, "next"), undefined);
+  t.is(linkTarget("garbage", "next"), undefined);
+});
+
+test("Link: any header text gives a string or nothing, never a throw", (t) => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 300 }), (header) => {
+      const target = linkTarget(header, "next");
+      return target === undefined || typeof target === "string";
+    }),
+  );
+  t.pass();
+});
+
+function issue(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    number: 42,
+    title: "Login fails",
+    body: "It fails.\r\n",
+    state: "open",
+    state_reason: null,
+    labels: [{ name: "bug" }, { name: "status/in-progress" }],
+    assignees: [{ login: "alice" }],
+    created_at: "2026-01-01T00:00:00Z",
+    updated_at: "2026-01-02T00:00:00Z",
+    ...overrides,
+  };
+}
+
+test("an issue becomes a record: status from state, reason and label; status labels never in labels", (t) => {
+  const parsed = toForgeIssue(issue()) as ForgeIssue;
+  t.is(parsed.record.path, "issues/0042.md");
+  t.deepEqual(parsed.record.content, {
+    fields: {
+      id: 42,
+      title: "Login fails",
+      status: "in_progress",
+      labels: ["bug"],
+      assignees: ["alice"],
+      created_at: "2026-01-01T00:00:00Z",
+      updated_at: "2026-01-02T00:00:00Z",
+    },
+    body: "It fails.\r\n",
+  });
+  t.is((toForgeIssue(issue({ body: null })) as ForgeIssue).record.content.body, "");
+  t.is(toForgeIssue(issue({ pull_request: { url: "x" } })), PULL_REQUEST);
+  t.regex(String(toForgeIssue(issue({ state: "merged" }))), /state is neither open nor closed/);
+  t.regex(String(toForgeIssue(issue({ updated_at: "yesterday" }))), /updated_at is not a timestamp/);
+  t.regex(String(toForgeIssue(issue({ labels: [{}] }))), /labels holds an entry without a name/);
+  t.regex(String(toForgeIssue(issue({ number: -1 }))), /bad issue number/);
+});
+
+test("status mapping: each of the five statuses round-trips through state, reason and label", (t) => {
+  for (const status of FORGE_STATUSES) {
+    const target = forgeStateOf(status);
+    t.is(statusOf(target.state, target.stateReason, target.label ? ["x", target.label] : ["x"]), status);
+  }
+  t.is(statusOf("closed", null, []), "done", "a close without a reason is completed");
+  t.is(statusOf("open", "reopened", ["status/in-progress", "status/in-review"]), "in_review");
+});
+
+test("a PATCH carries only what changed; labels are a delta that keeps labels added by others", (t) => {
+  const current = toForgeIssue(
+    issue({ labels: [{ name: "bug" }, { name: "added-by-someone" }, { name: "status/in-progress" }] }),
+  ) as ForgeIssue;
+  // The user saw labels [bug] (the base); `added-by-someone` came later.
+  const base = {
+    ...current,
+    record: {
+      ...current.record,
+      content: { ...current.record.content, fields: { ...current.record.content.fields, labels: ["bug"] } },
+    },
+  };
+  t.deepEqual(patchFor(base, { fields: { title: "New title" } }), { title: "New title" });
+  t.deepEqual(patchFor(base, { fields: {}, body: "It fails.\r\n" }), {});
+  t.deepEqual(patchFor(base, { fields: { labels: ["ui"] } }), {
+    labels: ["added-by-someone", "status/in-progress", "ui"],
+  });
+  t.deepEqual(patchFor(base, { fields: { status: "in_review" } }), {
+    labels: ["bug", "added-by-someone", "status/in-review"],
+  });
+  t.deepEqual(patchFor(base, { fields: { status: "done" } }), {
+    labels: ["bug", "added-by-someone"],
+    state: "closed",
+    state_reason: "completed",
+  });
+  t.deepEqual(patchFor(base, { fields: { status: "wont_fix" } }), {
+    labels: ["bug", "added-by-someone"],
+    state: "closed",
+    state_reason: "not_planned",
+  });
+  t.deepEqual(patchFor(base, { fields: { assignees: ["bob", "alice"] } }), { assignees: ["bob", "alice"] });
+  const closed = toForgeIssue(
+    issue({ state: "closed", state_reason: "completed", labels: [] }),
+  ) as ForgeIssue;
+  t.deepEqual(patchFor(closed, { fields: { status: "open" } }), { state: "open" });
+  t.deepEqual(patchFor(closed, { fields: { status: "wont_fix" } }), {
+    state: "closed",
+    state_reason: "not_planned",
+  });
+});
+
+test("rate limits: primary (quota at zero) and secondary (Retry-After, or the message) are told apart", (t) => {
+  const answer = (status: number, headers: Record<string, string>, body = "{}") => ({
+    status,
+    headers,
+    body: Buffer.from(body),
+  });
+  t.deepEqual(limitOf(answer(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "2000000000" })), {
+    kind: "primary",
+    resetMs: 2_000_000_000_000,
+  });
+  t.deepEqual(limitOf(answer(403, { "x-ratelimit-remaining": "12", "retry-after": "2" })), {
+    kind: "secondary",
+    waitMs: 2000,
+  });
+  t.deepEqual(
+    limitOf(
+      answer(
+        403,
+        { "x-ratelimit-remaining": "12" },
+        '{"message":"You have exceeded a secondary rate limit."}',
+      ),
+    ),
+    { kind: "secondary", waitMs: 60_000 },
+  );
+  t.deepEqual(
+    limitOf(answer(403, { "x-ratelimit-remaining": "12" }, '{"message":"Resource not accessible"}')),
+    {
+      kind: "none",
+    },
+  );
+  t.deepEqual(limitOf(answer(200, { "x-ratelimit-remaining": "0" })), { kind: "none" });
+  t.is(
+    describeReset(Date.parse("2026-11-23T18:40:05Z"), Date.parse("2026-11-23T17:48:00Z")),
+    "2026-11-23T18:40:05Z (in 53 min)",
+  );
+});
