@@ -1,0 +1,1228 @@
+/**
+ * A fake of GitHub's REST API for issues (API version 2022-11-28) on an ephemeral loopback port, for the forge
+ * backend's end-to-end tests (DESIGN.md §6: "a fake server … that speaks the vendor's real request/response
+ * shapes").
+ *
+ * Shapes follow GitHub's published OpenAPI description (github/rest-api-description,
+ * descriptions/api.github.com/api.github.com.2022-11-28.json) and the REST reference pages it generates:
+ * - `GET /repos/{owner}/{repo}/issues` ("List repository issues": `state` open|closed|all, `labels` comma list,
+ *   `sort` created|updated|comments, `direction` asc|desc, `since` ISO 8601, `per_page` default 30 max 100,
+ *   `page` default 1) → an array of `issue`; pull requests are issues too and carry `pull_request`.
+ *   Pagination is the `Link` header with absolute URLs; GitHub writes them in the `/repositories/{id}/issues`
+ *   form, which this fake also serves.
+ * - `GET|PATCH /repos/{owner}/{repo}/issues/{issue_number}` ("Get an issue", "Update an issue"), 410 for a
+ *   deleted issue; `POST /repos/{owner}/{repo}/issues` ("Create an issue") → 201 with `Location`.
+ * - `GET|POST|PUT /repos/{owner}/{repo}/issues/{issue_number}/labels` and `DELETE …/labels/{name}`
+ *   ("List/Add/Set/Remove labels for an issue") → an array of `label`.
+ * - Errors are `{message, documentation_url, status}` ("status" a string, as api.github.com sends it now);
+ *   422 adds `errors: [{resource, code, field, message?}]` ("Validation Failed").
+ * - Rate limits ("Rate limits for the REST API"): `x-ratelimit-*` headers on every answer; over the primary
+ *   limit 403 with remaining 0; a secondary limit 403 or 429 with `retry-after`. "Use conditional requests":
+ *   a 304 does not count against the primary limit.
+ * Where GitHub documents nothing, the choice is marked ASSUMPTION in a comment.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ExecutionContext } from "ava";
+
+export interface FakeForgeRepoSpec {
+  readonly owner: string;
+  readonly name: string;
+  /** Issues disabled on the repository: every issues endpoint answers 410 "Issues are disabled for this repo". */
+  readonly issuesDisabled?: boolean;
+  /** The token cannot see it: every request answers 404 "Not Found" (as for a private repo). */
+  readonly hidden?: boolean;
+  /** Numeric repository id, used in Link URLs (`/repositories/<id>/issues?...`); default 1000 + index. */
+  readonly id?: number;
+}
+
+export interface FakeForgeOptions {
+  /** The token the fake accepts (`Bearer <token>` or `token <token>`); default "fake-forge-token-0123456789". */
+  readonly token?: string;
+  /** Default: one repository acme/widgets. */
+  readonly repos?: readonly FakeForgeRepoSpec[];
+  /** Primary rate limit per hour (x-ratelimit-limit); default 5000. */
+  readonly quota?: number;
+  /** Clock in ms for created_at/updated_at/closed_at and x-ratelimit-reset; default Date.now. */
+  readonly now?: () => number;
+  /** The login of the token's user (author of issues svc creates); default "svc-bot". */
+  readonly login?: string;
+}
+
+export interface FakeForgeLabel {
+  readonly name: string;
+}
+
+export type StateReason = "completed" | "not_planned" | "reopened";
+
+/** The server's state of one issue or pull request (a copy). */
+export interface FakeForgeIssue {
+  readonly number: number;
+  readonly title: string;
+  readonly body: string | null;
+  readonly state: "open" | "closed";
+  readonly stateReason: StateReason | null;
+  /** Label names in order. */
+  readonly labels: readonly string[];
+  /** Assignee logins. */
+  readonly assignees: readonly string[];
+  readonly pullRequest: boolean;
+  /** ISO 8601 UTC, second precision, "Z" (as GitHub: 2011-04-22T13:33:48Z). */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly closedAt: string | null;
+}
+
+export interface FakeForgeRequest {
+  readonly method: string;
+  /** Path and query exactly as sent. */
+  readonly path: string;
+  /** Lower-case header names; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  /** 0 while in flight. */
+  readonly status: number;
+  /** Whether this request was counted against the primary quota (a 304 is not, nor a 401). */
+  readonly counted: boolean;
+  /** `Date.now()` when it arrived (the real clock, not the `now` option). */
+  readonly receivedAt: number;
+}
+
+export interface IssueSeed {
+  readonly title: string;
+  readonly body?: string | null;
+  readonly state?: "open" | "closed";
+  readonly stateReason?: StateReason | null;
+  readonly labels?: readonly string[];
+  readonly assignees?: readonly string[];
+  readonly pullRequest?: boolean;
+}
+
+export interface IssueEdit {
+  readonly title?: string;
+  readonly body?: string | null;
+  readonly state?: "open" | "closed";
+  readonly stateReason?: StateReason | null;
+  readonly labels?: readonly string[];
+  readonly assignees?: readonly string[];
+}
+
+export interface FakeForge {
+  /** Base URL to configure as SVC_FORGE_BASE_URL: "http://127.0.0.1:<port>" (no path, like https://api.github.com). */
+  readonly url: string;
+  /** Same as url; goes on SVC_ALLOWED_ORIGINS. */
+  readonly origin: string;
+  readonly token: string;
+  /** Every request received, oldest first. */
+  readonly requests: readonly FakeForgeRequest[];
+  /** Requests counted against the primary quota so far. */
+  readonly quotaUsed: number;
+  /**
+   * Creates `count` issues in "owner/name" (plus `pullRequests` pull requests interleaved evenly), with varied
+   * tricky titles and bodies, labels and assignees; returns the issue numbers (not the PRs), in order. Each
+   * gets a distinct updated_at in the past, increasing with the number.
+   */
+  seed(repo: string, count: number, options?: { pullRequests?: number }): number[];
+  /** One issue or pull request, created server-side by "someone else" (alice). */
+  addIssue(repo: string, seed: IssueSeed): FakeForgeIssue;
+  /** Someone else edits it in the browser: updated_at moves to now (strictly later than before, at least +1 s). */
+  editIssue(repo: string, number: number, edit: IssueEdit): FakeForgeIssue;
+  /** Someone adds a label in the browser (updated_at moves, as on GitHub). */
+  addLabel(repo: string, number: number, name: string): FakeForgeIssue;
+  /** An admin deletes the issue (it disappears from every listing; GET answers 410 "This issue was deleted"). */
+  deleteIssue(repo: string, number: number): void;
+  issue(repo: string, number: number): FakeForgeIssue | undefined;
+  /** Issues and pull requests, by number. */
+  issues(repo: string): FakeForgeIssue[];
+  /** The numeric id of "owner/name" (what Link URLs name). */
+  repositoryId(repo: string): number;
+  /**
+   * Sets the primary limit state: remaining requests and the reset time (seconds from now). When remaining is 0,
+   * counted requests answer 403 with the documented rate-limit body until the reset passes; then the quota
+   * refills.
+   */
+  setRateLimit(remaining: number, resetInSeconds: number): void;
+  /** The next `count` requests answer a secondary rate limit: `status` (403 default, or 429), with `retry-after`. */
+  secondaryLimit(count: number, options?: { status?: 403 | 429; retryAfterSeconds?: number }): void;
+  /** From now on, the Link rel="next" of listings points to this origin instead (hostile; undefined: honest). */
+  setNextOrigin(origin: string | undefined): void;
+  /** The next `count` requests answer 301 with Location set to `location` (GitHub does this for renamed repos). */
+  redirect(count: number, location: string): void;
+  close(): Promise<void>;
+}
+
+interface Label {
+  readonly id: number;
+  readonly name: string;
+  readonly color: string;
+  readonly description: string | null;
+  readonly default: boolean;
+}
+
+interface Issue {
+  readonly number: number;
+  readonly id: number;
+  readonly author: string;
+  readonly pullRequest: boolean;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  stateReason: StateReason | null;
+  /** Names, as the repository's labels spell them. */
+  labels: string[];
+  assignees: string[];
+  readonly createdMs: number;
+  updatedMs: number;
+  closedMs: number | null;
+  closedBy: string | null;
+}
+
+interface Repo {
+  readonly id: number;
+  readonly owner: string;
+  readonly name: string;
+  readonly hidden: boolean;
+  readonly issuesDisabled: boolean;
+  readonly issues: Map<number, Issue>;
+  readonly deleted: Set<number>;
+  /** Lower-cased name → label (GitHub matches label names case-insensitively). */
+  readonly labels: Map<string, Label>;
+  nextNumber: number;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  /** Sent as JSON; undefined sends no body. */
+  readonly body?: unknown;
+}
+
+/** One request as the handlers see it; `params` are the route's captures after the repository. */
+interface Call {
+  readonly method: string;
+  readonly url: URL;
+  readonly repo: Repo;
+  readonly params: readonly string[];
+  readonly text: string;
+}
+
+interface Route {
+  readonly method: string;
+  readonly path: RegExp;
+  /** The reference page errors cite in `documentation_url`. */
+  readonly docs: string;
+  readonly handle: (call: Call) => Answer;
+}
+
+const DOCS = "https://docs.github.com/rest";
+const ISSUES_DOCS = `${DOCS}/issues/issues`;
+const LABELS_DOCS = `${DOCS}/issues/labels`;
+const RATE_DOCS = `${DOCS}/overview/rate-limits-for-the-rest-api`;
+const DEFAULT_PER_PAGE = 30;
+const MAX_PER_PAGE = 100;
+/** "Create an issue" and the issue form: titles up to 256 characters, bodies up to 65,536 (GitHub's own 422s). */
+const MAX_TITLE = 256;
+const MAX_BODY = 65_536;
+const HOUR_MS = 3_600_000;
+const STATE_REASONS: readonly StateReason[] = ["completed", "not_planned", "reopened"];
+/** Who edits in the browser and creates issues "server-side" (a collaborator, not the token's user). */
+const SOMEONE_ELSE = "alice";
+const TEAM = ["alice", "bob", "carol"] as const;
+
+/** GitHub's default labels for a new repository (name, color, description). */
+const DEFAULT_LABELS: readonly (readonly [string, string, string])[] = [
+  ["bug", "d73a4a", "Something isn't working"],
+  ["documentation", "0075ca", "Improvements or additions to documentation"],
+  ["duplicate", "cfd3d7", "This issue or pull request already exists"],
+  ["enhancement", "a2eeef", "New feature or request"],
+  ["good first issue", "7057ff", "Good for newcomers"],
+  ["help wanted", "008672", "Extra attention is needed"],
+  ["invalid", "e4e669", "This doesn't seem right"],
+  ["question", "d876e3", "Further information is requested"],
+  ["wontfix", "ffffff", "This will not be worked on"],
+];
+
+const SEED_TITLES: readonly ((n: number) => string)[] = [
+  (n) => `Issue ${n}: a plain title`,
+  (n) => `Fix "quoted" value: colon ${n}`,
+  (n) => `Ünïcödé 日本語 ${n} — émoji 🚀`,
+  (n) => `--- ${n} looks like a fence`,
+  (n) => `key: value # ${n}`,
+  (n) => `'single' & <angle> [brackets] ${n}`,
+];
+
+/** Bodies that break naive handling: null, empty, CRLF, `---` lines, YAML-looking text, emoji, trailing spaces. */
+const SEED_BODIES: readonly ((n: number) => string | null)[] = [
+  (n) => `Plain body of issue ${n}.`,
+  () => null,
+  (n) => `Windows line endings ${n}\r\nsecond line\r\n`,
+  (n) => `---\ntitle: not the real title\nstate: closed\nnumber: ${n}\n---\nBody after a front-matter block.`,
+  () => "",
+  (n) => `Emoji 🎉🧪 and a ZWJ sequence 👩‍💻 (${n})\n\nNon-BMP: 𝔘𝔫𝔦𝔠𝔬𝔡𝔢, e\u0301, zero\u200bwidth`,
+  (n) => `Above a rule ${n}\n\n---\n\nbelow it, with trailing spaces   \n\n`,
+  (n) => `\`\`\`yaml\nid: ${n}\nlist: [1, 2]\nquote: "a: b"\n\`\`\`\n`,
+];
+
+const SEED_LABELS: readonly (readonly string[])[] = [
+  [],
+  ["bug"],
+  ["enhancement"],
+  ["documentation", "good first issue"],
+  ["bug", "help wanted"],
+];
+
+class HttpFailure extends Error {
+  constructor(readonly answer: Answer) {
+    super(`HTTP ${answer.status}`);
+  }
+}
+
+function errorAnswer(status: number, message: string, docs: string, extra: object = {}): Answer {
+  return { status, body: { message, ...extra, documentation_url: docs, status: String(status) } };
+}
+
+function fail(status: number, message: string, docs: string): never {
+  throw new HttpFailure(errorAnswer(status, message, docs));
+}
+
+interface FieldError {
+  readonly code: "missing_field" | "invalid" | "custom";
+  readonly field: string;
+  readonly message?: string;
+  readonly value?: unknown;
+}
+
+function invalid(docs: string, error: FieldError): never {
+  throw new HttpFailure(
+    errorAnswer(422, "Validation Failed", docs, { errors: [{ resource: "Issue", ...error }] }),
+  );
+}
+
+/** ISO 8601 UTC at second precision, as GitHub writes timestamps. */
+function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+const floorSecond = (ms: number): number => Math.floor(ms / 1000) * 1000;
+
+/** Characters as a person counts them (code points), for the length limits. ASSUMPTION: GitHub counts so. */
+const characters = (text: string): number => [...text].length;
+
+function flatHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return headers;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function send(res: ServerResponse, answer: Answer, payload: string | undefined): void {
+  const headers: Record<string, string> = { ...answer.headers };
+  if (payload !== undefined) {
+    headers["content-type"] = "application/json; charset=utf-8";
+    headers["content-length"] = String(Buffer.byteLength(payload));
+  }
+  res.writeHead(answer.status, headers);
+  res.end(payload);
+}
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    });
+  });
+}
+
+function stop(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** A weak validator derived from the body alone, so the same body always carries the same ETag. */
+function etagOf(payload: string): string {
+  return `W/"${createHash("sha256").update(payload).digest("hex")}"`;
+}
+
+/** `If-None-Match` names this ETag (a list, `*`, or the strong form of a weak tag all match, as RFC 9110 §13.1.2). */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const bare = etag.replace(/^W\//, "");
+  return header
+    .split(",")
+    .map((tag) => tag.trim())
+    .some((tag) => tag === "*" || tag.replace(/^W\//, "") === bare);
+}
+
+/** The token from `Authorization: Bearer <token>` or `token <token>` (the scheme is case-insensitive). */
+function presentedToken(header: string | undefined): string | undefined {
+  return /^(?:bearer|token)\s+(\S+)\s*$/i.exec(header ?? "")?.[1];
+}
+
+/** Whether item `index` (0-based among `total`) is a pull request when `prs` of them are spread evenly. */
+function isEvenlySpreadPr(index: number, total: number, prs: number): boolean {
+  return Math.floor(((index + 1) * prs) / total) > Math.floor((index * prs) / total);
+}
+
+function parseJsonObject(text: string, docs: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return fail(400, "Problems parsing JSON", docs);
+  }
+  // ASSUMPTION: a JSON value that is not an object is refused like unparsable JSON.
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return fail(400, "Problems parsing JSON", docs);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `title` of a create or update: a string or a number (the schema allows both), not blank, at most 256. */
+function checkTitle(value: unknown, docs: string): string {
+  if (typeof value !== "string" && typeof value !== "number")
+    invalid(docs, { code: "missing_field", field: "title" });
+  const title = String(value);
+  if (title.trim() === "") invalid(docs, { code: "missing_field", field: "title" });
+  if (characters(title) > MAX_TITLE) {
+    invalid(docs, {
+      code: "custom",
+      field: "title",
+      message: `title is too long (maximum is ${MAX_TITLE} characters)`,
+    });
+  }
+  return title;
+}
+
+function checkBody(value: unknown, docs: string): string | null {
+  if (value === null) return null;
+  if (typeof value !== "string") invalid(docs, { code: "invalid", field: "body", value });
+  if (characters(value) > MAX_BODY) {
+    invalid(docs, {
+      code: "custom",
+      field: "body",
+      message: `body is too long (maximum is ${MAX_BODY} characters)`,
+    });
+  }
+  return value;
+}
+
+/** `labels`: names, or objects with a `name` (both forms are in the schema). */
+function checkLabelNames(value: unknown, docs: string): string[] {
+  if (!Array.isArray(value)) invalid(docs, { code: "invalid", field: "labels", value });
+  return value.map((item: unknown) => {
+    const name = typeof item === "object" && item !== null ? (item as { name?: unknown }).name : item;
+    if (typeof name !== "string" || name.trim() === "")
+      invalid(docs, { code: "invalid", field: "labels", value });
+    return name;
+  });
+}
+
+function checkState(value: unknown, docs: string): "open" | "closed" {
+  if (value !== "open" && value !== "closed") invalid(docs, { code: "invalid", field: "state", value });
+  return value;
+}
+
+function checkStateReason(value: unknown, docs: string): StateReason | null {
+  // The 2022-11-28 description lists these three; later versions add "duplicate", which this fake refuses.
+  if (value !== null && !STATE_REASONS.includes(value as StateReason)) {
+    invalid(docs, { code: "invalid", field: "state_reason", value });
+  }
+  return value as StateReason | null;
+}
+
+/** The query of a listing, validated; bad enum values answer 422 (ASSUMPTION: GitHub's wording for them varies). */
+interface ListQuery {
+  readonly state: "open" | "closed" | "all";
+  readonly sort: "created" | "updated" | "comments";
+  readonly direction: "asc" | "desc";
+  readonly sinceMs: number | undefined;
+  readonly labels: readonly string[];
+  readonly perPage: number;
+  readonly page: number;
+}
+
+function enumParam<T extends string>(
+  params: URLSearchParams,
+  name: string,
+  allowed: readonly T[],
+  docs: string,
+): T {
+  const value = params.get(name) ?? allowed[0];
+  if (!allowed.includes(value as T)) invalid(docs, { code: "invalid", field: name, value });
+  return value as T;
+}
+
+/** A positive integer parameter; anything else means the default. ASSUMPTION: GitHub ignores junk here. */
+function countParam(params: URLSearchParams, name: string, fallback: number): number {
+  const raw = params.get(name);
+  return raw !== null && /^\d{1,9}$/.test(raw) && Number(raw) > 0 ? Number(raw) : fallback;
+}
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function parseListQuery(params: URLSearchParams, docs: string): ListQuery {
+  const since = params.get("since");
+  if (since !== null && (!ISO_8601.test(since) || Number.isNaN(Date.parse(since)))) {
+    invalid(docs, { code: "invalid", field: "since", value: since });
+  }
+  return {
+    state: enumParam(params, "state", ["open", "closed", "all"], docs),
+    sort: enumParam(params, "sort", ["created", "updated", "comments"], docs),
+    direction: enumParam(params, "direction", ["desc", "asc"], docs),
+    sinceMs: since === null ? undefined : Date.parse(since),
+    labels: (params.get("labels") ?? "")
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter((name) => name !== ""),
+    perPage: Math.min(countParam(params, "per_page", DEFAULT_PER_PAGE), MAX_PER_PAGE),
+    page: countParam(params, "page", 1),
+  };
+}
+
+function sortKey(issue: Issue, sort: ListQuery["sort"]): number {
+  if (sort === "updated") return issue.updatedMs;
+  // Nobody comments in this fake, so sort=comments orders by number alone.
+  if (sort === "comments") return 0;
+  return issue.createdMs;
+}
+
+/** The issues a listing selects, sorted; ties broken by number in the same direction. */
+function selectIssues(repo: Repo, query: ListQuery): Issue[] {
+  const sign = query.direction === "asc" ? 1 : -1;
+  return [...repo.issues.values()]
+    .filter((issue) => query.state === "all" || issue.state === query.state)
+    .filter((issue) => query.sinceMs === undefined || issue.updatedMs >= query.sinceMs)
+    .filter((issue) => query.labels.every((name) => issue.labels.some((l) => l.toLowerCase() === name)))
+    .sort((a, b) => sign * (sortKey(a, query.sort) - sortKey(b, query.sort) || a.number - b.number));
+}
+
+/**
+ * The `Link` header of one result page: absolute URLs in the `/repositories/{id}/issues` form, the request's
+ * query with `page` replaced; `prev`/`next`/`last`/`first` where they apply (none when there is one page).
+ */
+function linkHeader(
+  origin: string,
+  nextOrigin: string,
+  repo: Repo,
+  url: URL,
+  page: number,
+  last: number,
+): string | undefined {
+  const at = (base: string, target: number) => {
+    const params = new URLSearchParams(url.searchParams);
+    params.set("page", String(target));
+    return `<${base}/repositories/${repo.id}/issues?${params.toString()}>`;
+  };
+  const links: string[] = [];
+  if (page > 1) links.push(`${at(origin, Math.min(page - 1, last))}; rel="prev"`);
+  if (page < last) links.push(`${at(nextOrigin, page + 1)}; rel="next"`, `${at(origin, last)}; rel="last"`);
+  if (page > 1) links.push(`${at(origin, 1)}; rel="first"`);
+  return links.length === 0 ? undefined : links.join(", ");
+}
+
+/** Starts the fake on `127.0.0.1:0`. */
+export async function startFakeForge(options: FakeForgeOptions = {}): Promise<FakeForge> {
+  const token = options.token ?? "fake-forge-token-0123456789";
+  const login = options.login ?? "svc-bot";
+  const quota = options.quota ?? 5000;
+  const clock = options.now ?? Date.now;
+  /** The collaborators: assignable, and the authors of seeded issues. */
+  const collaborators = [login, ...TEAM.filter((name) => name !== login)];
+  const userIds = new Map(collaborators.map((name, index) => [name, index + 1]));
+
+  const requests: FakeForgeRequest[] = [];
+  let quotaUsed = 0;
+  let used = 0;
+  let resetMs = clock() + HOUR_MS;
+  let secondary = { count: 0, status: 403 as 403 | 429, retryAfterSeconds: undefined as number | undefined };
+  let redirects = { count: 0, location: "" };
+  let nextOrigin: string | undefined;
+  let nextLabelId = 4_200_000_000;
+  const seedEpoch = floorSecond(clock()) - 24 * HOUR_MS;
+
+  const repos = (options.repos ?? [{ owner: "acme", name: "widgets" }]).map((spec, index): Repo => {
+    const repo: Repo = {
+      id: spec.id ?? 1000 + index,
+      owner: spec.owner,
+      name: spec.name,
+      hidden: spec.hidden ?? false,
+      issuesDisabled: spec.issuesDisabled ?? false,
+      issues: new Map(),
+      deleted: new Set(),
+      labels: new Map(),
+      nextNumber: 1,
+    };
+    for (const [name, color, description] of DEFAULT_LABELS) {
+      repo.labels.set(name, { id: nextLabelId++, name, color, description, default: true });
+    }
+    return repo;
+  });
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      console.error("fake forge:", error);
+      if (!res.headersSent) send(res, { status: 500 }, undefined);
+    });
+  });
+  const origin = await listen(server);
+  /** ASSUMPTION: web pages (html_url) live under the fake's own origin, so nothing points at github.com. */
+  const web = `${origin}/web`;
+
+  function userJson(name: string): object {
+    let id = userIds.get(name);
+    if (id === undefined) {
+      id = 100 + userIds.size;
+      userIds.set(name, id);
+    }
+    return {
+      login: name,
+      id,
+      node_id: `U_kgDO${Buffer.from(String(id)).toString("base64url")}`,
+      avatar_url: `${web}/avatars/${id}`,
+      gravatar_id: "",
+      url: `${origin}/users/${name}`,
+      html_url: `${web}/${name}`,
+      followers_url: `${origin}/users/${name}/followers`,
+      following_url: `${origin}/users/${name}/following{/other_user}`,
+      gists_url: `${origin}/users/${name}/gists{/gist_id}`,
+      starred_url: `${origin}/users/${name}/starred{/owner}{/repo}`,
+      subscriptions_url: `${origin}/users/${name}/subscriptions`,
+      organizations_url: `${origin}/users/${name}/orgs`,
+      repos_url: `${origin}/users/${name}/repos`,
+      events_url: `${origin}/users/${name}/events{/privacy}`,
+      received_events_url: `${origin}/users/${name}/received_events`,
+      type: "User",
+      user_view_type: "public",
+      site_admin: false,
+    };
+  }
+
+  const repoApi = (repo: Repo) => `${origin}/repos/${repo.owner}/${repo.name}`;
+
+  function labelJson(repo: Repo, label: Label): object {
+    return {
+      id: label.id,
+      node_id: `LA_kwDO${Buffer.from(String(label.id)).toString("base64url")}`,
+      url: `${repoApi(repo)}/labels/${encodeURIComponent(label.name)}`,
+      name: label.name,
+      color: label.color,
+      default: label.default,
+      description: label.description,
+    };
+  }
+
+  function labelOf(repo: Repo, name: string): Label {
+    return repo.labels.get(name.toLowerCase()) as Label;
+  }
+
+  /** The issue's labels as GitHub lists them (the labels endpoints answer this array). */
+  const labelsJson = (repo: Repo, issue: Issue) =>
+    issue.labels.map((name) => labelJson(repo, labelOf(repo, name)));
+
+  function issueJson(repo: Repo, issue: Issue): object {
+    const api = `${repoApi(repo)}/issues/${issue.number}`;
+    const html = `${web}/${repo.owner}/${repo.name}`;
+    const closed = issue.closedMs === null ? null : isoSeconds(issue.closedMs);
+    return {
+      id: issue.id,
+      node_id: `${issue.pullRequest ? "PR" : "I"}_kwDO${Buffer.from(String(issue.id)).toString("base64url")}`,
+      url: api,
+      repository_url: repoApi(repo),
+      labels_url: `${api}/labels{/name}`,
+      comments_url: `${api}/comments`,
+      events_url: `${api}/events`,
+      html_url: `${html}/${issue.pullRequest ? "pull" : "issues"}/${issue.number}`,
+      number: issue.number,
+      state: issue.state,
+      title: issue.title,
+      body: issue.body,
+      user: userJson(issue.author),
+      labels: labelsJson(repo, issue),
+      assignee: issue.assignees[0] === undefined ? null : userJson(issue.assignees[0]),
+      assignees: issue.assignees.map(userJson),
+      milestone: null,
+      locked: false,
+      active_lock_reason: null,
+      comments: 0,
+      ...(issue.pullRequest ? { pull_request: pullRequestJson(repo, issue, closed), draft: false } : {}),
+      closed_at: closed,
+      created_at: isoSeconds(issue.createdMs),
+      updated_at: isoSeconds(issue.updatedMs),
+      closed_by: issue.closedBy === null ? null : userJson(issue.closedBy),
+      author_association: issue.author === repo.owner ? "OWNER" : "COLLABORATOR",
+      state_reason: issue.stateReason,
+      timeline_url: `${api}/timeline`,
+      performed_via_github_app: null,
+      reactions: reactionsJson(api),
+    };
+  }
+
+  /** ASSUMPTION: a closed pull request closed as completed was merged when it was closed. */
+  function pullRequestJson(repo: Repo, issue: Issue, closed: string | null): object {
+    const html = `${web}/${repo.owner}/${repo.name}/pull/${issue.number}`;
+    return {
+      url: `${repoApi(repo)}/pulls/${issue.number}`,
+      html_url: html,
+      diff_url: `${html}.diff`,
+      patch_url: `${html}.patch`,
+      merged_at: issue.stateReason === "completed" ? closed : null,
+    };
+  }
+
+  function reactionsJson(api: string): object {
+    const counts = ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"];
+    return { url: `${api}/reactions`, total_count: 0, ...Object.fromEntries(counts.map((c) => [c, 0])) };
+  }
+
+  function findRepo(fullName: string): Repo {
+    const repo = repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === fullName.toLowerCase());
+    if (!repo) throw new Error(`the fake forge has no repository ${JSON.stringify(fullName)}`);
+    return repo;
+  }
+
+  /** A label by name, created (not default, grey) when the repository has none by that name. */
+  function ensureLabel(repo: Repo, name: string): string {
+    const key = name.toLowerCase();
+    if (!repo.labels.has(key)) {
+      repo.labels.set(key, { id: nextLabelId++, name, color: "ededed", description: null, default: false });
+    }
+    return labelOf(repo, name).name;
+  }
+
+  function uniqueLabels(repo: Repo, names: readonly string[]): string[] {
+    return [...new Set(names.map((name) => ensureLabel(repo, name)))];
+  }
+
+  /**
+   * The next updated_at: now, at second precision. ASSUMPTION: when the clock has not passed the previous
+   * updated_at by a whole second, one second is added, so updated_at strictly increases with every change.
+   */
+  function nextStamp(previousMs: number): number {
+    return Math.max(floorSecond(clock()), previousMs + 1000);
+  }
+
+  function insertIssue(
+    repo: Repo,
+    seed: IssueSeed,
+    author: string,
+    createdMs: number,
+    updatedMs = createdMs,
+  ): Issue {
+    const number = repo.nextNumber++;
+    const state = seed.state ?? "open";
+    const issue: Issue = {
+      number,
+      id: 3_000_000_000 + repo.id * 100_000 + number,
+      author,
+      pullRequest: seed.pullRequest ?? false,
+      title: seed.title,
+      body: seed.body === undefined ? null : seed.body,
+      state,
+      stateReason: seed.stateReason ?? (state === "closed" ? "completed" : null),
+      labels: uniqueLabels(repo, seed.labels ?? []),
+      assignees: [...(seed.assignees ?? [])],
+      createdMs,
+      updatedMs,
+      closedMs: state === "closed" ? updatedMs : null,
+      closedBy: state === "closed" ? author : null,
+    };
+    repo.issues.set(number, issue);
+    return issue;
+  }
+
+  /** Applies a change as `actor`; updated_at moves only when something changed (ASSUMPTION: no-op edits do not). */
+  function applyEdit(repo: Repo, issue: Issue, edit: IssueEdit, actor: string): void {
+    const before = JSON.stringify(issue);
+    if (edit.title !== undefined) issue.title = edit.title;
+    if (edit.body !== undefined) issue.body = edit.body;
+    if (edit.labels !== undefined) issue.labels = uniqueLabels(repo, edit.labels);
+    if (edit.assignees !== undefined) issue.assignees = [...new Set(edit.assignees)];
+    const stamp = nextStamp(issue.updatedMs);
+    if (edit.state !== undefined) applyState(issue, edit.state, edit.stateReason, actor, stamp);
+    if (JSON.stringify(issue) !== before) issue.updatedMs = stamp;
+  }
+
+  /**
+   * "Update an issue": `state_reason` is "ignored unless `state` is changed". Closing sets the given reason or
+   * "completed"; reopening sets "reopened" and clears closed_at and closed_by. ASSUMPTION: `state: "closed"` with
+   * a reason on an already closed issue changes the reason (closed_at stays), as the web UI can.
+   */
+  function applyState(
+    issue: Issue,
+    state: "open" | "closed",
+    reason: StateReason | null | undefined,
+    actor: string,
+    stamp: number,
+  ): void {
+    if (state === "closed") {
+      const closeReason = reason === "not_planned" || reason === "completed" ? reason : undefined;
+      if (issue.state === "open") {
+        issue.state = "closed";
+        issue.stateReason = closeReason ?? "completed";
+        issue.closedMs = stamp;
+        issue.closedBy = actor;
+      } else if (closeReason !== undefined) {
+        issue.stateReason = closeReason;
+      }
+    } else if (issue.state === "closed") {
+      issue.state = "open";
+      issue.stateReason = "reopened";
+      issue.closedMs = null;
+      issue.closedBy = null;
+    }
+  }
+
+  function copyIssue(issue: Issue): FakeForgeIssue {
+    return {
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      state: issue.state,
+      stateReason: issue.stateReason,
+      labels: [...issue.labels],
+      assignees: [...issue.assignees],
+      pullRequest: issue.pullRequest,
+      createdAt: isoSeconds(issue.createdMs),
+      updatedAt: isoSeconds(issue.updatedMs),
+      closedAt: issue.closedMs === null ? null : isoSeconds(issue.closedMs),
+    };
+  }
+
+  function issueOrThrow(repo: Repo, number: number): Issue {
+    const issue = repo.issues.get(number);
+    if (!issue) throw new Error(`the fake forge has no issue ${repo.owner}/${repo.name}#${number}`);
+    return issue;
+  }
+
+  // ---- HTTP handlers: each gets the resolved repository and the route's captures ----
+
+  function targetIssue(call: Call, docs: string): Issue {
+    const number = Number(call.params[0]);
+    if (call.repo.deleted.has(number)) fail(410, "This issue was deleted", docs);
+    const issue = call.repo.issues.get(number);
+    if (!issue) fail(404, "Not Found", docs);
+    return issue;
+  }
+
+  function listIssues(call: Call): Answer {
+    const query = parseListQuery(call.url.searchParams, `${ISSUES_DOCS}#list-repository-issues`);
+    const selected = selectIssues(call.repo, query);
+    const last = Math.max(1, Math.ceil(selected.length / query.perPage));
+    const start = (query.page - 1) * query.perPage;
+    const link = linkHeader(origin, nextOrigin ?? origin, call.repo, call.url, query.page, last);
+    return {
+      status: 200,
+      headers: link === undefined ? {} : { link },
+      body: selected.slice(start, start + query.perPage).map((issue) => issueJson(call.repo, issue)),
+    };
+  }
+
+  function getIssue(call: Call): Answer {
+    const issue = targetIssue(call, `${ISSUES_DOCS}#get-an-issue`);
+    return {
+      status: 200,
+      headers: { "last-modified": new Date(issue.updatedMs).toUTCString() },
+      body: issueJson(call.repo, issue),
+    };
+  }
+
+  /** `assignees` (or the deprecated `assignee`) of a create or update, each a collaborator. */
+  function checkAssignees(input: Record<string, unknown>, docs: string): string[] | undefined {
+    let logins: unknown = input.assignees;
+    if (logins === undefined && "assignee" in input) logins = input.assignee === null ? [] : [input.assignee];
+    if (logins === undefined) return undefined;
+    if (!Array.isArray(logins) || logins.some((login) => typeof login !== "string")) {
+      invalid(docs, { code: "invalid", field: "assignees", value: logins });
+    }
+    const strangers = logins.filter((login: string) => !collaborators.includes(login));
+    if (strangers.length > 0) invalid(docs, { code: "invalid", field: "assignees", value: strangers });
+    return logins as string[];
+  }
+
+  /** `milestone`: only null, since this fake has no milestones (a number names one that does not exist). */
+  function checkMilestone(input: Record<string, unknown>, docs: string): void {
+    if (input.milestone !== undefined && input.milestone !== null) {
+      invalid(docs, { code: "invalid", field: "milestone", value: input.milestone });
+    }
+  }
+
+  function createIssue(call: Call): Answer {
+    const docs = `${ISSUES_DOCS}#create-an-issue`;
+    const input = parseJsonObject(call.text, docs);
+    const title = checkTitle(input.title, docs);
+    const body = input.body === undefined ? null : checkBody(input.body, docs);
+    const labels = input.labels === undefined ? [] : checkLabelNames(input.labels, docs);
+    const assignees = checkAssignees(input, docs) ?? [];
+    checkMilestone(input, docs);
+    const stamp = nextStamp(0);
+    const issue = insertIssue(call.repo, { title, body, labels, assignees }, login, stamp);
+    return {
+      status: 201,
+      headers: { location: `${repoApi(call.repo)}/issues/${issue.number}` },
+      body: issueJson(call.repo, issue),
+    };
+  }
+
+  function updateIssue(call: Call): Answer {
+    const docs = `${ISSUES_DOCS}#update-an-issue`;
+    const issue = targetIssue(call, docs);
+    const input = parseJsonObject(call.text, docs);
+    checkMilestone(input, docs);
+    // A pull request's number edits its issue fields, as GitHub's issues endpoint does.
+    applyEdit(
+      call.repo,
+      issue,
+      {
+        title: input.title === undefined ? undefined : checkTitle(input.title, docs),
+        body: input.body === undefined ? undefined : checkBody(input.body, docs),
+        state: input.state === undefined ? undefined : checkState(input.state, docs),
+        stateReason:
+          input.state_reason === undefined ? undefined : checkStateReason(input.state_reason, docs),
+        labels: input.labels === undefined ? undefined : checkLabelNames(input.labels, docs),
+        assignees: checkAssignees(input, docs),
+      },
+      login,
+    );
+    return { status: 200, body: issueJson(call.repo, issue) };
+  }
+
+  /** The names of an add/set labels body: `{labels: [...]}` or a bare array (both are in the schema). */
+  function labelsInput(text: string, docs: string): string[] {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return fail(400, "Problems parsing JSON", docs);
+    }
+    const list = Array.isArray(parsed) ? parsed : (parsed as { labels?: unknown } | null)?.labels;
+    return checkLabelNames(list, docs);
+  }
+
+  function listIssueLabels(call: Call): Answer {
+    const issue = targetIssue(call, `${LABELS_DOCS}#list-labels-for-an-issue`);
+    return { status: 200, body: labelsJson(call.repo, issue) };
+  }
+
+  function addIssueLabels(call: Call): Answer {
+    const docs = `${LABELS_DOCS}#add-labels-to-an-issue`;
+    const issue = targetIssue(call, docs);
+    const names = labelsInput(call.text, docs);
+    applyEdit(call.repo, issue, { labels: [...issue.labels, ...names] }, login);
+    return { status: 200, body: labelsJson(call.repo, issue) };
+  }
+
+  function setIssueLabels(call: Call): Answer {
+    const docs = `${LABELS_DOCS}#set-labels-for-an-issue`;
+    const issue = targetIssue(call, docs);
+    applyEdit(call.repo, issue, { labels: labelsInput(call.text, docs) }, login);
+    return { status: 200, body: labelsJson(call.repo, issue) };
+  }
+
+  function removeIssueLabel(call: Call): Answer {
+    const docs = `${LABELS_DOCS}#remove-a-label-from-an-issue`;
+    const issue = targetIssue(call, docs);
+    const name = decodeURIComponent(call.params[1] as string).toLowerCase();
+    if (!issue.labels.some((label) => label.toLowerCase() === name)) fail(404, "Label does not exist", docs);
+    applyEdit(
+      call.repo,
+      issue,
+      { labels: issue.labels.filter((label) => label.toLowerCase() !== name) },
+      login,
+    );
+    return { status: 200, body: labelsJson(call.repo, issue) };
+  }
+
+  /** Paths after `/repos/{owner}/{repo}` or `/repositories/{id}`. Anything else answers 404. */
+  const routes: readonly Route[] = [
+    { method: "GET", path: /^\/issues$/, docs: `${ISSUES_DOCS}#list-repository-issues`, handle: listIssues },
+    { method: "POST", path: /^\/issues$/, docs: `${ISSUES_DOCS}#create-an-issue`, handle: createIssue },
+    { method: "GET", path: /^\/issues\/(\d+)$/, docs: `${ISSUES_DOCS}#get-an-issue`, handle: getIssue },
+    {
+      method: "PATCH",
+      path: /^\/issues\/(\d+)$/,
+      docs: `${ISSUES_DOCS}#update-an-issue`,
+      handle: updateIssue,
+    },
+    {
+      method: "GET",
+      path: /^\/issues\/(\d+)\/labels$/,
+      docs: `${LABELS_DOCS}#list-labels-for-an-issue`,
+      handle: listIssueLabels,
+    },
+    {
+      method: "POST",
+      path: /^\/issues\/(\d+)\/labels$/,
+      docs: `${LABELS_DOCS}#add-labels-to-an-issue`,
+      handle: addIssueLabels,
+    },
+    {
+      method: "PUT",
+      path: /^\/issues\/(\d+)\/labels$/,
+      docs: `${LABELS_DOCS}#set-labels-for-an-issue`,
+      handle: setIssueLabels,
+    },
+    {
+      method: "DELETE",
+      path: /^\/issues\/(\d+)\/labels\/([^/]+)$/,
+      docs: `${LABELS_DOCS}#remove-a-label-from-an-issue`,
+      handle: removeIssueLabel,
+    },
+  ];
+
+  /** The repository a path names (either form) and the rest of the path. */
+  function splitPath(pathname: string): { repo: Repo | undefined; rest: string } | undefined {
+    const byName = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(pathname);
+    if (byName) {
+      const full = `${byName[1]}/${byName[2]}`.toLowerCase();
+      const repo = repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === full);
+      return { repo, rest: byName[3] ?? "" };
+    }
+    const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(pathname);
+    if (byId) return { repo: repos.find((r) => r.id === Number(byId[1])), rest: byId[2] ?? "" };
+    return undefined;
+  }
+
+  function route(method: string, url: URL, text: string): Answer {
+    const split = splitPath(url.pathname);
+    if (!split) return fail(404, "Not Found", DOCS);
+    for (const candidate of routes) {
+      const match = candidate.path.exec(split.rest);
+      if (!match || candidate.method !== method) continue;
+      const repo = split.repo;
+      if (!repo || repo.hidden) fail(404, "Not Found", candidate.docs);
+      if (repo.issuesDisabled) fail(410, "Issues are disabled for this repo", candidate.docs);
+      return candidate.handle({ method, url, repo, params: match.slice(1), text });
+    }
+    return fail(404, "Not Found", DOCS);
+  }
+
+  function rateHeaders(): Record<string, string> {
+    return {
+      "x-ratelimit-limit": String(quota),
+      "x-ratelimit-remaining": String(Math.max(0, quota - used)),
+      "x-ratelimit-used": String(used),
+      "x-ratelimit-reset": String(Math.ceil(resetMs / 1000)),
+      "x-ratelimit-resource": "core",
+    };
+  }
+
+  /** The answers that come before routing: authentication, the rate limits, the redirect switch. */
+  function gate(entry: FakeForgeRequest, requestId: string): Answer | undefined {
+    if (presentedToken(entry.headers.authorization) !== token) {
+      return errorAnswer(401, "Bad credentials", DOCS);
+    }
+    if (secondary.count > 0) {
+      secondary.count--;
+      const retry = secondary.retryAfterSeconds;
+      return {
+        status: secondary.status,
+        headers: retry === undefined ? {} : { "retry-after": String(retry) },
+        body: {
+          message:
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you " +
+            `reach out to GitHub Support for help, please include the request ID ${requestId}.`,
+          documentation_url: `${RATE_DOCS}#about-secondary-rate-limits`,
+        },
+      };
+    }
+    if (clock() >= resetMs) {
+      used = 0;
+      resetMs = clock() + HOUR_MS;
+    }
+    if (used >= quota) {
+      return {
+        status: 403,
+        body: {
+          message: `API rate limit exceeded for user ID ${userIds.get(login)}.`,
+          documentation_url: RATE_DOCS,
+        },
+      };
+    }
+    return undefined;
+  }
+
+  function redirectAnswer(): Answer | undefined {
+    if (redirects.count === 0) return undefined;
+    redirects.count--;
+    return {
+      status: 301,
+      headers: { location: redirects.location },
+      body: {
+        message: "Moved Permanently",
+        url: redirects.location,
+        documentation_url: `${DOCS}/guides/best-practices-for-using-the-rest-api#follow-redirects`,
+      },
+    };
+  }
+
+  /** Routes a request that passed the gate; it counts against the quota unless it ends in a 304. */
+  function answerCounted(entry: FakeForgeRequest): { answer: Answer; payload: string | undefined } {
+    let answer: Answer;
+    try {
+      answer = redirectAnswer() ?? route(entry.method, new URL(entry.path, origin), entry.body);
+    } catch (error) {
+      if (!(error instanceof HttpFailure)) throw error;
+      answer = error.answer;
+    }
+    const payload = answer.body === undefined ? undefined : JSON.stringify(answer.body);
+    if (entry.method === "GET" && answer.status === 200 && payload !== undefined) {
+      const etag = etagOf(payload);
+      if (matchesEtag(entry.headers["if-none-match"], etag)) {
+        return { answer: { status: 304, headers: { ...answer.headers, etag } }, payload: undefined };
+      }
+      answer = { ...answer, headers: { ...answer.headers, etag } };
+    }
+    used++;
+    quotaUsed++;
+    return { answer, payload };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req);
+    const requestId = randomBytes(8)
+      .toString("hex")
+      .toUpperCase()
+      .replace(/(.{4})(?=.)/g, "$1:");
+    const entry = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      headers: flatHeaders(req),
+      body: text,
+      status: 0,
+      counted: false,
+      receivedAt: Date.now(),
+    };
+    requests.push(entry);
+    const refused = gate(entry, requestId);
+    const { answer, payload } = refused
+      ? { answer: refused, payload: JSON.stringify(refused.body) }
+      : answerCounted(entry);
+    entry.status = answer.status;
+    entry.counted = !refused && answer.status !== 304;
+    const headers = { ...rateHeaders(), "x-github-request-id": requestId, ...answer.headers };
+    send(res, { ...answer, headers }, payload);
+  }
+
+  function seedOne(repo: Repo, ordinal: number, pullRequest: boolean): Issue {
+    const number = repo.nextNumber;
+    const closedAs: StateReason | undefined =
+      ordinal % 5 === 3 ? "completed" : ordinal % 7 === 5 ? "not_planned" : undefined;
+    const labels = [...(SEED_LABELS[ordinal % SEED_LABELS.length] as readonly string[])];
+    if (!closedAs && ordinal % 4 === 1) labels.push("status/in-progress");
+    if (!closedAs && ordinal % 4 === 2) labels.push("status/in-review");
+    const createdMs = seedEpoch + number * 2000;
+    if (createdMs + 1000 > clock())
+      throw new Error("the fake forge seeds at most 43,199 issues a repository");
+    return insertIssue(
+      repo,
+      {
+        title: (SEED_TITLES[ordinal % SEED_TITLES.length] as (n: number) => string)(number),
+        body: (SEED_BODIES[ordinal % SEED_BODIES.length] as (n: number) => string | null)(number),
+        state: closedAs ? "closed" : "open",
+        stateReason: closedAs ?? null,
+        labels,
+        assignees: [[], ["alice"], ["bob", "carol"]][ordinal % 3] as string[],
+        pullRequest,
+      },
+      TEAM[number % TEAM.length] as string,
+      createdMs,
+      createdMs + 1000,
+    );
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: origin,
+    origin,
+    token,
+    requests,
+    get quotaUsed() {
+      return quotaUsed;
+    },
+    seed(repoName, count, { pullRequests = 0 } = {}) {
+      const repo = findRepo(repoName);
+      const numbers: number[] = [];
+      const total = count + pullRequests;
+      for (let index = 0; index < total; index++) {
+        const pr = isEvenlySpreadPr(index, total, pullRequests);
+        const issue = seedOne(repo, index, pr);
+        if (!pr) numbers.push(issue.number);
+      }
+      return numbers;
+    },
+    addIssue(repoName, seed) {
+      const repo = findRepo(repoName);
+      return copyIssue(insertIssue(repo, seed, SOMEONE_ELSE, nextStamp(0)));
+    },
+    editIssue(repoName, number, edit) {
+      const repo = findRepo(repoName);
+      const issue = issueOrThrow(repo, number);
+      applyEdit(repo, issue, edit, SOMEONE_ELSE);
+      return copyIssue(issue);
+    },
+    addLabel(repoName, number, name) {
+      const repo = findRepo(repoName);
+      const issue = issueOrThrow(repo, number);
+      applyEdit(repo, issue, { labels: [...issue.labels, name] }, SOMEONE_ELSE);
+      return copyIssue(issue);
+    },
+    deleteIssue(repoName, number) {
+      const repo = findRepo(repoName);
+      issueOrThrow(repo, number);
+      repo.issues.delete(number);
+      repo.deleted.add(number);
+    },
+    issue(repoName, number) {
+      const issue = findRepo(repoName).issues.get(number);
+      return issue ? copyIssue(issue) : undefined;
+    },
+    issues(repoName) {
+      return [...findRepo(repoName).issues.values()].sort((a, b) => a.number - b.number).map(copyIssue);
+    },
+    repositoryId(repoName) {
+      return findRepo(repoName).id;
+    },
+    setRateLimit(remaining, resetInSeconds) {
+      used = Math.max(0, quota - remaining);
+      resetMs = clock() + resetInSeconds * 1000;
+    },
+    secondaryLimit(count, { status = 403, retryAfterSeconds } = {}) {
+      secondary = { count, status, retryAfterSeconds };
+    },
+    setNextOrigin(value) {
+      nextOrigin = value;
+    },
+    redirect(count, location) {
+      redirects = { count, location };
+    },
+    close() {
+      closing ??= stop(server);
+      return closing;
+    },
+  };
+}
+
+/** `startFakeForge` for one ava test; the test's teardown closes it. */
+export async function givenFakeForge(
+  t: ExecutionContext,
+  options: FakeForgeOptions = {},
+): Promise<FakeForge> {
+  const forge = await startFakeForge(options);
+  t.teardown(() => forge.close());
+  return forge;
+}
