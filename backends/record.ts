@@ -83,6 +83,11 @@ export interface RecordSchema {
    * is recognised by them alone; without them, by its whole content (helper/create-journal.ts).
    */
   readonly uniqueFields?: readonly string[];
+  /**
+   * Fields a create sets with a later request, so a create cut off between the two has not got them yet:
+   * they are left out when a lost create is looked for (the forge closes a new issue with a PATCH).
+   */
+  readonly setAfterCreate?: readonly string[];
   /** The longest body the server accepts, in UTF-16 code units as JSON counts them (the forge: 65,536). */
   readonly bodyMaxLength?: number;
 }

@@ -115,7 +115,12 @@ function matches(
   if (!content) return false;
   const unique = backend.schema.uniqueFields;
   if (unique) return unique.every((name) => content.fields[name] === planned.fields[name]);
-  return isNoChange(recordChanges(backend.schema, content, planned));
+  const later = backend.schema.setAfterCreate ?? [];
+  const fields = { ...planned.fields };
+  for (const name of later) {
+    if (content.fields[name] !== undefined) fields[name] = content.fields[name];
+  }
+  return isNoChange(recordChanges(backend.schema, content, { ...planned, fields }));
 }
 
 /**

@@ -51,7 +51,7 @@ export function limitOf(response: HttpResponse): LimitAnswer {
 /** `18:40:05 UTC (in 52 min)`. */
 export function describeReset(resetMs: number, now = Date.now()): string {
   const at = new Date(resetMs).toISOString().replace(/\.\d+Z$/, "Z");
-  const minutes = Math.ceil((resetMs - now) / 60_000);
+  const minutes = Math.max(1, Math.round((resetMs - now) / 60_000));
   const wait = minutes >= 120 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
   return `${at} (in ${wait})`;
 }

@@ -47,6 +47,8 @@ export const FORGE_SCHEMA: RecordSchema = {
   ],
   tokenFields: { version: undefined, updatedAt: "updated_at" },
   fileName: (key) => forgeFileName(Number(key)),
+  // A new issue is open; a closed status is set by a second request.
+  setAfterCreate: ["status"],
   // "body is too long (maximum is 65536 characters)".
   bodyMaxLength: 65_536,
 };
