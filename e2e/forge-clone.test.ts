@@ -26,10 +26,15 @@ test("svc init forge:: clones 250 issues and no pull request, following three li
   const pullRequests = forge.issues("acme/widgets").filter((issue) => issue.pullRequest);
   t.is(pullRequests.length, 40);
   for (const pr of pullRequests) t.false(files.includes(`${String(pr.number).padStart(4, "0")}.md`));
-  const listings = forge.requests.filter((request) => request.method === "GET" && /\/issues\?/.test(request.path));
+  const listings = forge.requests.filter(
+    (request) => request.method === "GET" && /\/issues\?/.test(request.path),
+  );
   t.is(listings.length, 3, listings.map((request) => request.path).join("\n"));
   t.true(listings.every((request) => request.status === 200));
-  t.true(listings.some((request) => request.path.startsWith("/repositories/")), "the Link URLs were followed");
+  t.true(
+    listings.some((request) => request.path.startsWith("/repositories/")),
+    "the Link URLs were followed",
+  );
   t.regex(listings[0]?.path ?? "", /state=all/);
   t.true(forge.requests.every((request) => request.headers.authorization === `Bearer ${forge.token}`));
 
@@ -46,11 +51,19 @@ test("golden bytes: one issue's file", async (t) => {
     labels: ["bug", "status/in-progress", "ui"],
     assignees: ["alice", "bob"],
   });
-  const closed = forge.addIssue("acme/widgets", { title: "Old", body: null, state: "closed", stateReason: "not_planned" });
+  const closed = forge.addIssue("acme/widgets", {
+    title: "Old",
+    body: null,
+    state: "closed",
+    stateReason: "not_planned",
+  });
   const env = givenForgeEnv(t, forge);
   const init = await svc(env, ["init", "forge::acme/widgets", "d"]);
   t.is(init.code, 0, init.stderr);
-  const file = readFileSync(join(env.dir, "d", "issues", `${String(issue.number).padStart(4, "0")}.md`), "utf8");
+  const file = readFileSync(
+    join(env.dir, "d", "issues", `${String(issue.number).padStart(4, "0")}.md`),
+    "utf8",
+  );
   t.is(
     file,
     "---\n" +
@@ -64,7 +77,10 @@ test("golden bytes: one issue's file", async (t) => {
       "---\n" +
       "Steps:\r\n---\n1. open\n",
   );
-  const old = readFileSync(join(env.dir, "d", "issues", `${String(closed.number).padStart(4, "0")}.md`), "utf8");
+  const old = readFileSync(
+    join(env.dir, "d", "issues", `${String(closed.number).padStart(4, "0")}.md`),
+    "utf8",
+  );
   t.regex(old, /^status: wont_fix$/m);
   t.true(old.endsWith("---\n"), "a null body is an empty one");
 });
@@ -121,7 +137,15 @@ test("svc list --backend forge lists the issues, pull requests left out", async 
   const forge = await givenFakeForge(t);
   forge.seed("acme/widgets", 12, { pullRequests: 3 });
   const env = givenForgeEnv(t, forge);
-  const list = await svc(env, ["list", "--backend", "forge", "--project", "acme/widgets", "--format", "json"]);
+  const list = await svc(env, [
+    "list",
+    "--backend",
+    "forge",
+    "--project",
+    "acme/widgets",
+    "--format",
+    "json",
+  ]);
   t.is(list.code, 0, list.stderr);
   const records = JSON.parse(list.stdout) as { id: number; status: string }[];
   t.is(records.length, 12);
@@ -139,7 +163,10 @@ test("a Link next URL on another origin is refused before any request to it; red
   const env = givenForgeEnv(t, forge, { SVC_ALLOWED_ORIGINS: `${forge.origin},${elsewhere.origin}` });
   const init = await svc(env, ["init", "forge::acme/widgets", "d"]);
   t.not(init.code, 0);
-  t.regex(init.stderr, new RegExp(`points the next result page to ${elsewhere.origin.replace(/[.]/g, "\\.")}`));
+  t.regex(
+    init.stderr,
+    new RegExp(`points the next result page to ${elsewhere.origin.replace(/[.]/g, "\\.")}`),
+  );
   t.is(elsewhere.requests.length, 0);
   t.false(init.stderr.includes(forge.token));
 

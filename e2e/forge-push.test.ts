@@ -10,9 +10,17 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
+import { givenFaultProxy } from "../testing/fault-proxy.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
 import { type GitEnv, git, gitOk } from "../testing/git.js";
-import { commitAll, editWorkFile, issuePath, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
+import {
+  commitAll,
+  editWorkFile,
+  issuePath,
+  readWorkFile,
+  setField,
+  writeWorkFile,
+} from "../testing/push.js";
 
 const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
 const REPO = "acme/widgets";
@@ -20,7 +28,8 @@ const REPO = "acme/widgets";
 /** A fake forge with three open issues and a clone of it in `d`. */
 async function givenForgeClone(t: ExecutionContext): Promise<{ forge: FakeForge; env: GitEnv }> {
   const forge = await givenFakeForge(t);
-  for (const title of ["First", "Second", "Third"]) forge.addIssue(REPO, { title, body: `${title} body\n`, labels: ["bug"] });
+  for (const title of ["First", "Second", "Third"])
+    forge.addIssue(REPO, { title, body: `${title} body\n`, labels: ["bug"] });
   const env = givenForgeEnv(t, forge);
   await gitOk(t, env, ["clone", "-q", forgeRemote(forge.url, REPO), "d"]);
   await gitOk(t, env, ["config", "pull.rebase", "false"], { cwd: "d" });
@@ -82,7 +91,10 @@ test("without svc.autoMerge, a status edit over a forge-side label edit is fetch
     // title, status and labels are neighbouring lines: git calls that a conflict; keep both sides' edits.
     t.regex(pull.stdout + pull.stderr, /CONFLICT .*issues\/0002\.md/);
     editWorkFile(env, "d", issuePath(2), (text) =>
-      text.replace(/<<<<<<< HEAD\n[\s\S]*?=======\n[\s\S]*?>>>>>>> [^\n]*\n/, `title: "Second, mine"\nstatus: done\nlabels: [bug, triage]\n`),
+      text.replace(
+        /<<<<<<< HEAD\n[\s\S]*?=======\n[\s\S]*?>>>>>>> [^\n]*\n/,
+        `title: "Second, mine"\nstatus: done\nlabels: [bug, triage]\n`,
+      ),
     );
     await commitAll(t, env, "d", "Merge");
   }
@@ -194,7 +206,10 @@ test("rate limits: a reset 3 s ahead is waited for; an hour ahead is named; a se
   forge.setRateLimit(0, 3600);
   const refused = await git(env, ["fetch"], { cwd: "d" });
   const combined = refused.stderr;
-  t.regex(combined, /allows no more requests with this FORGE_TOKEN until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in (59|60|61) min\)/);
+  t.regex(
+    combined,
+    /allows no more requests with this FORGE_TOKEN until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in (59|60|61) min\)/,
+  );
   t.false(combined.includes(forge.token));
   forge.setRateLimit(5000, 3600);
 
@@ -208,4 +223,38 @@ test("rate limits: a reset 3 s ahead is waited for; an hour ahead is named; a se
   t.is(forge.issue(REPO, 2)?.title, "After a secondary limit");
   const limited = forge.requests.filter((request) => request.status === 403);
   t.true(limited.length >= 1);
+});
+
+test("a push killed while the answer to its POST is on its way creates the issue once, and closes it as asked", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.addIssue(REPO, { title: "First", body: "" });
+  const proxy = await givenFaultProxy(t, forge.url);
+  const env = givenForgeEnv(t, forge, {
+    SVC_FORGE_BASE_URL: proxy.url,
+    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
+  });
+  await gitOk(t, env, ["clone", "-q", forgeRemote(proxy.url, REPO), "d"]);
+  writeWorkFile(env, "d", "issues/new.md", "---\ntitle: Only once\nstatus: done\n---\nPlease.\n");
+  await commitAll(t, env, "d", "A new issue, already done");
+
+  proxy.setFault((request) => (request.method === "POST" ? { kind: "late", ms: 1500 } : undefined));
+  const killed = await git(env, ["push"], { cwd: "d", killWhen: proxy.answered("POST") });
+  t.is(killed.code, null, killed.stderr);
+  t.is(forge.issues(REPO).length, 2, "the forge made the issue; the close never left");
+  t.is(forge.issues(REPO)[1]?.state, "open");
+
+  proxy.setFault(undefined);
+  const again = await git(env, ["push"], { cwd: "d" });
+  t.is(again.code, 0, again.stderr);
+  t.regex(
+    again.stderr,
+    /issues\/new\.md was created as record 2 \(issues\/0002\.md\) by a push that was cut off/,
+  );
+  t.is(forge.requests.filter((request) => request.method === "POST").length, 1);
+  t.is(forge.issues(REPO).length, 2);
+  t.is(forge.issue(REPO, 2)?.state, "closed");
+  t.is(forge.issue(REPO, 2)?.stateReason, "completed");
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", issuePath(2)), /^status: done$/m);
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
 });

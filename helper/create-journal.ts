@@ -124,6 +124,25 @@ function matches(
 }
 
 /**
+ * The record a create made, as it was at `token`: the cache's copy when it is at that token (a create cut
+ * off between its requests holds less than was planned: the forge's new issue is open until its close),
+ * else what the create sent.
+ */
+function createdContent(
+  cache: ProjectCache,
+  backend: Backend,
+  row: JournalRow,
+  token: BaseToken,
+): RecordContent {
+  const cached = row.created_key === null ? undefined : cache.db.record(row.created_key);
+  if (cached && cached.updated_at === token.updatedAt && cached.version === token.version) {
+    const content = cachedContent(cache, backend, cached);
+    if (content) return content;
+  }
+  return plannedContent(row);
+}
+
+/**
  * The planner's view of the journal for one push of `worktree` (PlanInput.journal), given its open creates
  * whose file the pushed commit still has (`openRows`). `baseToken` is the
  * token of a record in the user's base, which wins over the token the create left when the user has
@@ -131,6 +150,7 @@ function matches(
  */
 export function journalLookup(
   cache: ProjectCache,
+  backend: Backend,
   worktree: string,
   openRows: readonly JournalRow[],
   baseToken: (key: string) => BaseToken | undefined,
@@ -143,7 +163,10 @@ export function journalLookup(
         version: row.created_version,
         updatedAt: row.created_updated_at ?? "",
       };
-      return { key: row.created_key, created: { original: plannedContent(row), token } };
+      return {
+        key: row.created_key,
+        created: { original: createdContent(cache, backend, row, token), token },
+      };
     }
     const key = baseOid === undefined ? undefined : cache.db.createdKey(worktree, path, baseOid);
     return key === undefined ? undefined : { key };

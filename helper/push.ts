@@ -393,7 +393,7 @@ async function integrate(
       return content;
     },
     baseToken: changes.tokenOf,
-    journal: journalLookup(cache, worktree, open, changes.tokenOf),
+    journal: journalLookup(cache, backend, worktree, open, changes.tokenOf),
     maxBodyBytes: backend.maxRecordBytes,
   });
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
