@@ -226,7 +226,11 @@ const LABELS_DOCS = `${DOCS}/issues/labels`;
 const RATE_DOCS = `${DOCS}/overview/rate-limits-for-the-rest-api`;
 const DEFAULT_PER_PAGE = 30;
 const MAX_PER_PAGE = 100;
-/** "Create an issue" and the issue form: titles up to 256 characters, bodies up to 65,536 (GitHub's own 422s). */
+/**
+ * The length limits are not in the OpenAPI description; they come from GitHub's recorded 422s:
+ * "title is too long (maximum is 256 characters)" (googleapis/repo-automation-bots#1895, anomalyco/opencode#3723)
+ * and "body is too long (maximum is 65536 characters)" (JasonEtco/create-an-issue#123, projectdiscovery/nuclei#634).
+ */
 const MAX_TITLE = 256;
 const MAX_BODY = 65_536;
 const HOUR_MS = 3_600_000;
@@ -504,7 +508,10 @@ function sortKey(issue: Issue, sort: ListQuery["sort"]): number {
   return issue.createdMs;
 }
 
-/** The issues a listing selects, sorted; ties broken by number in the same direction. */
+/**
+ * The issues a listing selects, sorted; ties broken by number in the same direction. The reference says `since`
+ * keeps issues "updated after the given time"; ASSUMPTION: an issue updated exactly then is kept too.
+ */
 function selectIssues(repo: Repo, query: ListQuery): Issue[] {
   const sign = query.direction === "asc" ? 1 : -1;
   return [...repo.issues.values()]
@@ -541,7 +548,7 @@ function linkHeader(
 /** The repositories, their issues and labels, and who may be assigned: what requests and the test's helpers change. */
 class Forge {
   readonly repos: readonly Repo[];
-  /** The token's user first (user ID 1), then the team: assignable, and the authors of seeded issues. */
+  /** Who may be assigned: the token's user first (user ID 1), then alice, bob and carol (who author seeded issues). */
   readonly collaborators: readonly string[];
   private readonly userIds: Map<string, number>;
   private nextLabelId = 4_200_000_000;
