@@ -19,7 +19,13 @@
  * - Rate limits ("Rate limits for the REST API"): `x-ratelimit-*` headers on every answer; over the primary
  *   limit 403 with remaining 0; a secondary limit 403 or 429 with `retry-after`. "Use conditional requests":
  *   a 304 does not count against the primary limit.
+ * - Conditional requests use the weak `ETag` only; `Last-Modified` is sent on single issues but
+ *   `If-Modified-Since` is not modelled.
  * Where GitHub documents nothing, the choice is marked ASSUMPTION in a comment.
+ *
+ * Tests steer it through switches (`setRateLimit`, `secondaryLimit`, `redirect`, `setNextOrigin`), change data
+ * as "someone else" would (`addIssue`, `editIssue`, `addLabel`, `deleteIssue`), and read `requests`, each marked
+ * `counted` when it used primary quota (authenticated, not a 304, not refused by a rate limit).
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
