@@ -622,3 +622,16 @@ test("seeded data is varied and deterministic, with pull requests spread evenly 
   again.forge.seed("acme/widgets", 40, { pullRequests: 10 });
   t.deepEqual(again.forge.issues("acme/widgets"), all);
 });
+
+test("PATCH on a pull request's number edits its issue fields; unknown routes and methods answer 404", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.addIssue("acme/widgets", { title: "A PR", pullRequest: true, assignees: ["bob"] });
+  const edited = await call(forge, "PATCH", `${ISSUES}/1`, { json: { title: "Renamed PR", assignee: null } });
+  t.is(edited.status, 200);
+  t.like(edited.json<IssueJson>(), { title: "Renamed PR", assignee: null, assignees: [] });
+  t.truthy(edited.json<IssueJson>().pull_request);
+  t.like(forge.issue("acme/widgets", 1), { title: "Renamed PR", pullRequest: true });
+  t.is((await call(forge, "DELETE", `${ISSUES}/1`)).status, 404);
+  t.is((await call(forge, "GET", "/repos/acme/widgets/pulls")).status, 404);
+  t.is((await call(forge, "GET", "/user")).status, 404);
+});

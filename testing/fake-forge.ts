@@ -19,9 +19,15 @@
  * - Rate limits ("Rate limits for the REST API"): `x-ratelimit-*` headers on every answer; over the primary
  *   limit 403 with remaining 0; a secondary limit 403 or 429 with `retry-after`. "Use conditional requests":
  *   a 304 does not count against the primary limit.
+ * - Conditional requests use the weak `ETag` only; `Last-Modified` is sent on single issues but
+ *   `If-Modified-Since` is not modelled.
  * Where GitHub documents nothing, the choice is marked ASSUMPTION in a comment.
+ *
+ * Tests steer it through switches (`setRateLimit`, `secondaryLimit`, `redirect`, `setNextOrigin`), change data
+ * as "someone else" would (`addIssue`, `editIssue`, `addLabel`, `deleteIssue`), and read `requests`, each marked
+ * `counted` when it used primary quota (authenticated, not a 304, not refused by a rate limit).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
@@ -205,6 +211,11 @@ interface Call {
   readonly repo: Repo;
   readonly params: readonly string[];
   readonly text: string;
+  readonly forge: Forge;
+  readonly shapes: Shapes;
+  readonly origin: string;
+  /** The origin of Link rel="next" (the fake's own unless `setNextOrigin` changed it). */
+  readonly nextOrigin: string;
 }
 
 interface Route {
@@ -221,7 +232,11 @@ const LABELS_DOCS = `${DOCS}/issues/labels`;
 const RATE_DOCS = `${DOCS}/overview/rate-limits-for-the-rest-api`;
 const DEFAULT_PER_PAGE = 30;
 const MAX_PER_PAGE = 100;
-/** "Create an issue" and the issue form: titles up to 256 characters, bodies up to 65,536 (GitHub's own 422s). */
+/**
+ * The length limits are not in the OpenAPI description; they come from GitHub's recorded 422s:
+ * "title is too long (maximum is 256 characters)" (googleapis/repo-automation-bots#1895, anomalyco/opencode#3723)
+ * and "body is too long (maximum is 65536 characters)" (JasonEtco/create-an-issue#123, projectdiscovery/nuclei#634).
+ */
 const MAX_TITLE = 256;
 const MAX_BODY = 65_536;
 const HOUR_MS = 3_600_000;
@@ -263,6 +278,9 @@ const SEED_BODIES: readonly ((n: number) => string | null)[] = [
   (n) => `Above a rule ${n}\n\n---\n\nbelow it, with trailing spaces   \n\n`,
   (n) => `\`\`\`yaml\nid: ${n}\nlist: [1, 2]\nquote: "a: b"\n\`\`\`\n`,
 ];
+
+const SEED_ASSIGNEES: readonly (readonly string[])[] = [[], ["alice"], ["bob", "carol"]];
+const REACTIONS = ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"] as const;
 
 const SEED_LABELS: readonly (readonly string[])[] = [
   [],
@@ -371,11 +389,6 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 /** The token from `Authorization: Bearer <token>` or `token <token>` (the scheme is case-insensitive). */
 function presentedToken(header: string | undefined): string | undefined {
   return /^(?:bearer|token)\s+(\S+)\s*$/i.exec(header ?? "")?.[1];
-}
-
-/** Whether item `index` (0-based among `total`) is a pull request when `prs` of them are spread evenly. */
-function isEvenlySpreadPr(index: number, total: number, prs: number): boolean {
-  return Math.floor(((index + 1) * prs) / total) > Math.floor((index * prs) / total);
 }
 
 function parseJsonObject(text: string, docs: string): Record<string, unknown> {
@@ -501,7 +514,10 @@ function sortKey(issue: Issue, sort: ListQuery["sort"]): number {
   return issue.createdMs;
 }
 
-/** The issues a listing selects, sorted; ties broken by number in the same direction. */
+/**
+ * The issues a listing selects, sorted; ties broken by number in the same direction. The reference says `since`
+ * keeps issues "updated after the given time"; ASSUMPTION: an issue updated exactly then is kept too.
+ */
 function selectIssues(repo: Repo, query: ListQuery): Issue[] {
   const sign = query.direction === "asc" ? 1 : -1;
   return [...repo.issues.values()]
@@ -535,27 +551,28 @@ function linkHeader(
   return links.length === 0 ? undefined : links.join(", ");
 }
 
-/** Starts the fake on `127.0.0.1:0`. */
-export async function startFakeForge(options: FakeForgeOptions = {}): Promise<FakeForge> {
-  const token = options.token ?? "fake-forge-token-0123456789";
-  const login = options.login ?? "svc-bot";
-  const quota = options.quota ?? 5000;
-  const clock = options.now ?? Date.now;
-  /** The collaborators: assignable, and the authors of seeded issues. */
-  const collaborators = [login, ...TEAM.filter((name) => name !== login)];
-  const userIds = new Map(collaborators.map((name, index) => [name, index + 1]));
+/** The repositories, their issues and labels, and who may be assigned: what requests and the test's helpers change. */
+class Forge {
+  readonly repos: readonly Repo[];
+  /** Who may be assigned: the token's user first (user ID 1), then alice, bob and carol (who author seeded issues). */
+  readonly collaborators: readonly string[];
+  private readonly userIds: Map<string, number>;
+  private nextLabelId = 4_200_000_000;
+  /** Seeded issues are stamped from a day before the fake started, so `since` filters work with the clock. */
+  private readonly seedEpoch: number;
 
-  const requests: FakeForgeRequest[] = [];
-  let quotaUsed = 0;
-  let used = 0;
-  let resetMs = clock() + HOUR_MS;
-  let secondary = { count: 0, status: 403 as 403 | 429, retryAfterSeconds: undefined as number | undefined };
-  let redirects = { count: 0, location: "" };
-  let nextOrigin: string | undefined;
-  let nextLabelId = 4_200_000_000;
-  const seedEpoch = floorSecond(clock()) - 24 * HOUR_MS;
+  constructor(
+    readonly login: string,
+    readonly clock: () => number,
+    specs: readonly FakeForgeRepoSpec[],
+  ) {
+    this.collaborators = [login, ...TEAM.filter((name) => name !== login)];
+    this.userIds = new Map(this.collaborators.map((name, index) => [name, index + 1]));
+    this.seedEpoch = floorSecond(clock()) - 24 * HOUR_MS;
+    this.repos = specs.map((spec, index) => this.createRepo(spec, index));
+  }
 
-  const repos = (options.repos ?? [{ owner: "acme", name: "widgets" }]).map((spec, index): Repo => {
+  private createRepo(spec: FakeForgeRepoSpec, index: number): Repo {
     const repo: Repo = {
       id: spec.id ?? 1000 + index,
       owner: spec.owner,
@@ -568,161 +585,68 @@ export async function startFakeForge(options: FakeForgeOptions = {}): Promise<Fa
       nextNumber: 1,
     };
     for (const [name, color, description] of DEFAULT_LABELS) {
-      repo.labels.set(name, { id: nextLabelId++, name, color, description, default: true });
+      repo.labels.set(name, { id: this.nextLabelId++, name, color, description, default: true });
     }
     return repo;
-  });
+  }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      console.error("fake forge:", error);
-      if (!res.headersSent) send(res, { status: 500 }, undefined);
-    });
-  });
-  const origin = await listen(server);
-  /** ASSUMPTION: web pages (html_url) live under the fake's own origin, so nothing points at github.com. */
-  const web = `${origin}/web`;
-
-  function userJson(name: string): object {
-    let id = userIds.get(name);
+  /** A stable id per login, handed out in order of first appearance after the collaborators. */
+  userId(login: string): number {
+    let id = this.userIds.get(login);
     if (id === undefined) {
-      id = 100 + userIds.size;
-      userIds.set(name, id);
+      id = 100 + this.userIds.size;
+      this.userIds.set(login, id);
     }
-    return {
-      login: name,
-      id,
-      node_id: `U_kgDO${Buffer.from(String(id)).toString("base64url")}`,
-      avatar_url: `${web}/avatars/${id}`,
-      gravatar_id: "",
-      url: `${origin}/users/${name}`,
-      html_url: `${web}/${name}`,
-      followers_url: `${origin}/users/${name}/followers`,
-      following_url: `${origin}/users/${name}/following{/other_user}`,
-      gists_url: `${origin}/users/${name}/gists{/gist_id}`,
-      starred_url: `${origin}/users/${name}/starred{/owner}{/repo}`,
-      subscriptions_url: `${origin}/users/${name}/subscriptions`,
-      organizations_url: `${origin}/users/${name}/orgs`,
-      repos_url: `${origin}/users/${name}/repos`,
-      events_url: `${origin}/users/${name}/events{/privacy}`,
-      received_events_url: `${origin}/users/${name}/received_events`,
-      type: "User",
-      user_view_type: "public",
-      site_admin: false,
-    };
+    return id;
   }
 
-  const repoApi = (repo: Repo) => `${origin}/repos/${repo.owner}/${repo.name}`;
-
-  function labelJson(repo: Repo, label: Label): object {
-    return {
-      id: label.id,
-      node_id: `LA_kwDO${Buffer.from(String(label.id)).toString("base64url")}`,
-      url: `${repoApi(repo)}/labels/${encodeURIComponent(label.name)}`,
-      name: label.name,
-      color: label.color,
-      default: label.default,
-      description: label.description,
-    };
-  }
-
-  function labelOf(repo: Repo, name: string): Label {
-    return repo.labels.get(name.toLowerCase()) as Label;
-  }
-
-  /** The issue's labels as GitHub lists them (the labels endpoints answer this array). */
-  const labelsJson = (repo: Repo, issue: Issue) =>
-    issue.labels.map((name) => labelJson(repo, labelOf(repo, name)));
-
-  function issueJson(repo: Repo, issue: Issue): object {
-    const api = `${repoApi(repo)}/issues/${issue.number}`;
-    const html = `${web}/${repo.owner}/${repo.name}`;
-    const closed = issue.closedMs === null ? null : isoSeconds(issue.closedMs);
-    return {
-      id: issue.id,
-      node_id: `${issue.pullRequest ? "PR" : "I"}_kwDO${Buffer.from(String(issue.id)).toString("base64url")}`,
-      url: api,
-      repository_url: repoApi(repo),
-      labels_url: `${api}/labels{/name}`,
-      comments_url: `${api}/comments`,
-      events_url: `${api}/events`,
-      html_url: `${html}/${issue.pullRequest ? "pull" : "issues"}/${issue.number}`,
-      number: issue.number,
-      state: issue.state,
-      title: issue.title,
-      body: issue.body,
-      user: userJson(issue.author),
-      labels: labelsJson(repo, issue),
-      assignee: issue.assignees[0] === undefined ? null : userJson(issue.assignees[0]),
-      assignees: issue.assignees.map(userJson),
-      milestone: null,
-      locked: false,
-      active_lock_reason: null,
-      comments: 0,
-      ...(issue.pullRequest ? { pull_request: pullRequestJson(repo, issue, closed), draft: false } : {}),
-      closed_at: closed,
-      created_at: isoSeconds(issue.createdMs),
-      updated_at: isoSeconds(issue.updatedMs),
-      closed_by: issue.closedBy === null ? null : userJson(issue.closedBy),
-      author_association: issue.author === repo.owner ? "OWNER" : "COLLABORATOR",
-      state_reason: issue.stateReason,
-      timeline_url: `${api}/timeline`,
-      performed_via_github_app: null,
-      reactions: reactionsJson(api),
-    };
-  }
-
-  /** ASSUMPTION: a closed pull request closed as completed was merged when it was closed. */
-  function pullRequestJson(repo: Repo, issue: Issue, closed: string | null): object {
-    const html = `${web}/${repo.owner}/${repo.name}/pull/${issue.number}`;
-    return {
-      url: `${repoApi(repo)}/pulls/${issue.number}`,
-      html_url: html,
-      diff_url: `${html}.diff`,
-      patch_url: `${html}.patch`,
-      merged_at: issue.stateReason === "completed" ? closed : null,
-    };
-  }
-
-  function reactionsJson(api: string): object {
-    const counts = ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"];
-    return { url: `${api}/reactions`, total_count: 0, ...Object.fromEntries(counts.map((c) => [c, 0])) };
-  }
-
-  function findRepo(fullName: string): Repo {
-    const repo = repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === fullName.toLowerCase());
+  findRepo(fullName: string): Repo {
+    const repo = this.repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === fullName.toLowerCase());
     if (!repo) throw new Error(`the fake forge has no repository ${JSON.stringify(fullName)}`);
     return repo;
   }
 
-  /** A label by name, created (not default, grey) when the repository has none by that name. */
-  function ensureLabel(repo: Repo, name: string): string {
-    const key = name.toLowerCase();
-    if (!repo.labels.has(key)) {
-      repo.labels.set(key, { id: nextLabelId++, name, color: "ededed", description: null, default: false });
+  /** The repository a path names (`/repos/{owner}/{repo}…` or `/repositories/{id}…`) and the rest of the path. */
+  splitPath(pathname: string): { repo: Repo | undefined; rest: string } | undefined {
+    const byName = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(pathname);
+    if (byName) {
+      const full = `${byName[1]}/${byName[2]}`.toLowerCase();
+      return {
+        repo: this.repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === full),
+        rest: byName[3] ?? "",
+      };
     }
-    return labelOf(repo, name).name;
+    const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(pathname);
+    if (byId) return { repo: this.repos.find((r) => r.id === Number(byId[1])), rest: byId[2] ?? "" };
+    return undefined;
   }
 
-  function uniqueLabels(repo: Repo, names: readonly string[]): string[] {
-    return [...new Set(names.map((name) => ensureLabel(repo, name)))];
+  labelOf(repo: Repo, name: string): Label {
+    const label = repo.labels.get(name.toLowerCase());
+    if (!label) throw new Error(`the fake forge lost label ${name}`);
+    return label;
+  }
+
+  /** Label names as the repository spells them, deduplicated; a name it does not have becomes a new label. */
+  private uniqueLabels(repo: Repo, names: readonly string[]): string[] {
+    for (const name of names) {
+      if (!repo.labels.has(name.toLowerCase())) {
+        const label = { id: this.nextLabelId++, name, color: "ededed", description: null, default: false };
+        repo.labels.set(name.toLowerCase(), label);
+      }
+    }
+    return [...new Set(names.map((name) => this.labelOf(repo, name).name))];
   }
 
   /**
    * The next updated_at: now, at second precision. ASSUMPTION: when the clock has not passed the previous
    * updated_at by a whole second, one second is added, so updated_at strictly increases with every change.
    */
-  function nextStamp(previousMs: number): number {
-    return Math.max(floorSecond(clock()), previousMs + 1000);
+  nextStamp(previousMs = 0): number {
+    return Math.max(floorSecond(this.clock()), previousMs + 1000);
   }
 
-  function insertIssue(
-    repo: Repo,
-    seed: IssueSeed,
-    author: string,
-    createdMs: number,
-    updatedMs = createdMs,
-  ): Issue {
+  insertIssue(repo: Repo, seed: IssueSeed, author: string, createdMs: number, updatedMs = createdMs): Issue {
     const number = repo.nextNumber++;
     const state = seed.state ?? "open";
     const issue: Issue = {
@@ -734,7 +658,7 @@ export async function startFakeForge(options: FakeForgeOptions = {}): Promise<Fa
       body: seed.body === undefined ? null : seed.body,
       state,
       stateReason: seed.stateReason ?? (state === "closed" ? "completed" : null),
-      labels: uniqueLabels(repo, seed.labels ?? []),
+      labels: this.uniqueLabels(repo, seed.labels ?? []),
       assignees: [...(seed.assignees ?? [])],
       createdMs,
       updatedMs,
@@ -746,335 +670,528 @@ export async function startFakeForge(options: FakeForgeOptions = {}): Promise<Fa
   }
 
   /** Applies a change as `actor`; updated_at moves only when something changed (ASSUMPTION: no-op edits do not). */
-  function applyEdit(repo: Repo, issue: Issue, edit: IssueEdit, actor: string): void {
+  edit(repo: Repo, issue: Issue, edit: IssueEdit, actor: string): void {
     const before = JSON.stringify(issue);
     if (edit.title !== undefined) issue.title = edit.title;
     if (edit.body !== undefined) issue.body = edit.body;
-    if (edit.labels !== undefined) issue.labels = uniqueLabels(repo, edit.labels);
+    if (edit.labels !== undefined) issue.labels = this.uniqueLabels(repo, edit.labels);
     if (edit.assignees !== undefined) issue.assignees = [...new Set(edit.assignees)];
-    const stamp = nextStamp(issue.updatedMs);
-    if (edit.state !== undefined) applyState(issue, edit.state, edit.stateReason, actor, stamp);
+    const stamp = this.nextStamp(issue.updatedMs);
+    if (edit.state === "closed") close(issue, edit.stateReason, actor, stamp);
+    if (edit.state === "open") reopen(issue);
     if (JSON.stringify(issue) !== before) issue.updatedMs = stamp;
   }
 
-  /**
-   * "Update an issue": `state_reason` is "ignored unless `state` is changed". Closing sets the given reason or
-   * "completed"; reopening sets "reopened" and clears closed_at and closed_by. ASSUMPTION: `state: "closed"` with
-   * a reason on an already closed issue changes the reason (closed_at stays), as the web UI can.
-   */
-  function applyState(
-    issue: Issue,
-    state: "open" | "closed",
-    reason: StateReason | null | undefined,
-    actor: string,
-    stamp: number,
-  ): void {
-    if (state === "closed") {
-      const closeReason = reason === "not_planned" || reason === "completed" ? reason : undefined;
-      if (issue.state === "open") {
-        issue.state = "closed";
-        issue.stateReason = closeReason ?? "completed";
-        issue.closedMs = stamp;
-        issue.closedBy = actor;
-      } else if (closeReason !== undefined) {
-        issue.stateReason = closeReason;
-      }
-    } else if (issue.state === "closed") {
-      issue.state = "open";
-      issue.stateReason = "reopened";
-      issue.closedMs = null;
-      issue.closedBy = null;
-    }
-  }
-
-  function copyIssue(issue: Issue): FakeForgeIssue {
-    return {
-      number: issue.number,
-      title: issue.title,
-      body: issue.body,
-      state: issue.state,
-      stateReason: issue.stateReason,
-      labels: [...issue.labels],
-      assignees: [...issue.assignees],
-      pullRequest: issue.pullRequest,
-      createdAt: isoSeconds(issue.createdMs),
-      updatedAt: isoSeconds(issue.updatedMs),
-      closedAt: issue.closedMs === null ? null : isoSeconds(issue.closedMs),
-    };
-  }
-
-  function issueOrThrow(repo: Repo, number: number): Issue {
+  issueOrThrow(repo: Repo, number: number): Issue {
     const issue = repo.issues.get(number);
     if (!issue) throw new Error(`the fake forge has no issue ${repo.owner}/${repo.name}#${number}`);
     return issue;
   }
 
-  // ---- HTTP handlers: each gets the resolved repository and the route's captures ----
-
-  function targetIssue(call: Call, docs: string): Issue {
-    const number = Number(call.params[0]);
-    if (call.repo.deleted.has(number)) fail(410, "This issue was deleted", docs);
-    const issue = call.repo.issues.get(number);
-    if (!issue) fail(404, "Not Found", docs);
-    return issue;
-  }
-
-  function listIssues(call: Call): Answer {
-    const query = parseListQuery(call.url.searchParams, `${ISSUES_DOCS}#list-repository-issues`);
-    const selected = selectIssues(call.repo, query);
-    const last = Math.max(1, Math.ceil(selected.length / query.perPage));
-    const start = (query.page - 1) * query.perPage;
-    const link = linkHeader(origin, nextOrigin ?? origin, call.repo, call.url, query.page, last);
-    return {
-      status: 200,
-      headers: link === undefined ? {} : { link },
-      body: selected.slice(start, start + query.perPage).map((issue) => issueJson(call.repo, issue)),
-    };
-  }
-
-  function getIssue(call: Call): Answer {
-    const issue = targetIssue(call, `${ISSUES_DOCS}#get-an-issue`);
-    return {
-      status: 200,
-      headers: { "last-modified": new Date(issue.updatedMs).toUTCString() },
-      body: issueJson(call.repo, issue),
-    };
-  }
-
-  /** `assignees` (or the deprecated `assignee`) of a create or update, each a collaborator. */
-  function checkAssignees(input: Record<string, unknown>, docs: string): string[] | undefined {
-    let logins: unknown = input.assignees;
-    if (logins === undefined && "assignee" in input) logins = input.assignee === null ? [] : [input.assignee];
-    if (logins === undefined) return undefined;
-    if (!Array.isArray(logins) || logins.some((login) => typeof login !== "string")) {
-      invalid(docs, { code: "invalid", field: "assignees", value: logins });
+  /** `count` issues plus `pullRequests` pull requests spread evenly among them; returns the issues' numbers. */
+  seed(repo: Repo, count: number, pullRequests: number): number[] {
+    const numbers: number[] = [];
+    const total = count + pullRequests;
+    for (let index = 0; index < total; index++) {
+      const pullRequest =
+        Math.floor(((index + 1) * pullRequests) / total) > Math.floor((index * pullRequests) / total);
+      const issue = this.seedOne(repo, index, pullRequest);
+      if (!pullRequest) numbers.push(issue.number);
     }
-    const strangers = logins.filter((login: string) => !collaborators.includes(login));
-    if (strangers.length > 0) invalid(docs, { code: "invalid", field: "assignees", value: strangers });
-    return logins as string[];
+    return numbers;
   }
 
-  /** `milestone`: only null, since this fake has no milestones (a number names one that does not exist). */
-  function checkMilestone(input: Record<string, unknown>, docs: string): void {
-    if (input.milestone !== undefined && input.milestone !== null) {
-      invalid(docs, { code: "invalid", field: "milestone", value: input.milestone });
-    }
+  /** One seeded issue: the `ordinal` picks its title, body, state, labels and assignees from the tables. */
+  private seedOne(repo: Repo, ordinal: number, pullRequest: boolean): Issue {
+    const number = repo.nextNumber;
+    const closedAs: StateReason | undefined =
+      ordinal % 5 === 3 ? "completed" : ordinal % 7 === 5 ? "not_planned" : undefined;
+    const labels = [...(SEED_LABELS[ordinal % SEED_LABELS.length] as readonly string[])];
+    if (!closedAs && ordinal % 4 === 1) labels.push("status/in-progress");
+    if (!closedAs && ordinal % 4 === 2) labels.push("status/in-review");
+    const createdMs = this.seedEpoch + number * 2000;
+    if (createdMs + 1000 > this.clock())
+      throw new Error("the fake forge seeds at most 43,199 issues a repository");
+    const seed: IssueSeed = {
+      title: (SEED_TITLES[ordinal % SEED_TITLES.length] as (n: number) => string)(number),
+      body: (SEED_BODIES[ordinal % SEED_BODIES.length] as (n: number) => string | null)(number),
+      state: closedAs ? "closed" : "open",
+      stateReason: closedAs ?? null,
+      labels,
+      assignees: SEED_ASSIGNEES[ordinal % SEED_ASSIGNEES.length],
+      pullRequest,
+    };
+    return this.insertIssue(repo, seed, TEAM[number % TEAM.length] as string, createdMs, createdMs + 1000);
+  }
+}
+
+/**
+ * "Update an issue": `state_reason` is "ignored unless `state` is changed". Closing sets the given reason, or
+ * "completed" when none (or "reopened") is given. ASSUMPTION: `state: "closed"` with a reason on an already
+ * closed issue changes the reason and keeps closed_at, as the web UI can.
+ */
+function close(issue: Issue, reason: StateReason | null | undefined, actor: string, stamp: number): void {
+  const closeReason = reason === "not_planned" || reason === "completed" ? reason : undefined;
+  if (issue.state === "closed") {
+    if (closeReason !== undefined) issue.stateReason = closeReason;
+    return;
+  }
+  issue.state = "closed";
+  issue.stateReason = closeReason ?? "completed";
+  issue.closedMs = stamp;
+  issue.closedBy = actor;
+}
+
+/** Reopening sets state_reason "reopened" and clears closed_at and closed_by; an open issue stays as it is. */
+function reopen(issue: Issue): void {
+  if (issue.state === "open") return;
+  issue.state = "open";
+  issue.stateReason = "reopened";
+  issue.closedMs = null;
+  issue.closedBy = null;
+}
+
+function copyIssue(issue: Issue): FakeForgeIssue {
+  return {
+    number: issue.number,
+    title: issue.title,
+    body: issue.body,
+    state: issue.state,
+    stateReason: issue.stateReason,
+    labels: [...issue.labels],
+    assignees: [...issue.assignees],
+    pullRequest: issue.pullRequest,
+    createdAt: isoSeconds(issue.createdMs),
+    updatedAt: isoSeconds(issue.updatedMs),
+    closedAt: issue.closedMs === null ? null : isoSeconds(issue.closedMs),
+  };
+}
+
+/** GitHub's JSON for the state (the OpenAPI `issue`, `label`, `simple-user`), with API URLs on the fake's origin. */
+class Shapes {
+  /** ASSUMPTION: web pages (html_url) live under the fake's own origin, so nothing points at github.com. */
+  private readonly web: string;
+
+  constructor(
+    private readonly origin: string,
+    private readonly forge: Forge,
+  ) {
+    this.web = `${origin}/web`;
   }
 
-  function createIssue(call: Call): Answer {
-    const docs = `${ISSUES_DOCS}#create-an-issue`;
-    const input = parseJsonObject(call.text, docs);
-    const title = checkTitle(input.title, docs);
-    const body = input.body === undefined ? null : checkBody(input.body, docs);
-    const labels = input.labels === undefined ? [] : checkLabelNames(input.labels, docs);
-    const assignees = checkAssignees(input, docs) ?? [];
-    checkMilestone(input, docs);
-    const stamp = nextStamp(0);
-    const issue = insertIssue(call.repo, { title, body, labels, assignees }, login, stamp);
+  repoApi(repo: Repo): string {
+    return `${this.origin}/repos/${repo.owner}/${repo.name}`;
+  }
+
+  user(login: string): object {
+    const id = this.forge.userId(login);
+    const api = `${this.origin}/users/${login}`;
     return {
-      status: 201,
-      headers: { location: `${repoApi(call.repo)}/issues/${issue.number}` },
-      body: issueJson(call.repo, issue),
+      login,
+      id,
+      node_id: `U_kgDO${Buffer.from(String(id)).toString("base64url")}`,
+      avatar_url: `${this.web}/avatars/${id}`,
+      gravatar_id: "",
+      url: api,
+      html_url: `${this.web}/${login}`,
+      followers_url: `${api}/followers`,
+      following_url: `${api}/following{/other_user}`,
+      gists_url: `${api}/gists{/gist_id}`,
+      starred_url: `${api}/starred{/owner}{/repo}`,
+      subscriptions_url: `${api}/subscriptions`,
+      organizations_url: `${api}/orgs`,
+      repos_url: `${api}/repos`,
+      events_url: `${api}/events{/privacy}`,
+      received_events_url: `${api}/received_events`,
+      type: "User",
+      user_view_type: "public",
+      site_admin: false,
     };
   }
 
-  function updateIssue(call: Call): Answer {
-    const docs = `${ISSUES_DOCS}#update-an-issue`;
-    const issue = targetIssue(call, docs);
-    const input = parseJsonObject(call.text, docs);
-    checkMilestone(input, docs);
-    // A pull request's number edits its issue fields, as GitHub's issues endpoint does.
-    applyEdit(
-      call.repo,
-      issue,
-      {
-        title: input.title === undefined ? undefined : checkTitle(input.title, docs),
-        body: input.body === undefined ? undefined : checkBody(input.body, docs),
-        state: input.state === undefined ? undefined : checkState(input.state, docs),
-        stateReason:
-          input.state_reason === undefined ? undefined : checkStateReason(input.state_reason, docs),
-        labels: input.labels === undefined ? undefined : checkLabelNames(input.labels, docs),
-        assignees: checkAssignees(input, docs),
+  /** The issue's labels as the labels endpoints answer them. */
+  labels(repo: Repo, issue: Issue): object[] {
+    return issue.labels.map((name) => {
+      const label = this.forge.labelOf(repo, name);
+      return {
+        id: label.id,
+        node_id: `LA_kwDO${Buffer.from(String(label.id)).toString("base64url")}`,
+        url: `${this.repoApi(repo)}/labels/${encodeURIComponent(label.name)}`,
+        name: label.name,
+        color: label.color,
+        default: label.default,
+        description: label.description,
+      };
+    });
+  }
+
+  issue(repo: Repo, issue: Issue): object {
+    const api = `${this.repoApi(repo)}/issues/${issue.number}`;
+    const closedAt = issue.closedMs === null ? null : isoSeconds(issue.closedMs);
+    return {
+      id: issue.id,
+      node_id: `${issue.pullRequest ? "PR" : "I"}_kwDO${Buffer.from(String(issue.id)).toString("base64url")}`,
+      url: api,
+      repository_url: this.repoApi(repo),
+      labels_url: `${api}/labels{/name}`,
+      comments_url: `${api}/comments`,
+      events_url: `${api}/events`,
+      html_url: `${this.web}/${repo.owner}/${repo.name}/${issue.pullRequest ? "pull" : "issues"}/${issue.number}`,
+      number: issue.number,
+      state: issue.state,
+      title: issue.title,
+      body: issue.body,
+      user: this.user(issue.author),
+      labels: this.labels(repo, issue),
+      assignee: issue.assignees[0] === undefined ? null : this.user(issue.assignees[0]),
+      assignees: issue.assignees.map((login) => this.user(login)),
+      milestone: null,
+      locked: false,
+      active_lock_reason: null,
+      comments: 0,
+      ...(issue.pullRequest ? { pull_request: this.pullRequest(repo, issue, closedAt), draft: false } : {}),
+      closed_at: closedAt,
+      created_at: isoSeconds(issue.createdMs),
+      updated_at: isoSeconds(issue.updatedMs),
+      closed_by: issue.closedBy === null ? null : this.user(issue.closedBy),
+      author_association: issue.author === repo.owner ? "OWNER" : "COLLABORATOR",
+      state_reason: issue.stateReason,
+      timeline_url: `${api}/timeline`,
+      performed_via_github_app: null,
+      reactions: {
+        url: `${api}/reactions`,
+        total_count: 0,
+        ...Object.fromEntries(REACTIONS.map((r) => [r, 0])),
       },
-      login,
-    );
-    return { status: 200, body: issueJson(call.repo, issue) };
+    };
   }
 
-  /** The names of an add/set labels body: `{labels: [...]}` or a bare array (both are in the schema). */
-  function labelsInput(text: string, docs: string): string[] {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return fail(400, "Problems parsing JSON", docs);
-    }
-    const list = Array.isArray(parsed) ? parsed : (parsed as { labels?: unknown } | null)?.labels;
-    return checkLabelNames(list, docs);
-  }
-
-  function listIssueLabels(call: Call): Answer {
-    const issue = targetIssue(call, `${LABELS_DOCS}#list-labels-for-an-issue`);
-    return { status: 200, body: labelsJson(call.repo, issue) };
-  }
-
-  function addIssueLabels(call: Call): Answer {
-    const docs = `${LABELS_DOCS}#add-labels-to-an-issue`;
-    const issue = targetIssue(call, docs);
-    const names = labelsInput(call.text, docs);
-    applyEdit(call.repo, issue, { labels: [...issue.labels, ...names] }, login);
-    return { status: 200, body: labelsJson(call.repo, issue) };
-  }
-
-  function setIssueLabels(call: Call): Answer {
-    const docs = `${LABELS_DOCS}#set-labels-for-an-issue`;
-    const issue = targetIssue(call, docs);
-    applyEdit(call.repo, issue, { labels: labelsInput(call.text, docs) }, login);
-    return { status: 200, body: labelsJson(call.repo, issue) };
-  }
-
-  function removeIssueLabel(call: Call): Answer {
-    const docs = `${LABELS_DOCS}#remove-a-label-from-an-issue`;
-    const issue = targetIssue(call, docs);
-    const name = decodeURIComponent(call.params[1] as string).toLowerCase();
-    if (!issue.labels.some((label) => label.toLowerCase() === name)) fail(404, "Label does not exist", docs);
-    applyEdit(
-      call.repo,
-      issue,
-      { labels: issue.labels.filter((label) => label.toLowerCase() !== name) },
-      login,
-    );
-    return { status: 200, body: labelsJson(call.repo, issue) };
-  }
-
-  /** Paths after `/repos/{owner}/{repo}` or `/repositories/{id}`. Anything else answers 404. */
-  const routes: readonly Route[] = [
-    { method: "GET", path: /^\/issues$/, docs: `${ISSUES_DOCS}#list-repository-issues`, handle: listIssues },
-    { method: "POST", path: /^\/issues$/, docs: `${ISSUES_DOCS}#create-an-issue`, handle: createIssue },
-    { method: "GET", path: /^\/issues\/(\d+)$/, docs: `${ISSUES_DOCS}#get-an-issue`, handle: getIssue },
-    {
-      method: "PATCH",
-      path: /^\/issues\/(\d+)$/,
-      docs: `${ISSUES_DOCS}#update-an-issue`,
-      handle: updateIssue,
-    },
-    {
-      method: "GET",
-      path: /^\/issues\/(\d+)\/labels$/,
-      docs: `${LABELS_DOCS}#list-labels-for-an-issue`,
-      handle: listIssueLabels,
-    },
-    {
-      method: "POST",
-      path: /^\/issues\/(\d+)\/labels$/,
-      docs: `${LABELS_DOCS}#add-labels-to-an-issue`,
-      handle: addIssueLabels,
-    },
-    {
-      method: "PUT",
-      path: /^\/issues\/(\d+)\/labels$/,
-      docs: `${LABELS_DOCS}#set-labels-for-an-issue`,
-      handle: setIssueLabels,
-    },
-    {
-      method: "DELETE",
-      path: /^\/issues\/(\d+)\/labels\/([^/]+)$/,
-      docs: `${LABELS_DOCS}#remove-a-label-from-an-issue`,
-      handle: removeIssueLabel,
-    },
-  ];
-
-  /** The repository a path names (either form) and the rest of the path. */
-  function splitPath(pathname: string): { repo: Repo | undefined; rest: string } | undefined {
-    const byName = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(pathname);
-    if (byName) {
-      const full = `${byName[1]}/${byName[2]}`.toLowerCase();
-      const repo = repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === full);
-      return { repo, rest: byName[3] ?? "" };
-    }
-    const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(pathname);
-    if (byId) return { repo: repos.find((r) => r.id === Number(byId[1])), rest: byId[2] ?? "" };
-    return undefined;
-  }
-
-  function route(method: string, url: URL, text: string): Answer {
-    const split = splitPath(url.pathname);
-    if (!split) return fail(404, "Not Found", DOCS);
-    for (const candidate of routes) {
-      const match = candidate.path.exec(split.rest);
-      if (!match || candidate.method !== method) continue;
-      const repo = split.repo;
-      if (!repo || repo.hidden) fail(404, "Not Found", candidate.docs);
-      if (repo.issuesDisabled) fail(410, "Issues are disabled for this repo", candidate.docs);
-      return candidate.handle({ method, url, repo, params: match.slice(1), text });
-    }
-    return fail(404, "Not Found", DOCS);
-  }
-
-  function rateHeaders(): Record<string, string> {
+  /** ASSUMPTION: a pull request closed as completed was merged when it was closed. */
+  private pullRequest(repo: Repo, issue: Issue, closedAt: string | null): object {
+    const html = `${this.web}/${repo.owner}/${repo.name}/pull/${issue.number}`;
     return {
-      "x-ratelimit-limit": String(quota),
-      "x-ratelimit-remaining": String(Math.max(0, quota - used)),
-      "x-ratelimit-used": String(used),
-      "x-ratelimit-reset": String(Math.ceil(resetMs / 1000)),
+      url: `${this.repoApi(repo)}/pulls/${issue.number}`,
+      html_url: html,
+      diff_url: `${html}.diff`,
+      patch_url: `${html}.patch`,
+      merged_at: issue.stateReason === "completed" ? closedAt : null,
+    };
+  }
+}
+
+/**
+ * The primary limit (an hourly quota that refills when its reset time passes) and the secondary-limit switch
+ * ("Rate limits for the REST API": over either, 403 or 429; a 304 and a 401 do not count).
+ */
+class RateLimits {
+  used = 0;
+  /** Counted requests since the fake started (refills do not reset it). */
+  quotaUsed = 0;
+  private resetMs: number;
+  private secondary = {
+    count: 0,
+    status: 403 as 403 | 429,
+    retryAfterSeconds: undefined as number | undefined,
+  };
+
+  constructor(
+    readonly quota: number,
+    private readonly clock: () => number,
+  ) {
+    this.resetMs = clock() + HOUR_MS;
+  }
+
+  set(remaining: number, resetInSeconds: number): void {
+    this.used = Math.max(0, this.quota - remaining);
+    this.resetMs = this.clock() + resetInSeconds * 1000;
+  }
+
+  setSecondary(count: number, status: 403 | 429, retryAfterSeconds: number | undefined): void {
+    this.secondary = { count, status, retryAfterSeconds };
+  }
+
+  count(): void {
+    this.used++;
+    this.quotaUsed++;
+  }
+
+  headers(): Record<string, string> {
+    return {
+      "x-ratelimit-limit": String(this.quota),
+      "x-ratelimit-remaining": String(Math.max(0, this.quota - this.used)),
+      "x-ratelimit-used": String(this.used),
+      "x-ratelimit-reset": String(Math.ceil(this.resetMs / 1000)),
       "x-ratelimit-resource": "core",
     };
   }
 
-  /** The answers that come before routing: authentication, the rate limits, the redirect switch. */
-  function gate(entry: FakeForgeRequest, requestId: string): Answer | undefined {
-    if (presentedToken(entry.headers.authorization) !== token) {
-      return errorAnswer(401, "Bad credentials", DOCS);
-    }
-    if (secondary.count > 0) {
-      secondary.count--;
-      const retry = secondary.retryAfterSeconds;
-      return {
-        status: secondary.status,
-        headers: retry === undefined ? {} : { "retry-after": String(retry) },
-        body: {
-          message:
-            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you " +
-            `reach out to GitHub Support for help, please include the request ID ${requestId}.`,
-          documentation_url: `${RATE_DOCS}#about-secondary-rate-limits`,
-        },
-      };
-    }
-    if (clock() >= resetMs) {
-      used = 0;
-      resetMs = clock() + HOUR_MS;
-    }
-    if (used >= quota) {
-      return {
-        status: 403,
-        body: {
-          message: `API rate limit exceeded for user ID ${userIds.get(login)}.`,
-          documentation_url: RATE_DOCS,
-        },
-      };
-    }
-    return undefined;
-  }
-
-  function redirectAnswer(): Answer | undefined {
-    if (redirects.count === 0) return undefined;
-    redirects.count--;
+  /** The secondary limit's refusal while the switch has answers left. */
+  secondaryRefusal(requestId: string): Answer | undefined {
+    if (this.secondary.count === 0) return undefined;
+    this.secondary.count--;
+    const retry = this.secondary.retryAfterSeconds;
     return {
-      status: 301,
-      headers: { location: redirects.location },
+      status: this.secondary.status,
+      headers: retry === undefined ? {} : { "retry-after": String(retry) },
       body: {
-        message: "Moved Permanently",
-        url: redirects.location,
-        documentation_url: `${DOCS}/guides/best-practices-for-using-the-rest-api#follow-redirects`,
+        message:
+          "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you " +
+          `reach out to GitHub Support for help, please include the request ID ${requestId}.`,
+        documentation_url: `${RATE_DOCS}#about-secondary-rate-limits`,
       },
     };
   }
 
-  /** Routes a request that passed the gate; it counts against the quota unless it ends in a 304. */
-  function answerCounted(entry: FakeForgeRequest): { answer: Answer; payload: string | undefined } {
+  /** The primary limit's refusal when the quota is spent and the reset has not passed (else it refills). */
+  primaryRefusal(userId: number): Answer | undefined {
+    if (this.clock() >= this.resetMs) {
+      this.used = 0;
+      this.resetMs = this.clock() + HOUR_MS;
+    }
+    if (this.used < this.quota) return undefined;
+    return {
+      status: 403,
+      body: { message: `API rate limit exceeded for user ID ${userId}.`, documentation_url: RATE_DOCS },
+    };
+  }
+}
+
+// ---- The HTTP handlers: each gets the resolved repository and the route's captures ----
+
+function targetIssue(call: Call, docs: string): Issue {
+  const number = Number(call.params[0]);
+  if (call.repo.deleted.has(number)) fail(410, "This issue was deleted", docs);
+  const issue = call.repo.issues.get(number);
+  if (!issue) fail(404, "Not Found", docs);
+  return issue;
+}
+
+function listIssues(call: Call): Answer {
+  const query = parseListQuery(call.url.searchParams, `${ISSUES_DOCS}#list-repository-issues`);
+  const selected = selectIssues(call.repo, query);
+  const last = Math.max(1, Math.ceil(selected.length / query.perPage));
+  const start = (query.page - 1) * query.perPage;
+  const link = linkHeader(call.origin, call.nextOrigin, call.repo, call.url, query.page, last);
+  return {
+    status: 200,
+    headers: link === undefined ? {} : { link },
+    body: selected.slice(start, start + query.perPage).map((issue) => call.shapes.issue(call.repo, issue)),
+  };
+}
+
+function getIssue(call: Call): Answer {
+  const issue = targetIssue(call, `${ISSUES_DOCS}#get-an-issue`);
+  return {
+    status: 200,
+    headers: { "last-modified": new Date(issue.updatedMs).toUTCString() },
+    body: call.shapes.issue(call.repo, issue),
+  };
+}
+
+/** `assignees` (or the deprecated `assignee`) of a create or update, each a collaborator. */
+function checkAssignees(call: Call, input: Record<string, unknown>, docs: string): string[] | undefined {
+  let logins: unknown = input.assignees;
+  if (logins === undefined && "assignee" in input) logins = input.assignee === null ? [] : [input.assignee];
+  if (logins === undefined) return undefined;
+  if (!Array.isArray(logins) || logins.some((login) => typeof login !== "string")) {
+    invalid(docs, { code: "invalid", field: "assignees", value: logins });
+  }
+  const strangers = logins.filter((login: string) => !call.forge.collaborators.includes(login));
+  if (strangers.length > 0) invalid(docs, { code: "invalid", field: "assignees", value: strangers });
+  return logins as string[];
+}
+
+/** `milestone`: only null, since this fake has no milestones (a number names one that does not exist). */
+function checkMilestone(input: Record<string, unknown>, docs: string): void {
+  if (input.milestone !== undefined && input.milestone !== null) {
+    invalid(docs, { code: "invalid", field: "milestone", value: input.milestone });
+  }
+}
+
+function createIssue(call: Call): Answer {
+  const docs = `${ISSUES_DOCS}#create-an-issue`;
+  const input = parseJsonObject(call.text, docs);
+  const seed: IssueSeed = {
+    title: checkTitle(input.title, docs),
+    body: input.body === undefined ? null : checkBody(input.body, docs),
+    labels: input.labels === undefined ? [] : checkLabelNames(input.labels, docs),
+    assignees: checkAssignees(call, input, docs) ?? [],
+  };
+  checkMilestone(input, docs);
+  const forge = call.forge;
+  const issue = forge.insertIssue(call.repo, seed, forge.login, forge.nextStamp());
+  return {
+    status: 201,
+    headers: { location: `${call.shapes.repoApi(call.repo)}/issues/${issue.number}` },
+    body: call.shapes.issue(call.repo, issue),
+  };
+}
+
+/** A pull request's number edits its issue fields, as GitHub's issues endpoint does. */
+function updateIssue(call: Call): Answer {
+  const docs = `${ISSUES_DOCS}#update-an-issue`;
+  const issue = targetIssue(call, docs);
+  const input = parseJsonObject(call.text, docs);
+  checkMilestone(input, docs);
+  const edit: IssueEdit = {
+    title: input.title === undefined ? undefined : checkTitle(input.title, docs),
+    body: input.body === undefined ? undefined : checkBody(input.body, docs),
+    state: input.state === undefined ? undefined : checkState(input.state, docs),
+    stateReason: input.state_reason === undefined ? undefined : checkStateReason(input.state_reason, docs),
+    labels: input.labels === undefined ? undefined : checkLabelNames(input.labels, docs),
+    assignees: checkAssignees(call, input, docs),
+  };
+  call.forge.edit(call.repo, issue, edit, call.forge.login);
+  return { status: 200, body: call.shapes.issue(call.repo, issue) };
+}
+
+/** The names of an add/set labels body: `{labels: [...]}`, a bare array, or one name (all in the schema). */
+function labelsInput(text: string, docs: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return fail(400, "Problems parsing JSON", docs);
+  }
+  if (typeof parsed === "string") return checkLabelNames([parsed], docs);
+  const list = Array.isArray(parsed) ? parsed : (parsed as { labels?: unknown } | null)?.labels;
+  return checkLabelNames(list, docs);
+}
+
+function listIssueLabels(call: Call): Answer {
+  const issue = targetIssue(call, `${LABELS_DOCS}#list-labels-for-an-issue`);
+  return { status: 200, body: call.shapes.labels(call.repo, issue) };
+}
+
+function addIssueLabels(call: Call): Answer {
+  const docs = `${LABELS_DOCS}#add-labels-to-an-issue`;
+  const issue = targetIssue(call, docs);
+  const labels = [...issue.labels, ...labelsInput(call.text, docs)];
+  call.forge.edit(call.repo, issue, { labels }, call.forge.login);
+  return { status: 200, body: call.shapes.labels(call.repo, issue) };
+}
+
+function setIssueLabels(call: Call): Answer {
+  const docs = `${LABELS_DOCS}#set-labels-for-an-issue`;
+  const issue = targetIssue(call, docs);
+  call.forge.edit(call.repo, issue, { labels: labelsInput(call.text, docs) }, call.forge.login);
+  return { status: 200, body: call.shapes.labels(call.repo, issue) };
+}
+
+function removeIssueLabel(call: Call): Answer {
+  const docs = `${LABELS_DOCS}#remove-a-label-from-an-issue`;
+  const issue = targetIssue(call, docs);
+  const name = decodeURIComponent(call.params[1] as string).toLowerCase();
+  if (!issue.labels.some((label) => label.toLowerCase() === name)) fail(404, "Label does not exist", docs);
+  const labels = issue.labels.filter((label) => label.toLowerCase() !== name);
+  call.forge.edit(call.repo, issue, { labels }, call.forge.login);
+  return { status: 200, body: call.shapes.labels(call.repo, issue) };
+}
+
+/** Paths after `/repos/{owner}/{repo}` or `/repositories/{id}`. Anything else answers 404. */
+const ROUTES: readonly Route[] = [
+  { method: "GET", path: /^\/issues$/, docs: `${ISSUES_DOCS}#list-repository-issues`, handle: listIssues },
+  { method: "POST", path: /^\/issues$/, docs: `${ISSUES_DOCS}#create-an-issue`, handle: createIssue },
+  { method: "GET", path: /^\/issues\/(\d+)$/, docs: `${ISSUES_DOCS}#get-an-issue`, handle: getIssue },
+  { method: "PATCH", path: /^\/issues\/(\d+)$/, docs: `${ISSUES_DOCS}#update-an-issue`, handle: updateIssue },
+  {
+    method: "GET",
+    path: /^\/issues\/(\d+)\/labels$/,
+    docs: `${LABELS_DOCS}#list-labels-for-an-issue`,
+    handle: listIssueLabels,
+  },
+  {
+    method: "POST",
+    path: /^\/issues\/(\d+)\/labels$/,
+    docs: `${LABELS_DOCS}#add-labels-to-an-issue`,
+    handle: addIssueLabels,
+  },
+  {
+    method: "PUT",
+    path: /^\/issues\/(\d+)\/labels$/,
+    docs: `${LABELS_DOCS}#set-labels-for-an-issue`,
+    handle: setIssueLabels,
+  },
+  {
+    method: "DELETE",
+    path: /^\/issues\/(\d+)\/labels\/([^/]+)$/,
+    docs: `${LABELS_DOCS}#remove-a-label-from-an-issue`,
+    handle: removeIssueLabel,
+  },
+];
+
+/** The fake: the HTTP side (gate, router, conditional requests, request log) and the test's helpers. */
+class FakeForgeServer implements FakeForge {
+  readonly requests: FakeForgeRequest[] = [];
+  private readonly shapes: Shapes;
+  private redirects = { count: 0, location: "" };
+  private nextOrigin: string | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly server: Server,
+    readonly origin: string,
+    readonly token: string,
+    private readonly forge: Forge,
+    private readonly limits: RateLimits,
+  ) {
+    this.shapes = new Shapes(origin, forge);
+  }
+
+  get url(): string {
+    return this.origin;
+  }
+
+  get quotaUsed(): number {
+    return this.limits.quotaUsed;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req);
+    const entry = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      headers: flatHeaders(req),
+      body: text,
+      status: 0,
+      counted: false,
+      receivedAt: Date.now(),
+    };
+    this.requests.push(entry);
+    // Deterministic, in GitHub's colon-separated hex form.
+    const requestId = `F0F0:${this.requests.length.toString(16).toUpperCase().padStart(8, "0")}`;
+    const refused = this.refusal(entry, requestId);
+    const { answer, payload } = refused
+      ? { answer: refused, payload: JSON.stringify(refused.body) }
+      : this.answerCounted(entry);
+    entry.status = answer.status;
+    entry.counted = !refused && answer.status !== 304;
+    send(
+      res,
+      {
+        ...answer,
+        headers: { ...this.limits.headers(), "x-github-request-id": requestId, ...answer.headers },
+      },
+      payload,
+    );
+  }
+
+  /** The uncounted answers that come before routing: authentication, then the secondary and primary limits. */
+  private refusal(entry: FakeForgeRequest, requestId: string): Answer | undefined {
+    if (presentedToken(entry.headers.authorization) !== this.token) {
+      return errorAnswer(401, "Bad credentials", DOCS);
+    }
+    return (
+      this.limits.secondaryRefusal(requestId) ??
+      this.limits.primaryRefusal(this.forge.userId(this.forge.login))
+    );
+  }
+
+  /** Redirects or routes a request that passed the gate; it counts against the quota unless it ends in a 304. */
+  private answerCounted(entry: FakeForgeRequest): { answer: Answer; payload: string | undefined } {
     let answer: Answer;
     try {
-      answer = redirectAnswer() ?? route(entry.method, new URL(entry.path, origin), entry.body);
+      answer = this.redirect301() ?? this.route(entry.method, new URL(entry.path, this.origin), entry.body);
     } catch (error) {
       if (!(error instanceof HttpFailure)) throw error;
       answer = error.answer;
@@ -1087,134 +1204,140 @@ export async function startFakeForge(options: FakeForgeOptions = {}): Promise<Fa
       }
       answer = { ...answer, headers: { ...answer.headers, etag } };
     }
-    used++;
-    quotaUsed++;
+    this.limits.count();
     return { answer, payload };
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const text = await readBody(req);
-    const requestId = randomBytes(8)
-      .toString("hex")
-      .toUpperCase()
-      .replace(/(.{4})(?=.)/g, "$1:");
-    const entry = {
-      method: req.method ?? "",
-      path: req.url ?? "",
-      headers: flatHeaders(req),
-      body: text,
-      status: 0,
-      counted: false,
-      receivedAt: Date.now(),
+  private redirect301(): Answer | undefined {
+    if (this.redirects.count === 0) return undefined;
+    this.redirects.count--;
+    const location = this.redirects.location;
+    return {
+      status: 301,
+      headers: { location },
+      body: {
+        message: "Moved Permanently",
+        url: location,
+        documentation_url: `${DOCS}/guides/best-practices-for-using-the-rest-api#follow-redirects`,
+      },
     };
-    requests.push(entry);
-    const refused = gate(entry, requestId);
-    const { answer, payload } = refused
-      ? { answer: refused, payload: JSON.stringify(refused.body) }
-      : answerCounted(entry);
-    entry.status = answer.status;
-    entry.counted = !refused && answer.status !== 304;
-    const headers = { ...rateHeaders(), "x-github-request-id": requestId, ...answer.headers };
-    send(res, { ...answer, headers }, payload);
   }
 
-  function seedOne(repo: Repo, ordinal: number, pullRequest: boolean): Issue {
-    const number = repo.nextNumber;
-    const closedAs: StateReason | undefined =
-      ordinal % 5 === 3 ? "completed" : ordinal % 7 === 5 ? "not_planned" : undefined;
-    const labels = [...(SEED_LABELS[ordinal % SEED_LABELS.length] as readonly string[])];
-    if (!closedAs && ordinal % 4 === 1) labels.push("status/in-progress");
-    if (!closedAs && ordinal % 4 === 2) labels.push("status/in-review");
-    const createdMs = seedEpoch + number * 2000;
-    if (createdMs + 1000 > clock())
-      throw new Error("the fake forge seeds at most 43,199 issues a repository");
-    return insertIssue(
-      repo,
-      {
-        title: (SEED_TITLES[ordinal % SEED_TITLES.length] as (n: number) => string)(number),
-        body: (SEED_BODIES[ordinal % SEED_BODIES.length] as (n: number) => string | null)(number),
-        state: closedAs ? "closed" : "open",
-        stateReason: closedAs ?? null,
-        labels,
-        assignees: [[], ["alice"], ["bob", "carol"]][ordinal % 3] as string[],
-        pullRequest,
-      },
-      TEAM[number % TEAM.length] as string,
-      createdMs,
-      createdMs + 1000,
+  /** Finds the route for the method and the path after the repository; anything else answers 404. */
+  private route(method: string, url: URL, text: string): Answer {
+    const split = this.forge.splitPath(url.pathname);
+    if (!split) return fail(404, "Not Found", DOCS);
+    for (const route of ROUTES) {
+      const found = route.method === method ? route.path.exec(split.rest) : null;
+      if (found) return this.dispatch(route, split.repo, { method, url, text, params: found.slice(1) });
+    }
+    return fail(404, "Not Found", DOCS);
+  }
+
+  /** A hidden or unknown repository answers 404, one with issues disabled 410; otherwise the route's handler. */
+  private dispatch(
+    route: Route,
+    repo: Repo | undefined,
+    request: Pick<Call, "method" | "url" | "text" | "params">,
+  ): Answer {
+    if (!repo || repo.hidden) fail(404, "Not Found", route.docs);
+    if (repo.issuesDisabled) fail(410, "Issues are disabled for this repo", route.docs);
+    const { forge, shapes, origin } = this;
+    return route.handle({ ...request, repo, forge, shapes, origin, nextOrigin: this.nextOrigin ?? origin });
+  }
+
+  seed(repo: string, count: number, { pullRequests = 0 }: { pullRequests?: number } = {}): number[] {
+    return this.forge.seed(this.forge.findRepo(repo), count, pullRequests);
+  }
+
+  addIssue(repo: string, seed: IssueSeed): FakeForgeIssue {
+    return copyIssue(
+      this.forge.insertIssue(this.forge.findRepo(repo), seed, SOMEONE_ELSE, this.forge.nextStamp()),
     );
   }
 
-  let closing: Promise<void> | undefined;
-  return {
-    url: origin,
+  editIssue(repo: string, number: number, edit: IssueEdit): FakeForgeIssue {
+    const found = this.forge.findRepo(repo);
+    const issue = this.forge.issueOrThrow(found, number);
+    this.forge.edit(found, issue, edit, SOMEONE_ELSE);
+    return copyIssue(issue);
+  }
+
+  addLabel(repo: string, number: number, name: string): FakeForgeIssue {
+    const issue = this.forge.issueOrThrow(this.forge.findRepo(repo), number);
+    return this.editIssue(repo, number, { labels: [...issue.labels, name] });
+  }
+
+  deleteIssue(repo: string, number: number): void {
+    const found = this.forge.findRepo(repo);
+    this.forge.issueOrThrow(found, number);
+    found.issues.delete(number);
+    found.deleted.add(number);
+  }
+
+  issue(repo: string, number: number): FakeForgeIssue | undefined {
+    const issue = this.forge.findRepo(repo).issues.get(number);
+    return issue ? copyIssue(issue) : undefined;
+  }
+
+  issues(repo: string): FakeForgeIssue[] {
+    return [...this.forge.findRepo(repo).issues.values()].sort((a, b) => a.number - b.number).map(copyIssue);
+  }
+
+  repositoryId(repo: string): number {
+    return this.forge.findRepo(repo).id;
+  }
+
+  setRateLimit(remaining: number, resetInSeconds: number): void {
+    this.limits.set(remaining, resetInSeconds);
+  }
+
+  secondaryLimit(
+    count: number,
+    { status = 403, retryAfterSeconds }: { status?: 403 | 429; retryAfterSeconds?: number } = {},
+  ): void {
+    this.limits.setSecondary(count, status, retryAfterSeconds);
+  }
+
+  setNextOrigin(origin: string | undefined): void {
+    this.nextOrigin = origin;
+  }
+
+  redirect(count: number, location: string): void {
+    this.redirects = { count, location };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= stop(this.server);
+    return this.closing;
+  }
+}
+
+/** Starts the fake on `127.0.0.1:0`. */
+export async function startFakeForge(options: FakeForgeOptions = {}): Promise<FakeForge> {
+  const clock = options.now ?? Date.now;
+  const forge = new Forge(
+    options.login ?? "svc-bot",
+    clock,
+    options.repos ?? [{ owner: "acme", name: "widgets" }],
+  );
+  const limits = new RateLimits(options.quota ?? 5000, clock);
+  const server = createServer();
+  const origin = await listen(server);
+  const fake = new FakeForgeServer(
+    server,
     origin,
-    token,
-    requests,
-    get quotaUsed() {
-      return quotaUsed;
-    },
-    seed(repoName, count, { pullRequests = 0 } = {}) {
-      const repo = findRepo(repoName);
-      const numbers: number[] = [];
-      const total = count + pullRequests;
-      for (let index = 0; index < total; index++) {
-        const pr = isEvenlySpreadPr(index, total, pullRequests);
-        const issue = seedOne(repo, index, pr);
-        if (!pr) numbers.push(issue.number);
-      }
-      return numbers;
-    },
-    addIssue(repoName, seed) {
-      const repo = findRepo(repoName);
-      return copyIssue(insertIssue(repo, seed, SOMEONE_ELSE, nextStamp(0)));
-    },
-    editIssue(repoName, number, edit) {
-      const repo = findRepo(repoName);
-      const issue = issueOrThrow(repo, number);
-      applyEdit(repo, issue, edit, SOMEONE_ELSE);
-      return copyIssue(issue);
-    },
-    addLabel(repoName, number, name) {
-      const repo = findRepo(repoName);
-      const issue = issueOrThrow(repo, number);
-      applyEdit(repo, issue, { labels: [...issue.labels, name] }, SOMEONE_ELSE);
-      return copyIssue(issue);
-    },
-    deleteIssue(repoName, number) {
-      const repo = findRepo(repoName);
-      issueOrThrow(repo, number);
-      repo.issues.delete(number);
-      repo.deleted.add(number);
-    },
-    issue(repoName, number) {
-      const issue = findRepo(repoName).issues.get(number);
-      return issue ? copyIssue(issue) : undefined;
-    },
-    issues(repoName) {
-      return [...findRepo(repoName).issues.values()].sort((a, b) => a.number - b.number).map(copyIssue);
-    },
-    repositoryId(repoName) {
-      return findRepo(repoName).id;
-    },
-    setRateLimit(remaining, resetInSeconds) {
-      used = Math.max(0, quota - remaining);
-      resetMs = clock() + resetInSeconds * 1000;
-    },
-    secondaryLimit(count, { status = 403, retryAfterSeconds } = {}) {
-      secondary = { count, status, retryAfterSeconds };
-    },
-    setNextOrigin(value) {
-      nextOrigin = value;
-    },
-    redirect(count, location) {
-      redirects = { count, location };
-    },
-    close() {
-      closing ??= stop(server);
-      return closing;
-    },
-  };
+    options.token ?? "fake-forge-token-0123456789",
+    forge,
+    limits,
+  );
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    fake.handle(req, res).catch((error: unknown) => {
+      console.error("fake forge:", error);
+      if (!res.headersSent) send(res, { status: 500 }, undefined);
+    });
+  });
+  return fake;
 }
 
 /** `startFakeForge` for one ava test; the test's teardown closes it. */
