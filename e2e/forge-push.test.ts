@@ -258,3 +258,26 @@ test("a push killed while the answer to its POST is on its way creates the issue
   t.regex(readWorkFile(env, "d", issuePath(2)), /^status: done$/m);
   t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
 });
+
+test("an edit of an issue deleted on the forge meanwhile is refused, and nothing is written", async (t) => {
+  const { forge, env } = await givenForgeClone(t);
+  forge.deleteIssue(REPO, 2);
+  editWorkFile(env, "d", issuePath(2), (text) => setField(text, "title", "Edited after its deletion"));
+  await commitAll(t, env, "d", "Edit");
+  const from = forge.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.not(push.code, 0);
+  t.regex(push.stderr, /issues\/0002\.md/);
+  t.regex(push.stderr, /deleted on the server/);
+  t.deepEqual(forgeWrites(forge, from), []);
+});
+
+test("issues disabled on the repository: the clone says so (410)", async (t) => {
+  const forge = await givenFakeForge(t, {
+    repos: [{ owner: "acme", name: "widgets", issuesDisabled: true }],
+  });
+  const env = givenForgeEnv(t, forge);
+  const clone = await git(env, ["clone", forgeRemote(forge.url, REPO), "d"]);
+  t.not(clone.code, 0);
+  t.regex(clone.stderr, /issues are disabled on acme\/widgets \(410\)/);
+});

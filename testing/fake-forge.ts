@@ -1089,7 +1089,31 @@ function removeIssueLabel(call: Call): Answer {
 }
 
 /** Paths after `/repos/{owner}/{repo}` or `/repositories/{id}`. Anything else answers 404. */
+/** `GET /repos/{owner}/{repo}`: the repository (a subset of the documented full-repository shape). */
+function getRepository(call: Call): Answer {
+  const { repo, origin } = call;
+  return {
+    status: 200,
+    body: {
+      id: repo.id,
+      name: repo.name,
+      full_name: `${repo.owner}/${repo.name}`,
+      owner: { login: repo.owner },
+      private: false,
+      has_issues: !repo.issuesDisabled,
+      url: call.shapes.repoApi(repo),
+      html_url: `${origin}/web/${repo.owner}/${repo.name}`,
+    },
+  };
+}
+
 const ROUTES: readonly Route[] = [
+  {
+    method: "GET",
+    path: /^$/,
+    docs: `${DOCS}/repos/repos#get-a-repository`,
+    handle: getRepository,
+  },
   { method: "GET", path: /^\/issues$/, docs: `${ISSUES_DOCS}#list-repository-issues`, handle: listIssues },
   { method: "POST", path: /^\/issues$/, docs: `${ISSUES_DOCS}#create-an-issue`, handle: createIssue },
   { method: "GET", path: /^\/issues\/(\d+)$/, docs: `${ISSUES_DOCS}#get-an-issue`, handle: getIssue },
@@ -1241,7 +1265,9 @@ class FakeForgeServer implements FakeForge {
     request: Pick<Call, "method" | "url" | "text" | "params">,
   ): Answer {
     if (!repo || repo.hidden) fail(404, "Not Found", route.docs);
-    if (repo.issuesDisabled) fail(410, "Issues are disabled for this repo", route.docs);
+    // The repository itself is there with issues disabled: only its issues answer 410.
+    if (repo.issuesDisabled && route.handle !== getRepository)
+      fail(410, "Issues are disabled for this repo", route.docs);
     const { forge, shapes, origin } = this;
     return route.handle({ ...request, repo, forge, shapes, origin, nextOrigin: this.nextOrigin ?? origin });
   }

@@ -393,8 +393,11 @@ export class ForgeBackend implements WritableBackend {
       what,
       "now",
     );
-    if (answer.status === 404 || answer.status === 410) {
-      // The repository itself answers the same way; tell the two apart by the listing's first request.
+    if (answer.status === 410) return undefined; // "This issue was deleted"
+    if (answer.status === 404) {
+      // A repository the token can no longer see answers 404 as well: that is no deleted issue.
+      const repo = await this.call("GET", this.repoPath());
+      if (repo.status !== 200) throw this.failure(what, repo);
       return undefined;
     }
     if (answer.status !== 200 && answer.status !== 304)
