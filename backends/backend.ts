@@ -31,6 +31,11 @@ export interface Listing {
   /** The validators of this listing's result pages, kept with the sync that applies it (never before). */
   readonly validators?: readonly Validator[];
   /**
+   * Kept validators whose URL starts with this are dropped when this listing's are kept: those of earlier
+   * delta listings, whose `since` will not be asked again.
+   */
+  readonly replacesValidators?: string;
+  /**
    * The sync cursor must not move past this: the listing may have skipped records changed while it was
    * being read (offset pagination over a changing order), so the next delta sync asks again from here.
    */

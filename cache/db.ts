@@ -263,6 +263,7 @@ function bookkeepingStatements(db: Database.Database) {
     packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
     syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
     validator: db.prepare("SELECT url, etag, payload FROM validators WHERE url = ?"),
+    dropValidators: db.prepare("DELETE FROM validators WHERE substr(url, 1, length(@prefix)) = @prefix"),
     keepValidator: db.prepare(
       "INSERT INTO validators (url, etag, payload) VALUES (@url, @etag, @payload) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, payload = excluded.payload",
     ),
@@ -580,6 +581,11 @@ export class CacheDb {
 
   validator(url: string): Validator | undefined {
     return this.statements.validator.get(url) as Validator | undefined;
+  }
+
+  /** Drops the validators of every URL that starts with `prefix`. */
+  dropValidators(prefix: string): void {
+    this.statements.dropValidators.run({ prefix });
   }
 
   keepValidator(validator: Validator): void {

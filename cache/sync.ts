@@ -152,6 +152,7 @@ export async function syncCache(
     if (listing.cursorCeiling !== undefined && cursor !== null && cursor > listing.cursorCeiling)
       cursor =
         state.cursor !== null && state.cursor > listing.cursorCeiling ? state.cursor : listing.cursorCeiling;
+    if (listing.replacesValidators !== undefined) cache.db.dropValidators(listing.replacesValidators);
     for (const validator of listing.validators ?? []) cache.db.keepValidator(validator);
     if (full && listing.complete) {
       const present = new Set([...listing.records.map((record) => record.key), ...(listing.unchanged ?? [])]);

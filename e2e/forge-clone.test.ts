@@ -10,7 +10,7 @@ import { join } from "node:path";
 import test from "ava";
 import { givenFakeForge } from "../testing/fake-forge.js";
 import { forgeRemote, givenForgeEnv } from "../testing/forge.js";
-import { git, gitOk, svc } from "../testing/git.js";
+import { git, gitOk, openCacheDb, svc } from "../testing/git.js";
 
 test("svc init forge:: clones 250 issues and no pull request, following three listing pages", async (t) => {
   const forge = await givenFakeForge(t);
@@ -108,6 +108,14 @@ test("a no-op git fetch spends no quota: every request answers 304", async (t) =
   forge.editIssue("acme/widgets", 1, { title: "Changed on the forge" });
   await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
   t.regex(readFileSync(join(env.dir, "d", "issues", "0001.md"), "utf8"), /^title: "Changed on the forge"$/m);
+  // Only the latest delta listing's validator is kept: the table does not grow with every fetch.
+  const db = openCacheDb(env);
+  try {
+    const deltas = db.prepare("SELECT count(*) FROM validators WHERE url LIKE '%since=%'").pluck().get();
+    t.is(deltas, 1);
+  } finally {
+    db.close();
+  }
 });
 
 test("a reconciling listing of unchanged pages spends no quota and deletes nothing", async (t) => {

@@ -364,11 +364,13 @@ export class ForgeBackend implements WritableBackend {
 
   async listChangedSince(since: string): Promise<Listing> {
     const seconds = since.replace(/\.\d+Z$/, "Z");
-    return await this.walk(
+    const listing = await this.walk(
       this.listUrl(seconds),
       `listing the issues of ${this.project} changed since ${seconds}`,
       seconds,
     );
+    // Only the latest delta listing's validators are worth keeping: an older `since` is not asked again.
+    return { ...listing, replacesValidators: `${this.listUrl()}&since=` };
   }
 
   /** The first `limit` issues and whether there are more (for `svc list`). */
