@@ -14,9 +14,9 @@ const OVERVIEW = `svc 0.1.0: issue trackers and wikis as git repositories
 Usage: svc <command> [arguments] [options]
 
 Working with records
-  svc init                  Clone a project (sim::<project>, wiki::<SPACE_KEY>) into a new git working tree
+  svc init                  Clone a project (sim::, wiki:: or forge::) into a new git working tree
   svc sync                  Bring a clone's cache up to date with the server, then git fetch
-  svc list                  List the records of a project: a wiki space's pages, a simulator project's issues
+  svc list                  List the records of a project: wiki pages, forge or simulator issues
   svc spaces                List the wiki spaces the configured account can read
 
 The simulator
@@ -36,7 +36,7 @@ Inside a clone made by svc init, git itself does the rest: git pull, git commit,
 Each command's arguments, options and examples: svc <command> --help, e.g. svc init --help
 `;
 
-const INIT_HELP = `svc init: Clone a project (sim::<project>, wiki::<SPACE_KEY>) into a new git working tree
+const INIT_HELP = `svc init: Clone a project (sim::, wiki:: or forge::) into a new git working tree
 
 Usage: svc init <kind::project> [dir] [--origin <url>]
 
@@ -57,6 +57,12 @@ The backends of this version and their forms:
   wiki::<SPACE_KEY>  a wiki space (svc spaces --backend wiki lists them); files
                      pages/<id>.md. Needs VENDOR_API_KEY, VENDOR_EMAIL,
                      SVC_WIKI_TENANT and SVC_ALLOWED_ORIGINS.
+  forge::<owner>/<repo>
+                     a forge repository's issues (GitHub); files
+                     issues/<number>.md, four digits at least. Needs
+                     FORGE_TOKEN and SVC_ALLOWED_ORIGINS; SVC_FORGE_BASE_URL
+                     replaces https://api.github.com (e.g. for GitHub
+                     Enterprise: https://<host>/api/v3).
 
 The checkout is complete whatever the project's size: every record file, as with
 git clone of the same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a
@@ -70,6 +76,8 @@ Examples
     svc init sim::demo demo --origin http://127.0.0.1:9000
   Clone the wiki space DOCS into the folder docs:
     svc init wiki::DOCS docs
+  Clone the issues of the forge repository acme/widgets:
+    svc init forge::acme/widgets widgets
 `;
 
 /** The words a POSIX shell makes of `line` (plain words and single quotes: what the help prints). */

@@ -359,7 +359,30 @@ export class ForgeBackend implements WritableBackend {
   }
 
   async listAll(): Promise<Listing> {
-    return await this.walk(this.listUrl(), `listing the issues of ${this.project}`);
+    return await this.primeDelta(await this.walk(this.listUrl(), `listing the issues of ${this.project}`));
+  }
+
+  /**
+   * After a complete full listing, the delta listing the next fetch will make (from the newest `updated_at`,
+   * less the overlap, as the sync computes it), unless its validator is kept already: so even the first
+   * `git fetch` after a clone is answered `304` and spends no quota; the clone spends the request instead.
+   * Its records are part of the listing: one changed since the full listing must not hide behind its ETag.
+   */
+  private async primeDelta(listing: Listing): Promise<Listing> {
+    let newest: string | undefined;
+    for (const record of listing.records)
+      if (newest === undefined || record.updatedAt > newest) newest = record.updatedAt;
+    if (!listing.complete || newest === undefined) return listing;
+    const since = new Date(Date.parse(newest) - this.overlapMs).toISOString().replace(/\.\d+Z$/, "Z");
+    if (this.validators?.lookup(this.listUrl(since))) return listing;
+    const delta = await this.listChangedSince(since);
+    return {
+      ...listing,
+      records: [...listing.records, ...delta.records],
+      validators: [...(listing.validators ?? []), ...(delta.validators ?? [])],
+      replacesValidators: delta.replacesValidators,
+      ...(delta.cursorCeiling === undefined ? {} : { cursorCeiling: delta.cursorCeiling }),
+    };
   }
 
   async listChangedSince(since: string): Promise<Listing> {

@@ -205,6 +205,6 @@ test("rate limits: primary (quota at zero) and secondary (Retry-After, or the me
   t.deepEqual(limitOf(answer(200, { "x-ratelimit-remaining": "0" })), { kind: "none" });
   t.is(
     describeReset(Date.parse("2026-11-23T18:40:05Z"), Date.parse("2026-11-23T17:48:00Z")),
-    "2026-11-23T18:40:05Z (in 53 min)",
+    "2026-11-23T18:40:05Z (in 52 min)",
   );
 });

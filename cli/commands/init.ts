@@ -93,8 +93,7 @@ export class InitCommand extends SvcCommand {
 
   static override usage = Command.Usage({
     category: "Working with records",
-    description:
-      "Clone a project (sim::<project>, wiki::<SPACE_KEY>, forge::<owner>/<repo>) into a new git working tree",
+    description: "Clone a project (sim::, wiki:: or forge::) into a new git working tree",
     details: `
       Clones the project into dir (default: the project's name; it must not exist, or be empty) with one
       Markdown file per record, checks out \`main\` tracking \`origin/main\` and sets \`pull.rebase=false\`,
@@ -108,10 +107,12 @@ export class InitCommand extends SvcCommand {
         wiki::<SPACE_KEY>  a wiki space (svc spaces --backend wiki lists them); files
                            pages/<id>.md. Needs VENDOR_API_KEY, VENDOR_EMAIL,
                            SVC_WIKI_TENANT and SVC_ALLOWED_ORIGINS.
-        forge::<owner>/<repo>  a forge repository's issues (GitHub); files
-                           issues/<number>.md, four digits at least. Needs FORGE_TOKEN
-                           and SVC_ALLOWED_ORIGINS; SVC_FORGE_BASE_URL replaces
-                           https://api.github.com (e.g. https://<host>/api/v3).
+        forge::<owner>/<repo>
+                           a forge repository's issues (GitHub); files
+                           issues/<number>.md, four digits at least. Needs
+                           FORGE_TOKEN and SVC_ALLOWED_ORIGINS; SVC_FORGE_BASE_URL
+                           replaces https://api.github.com (e.g. for GitHub
+                           Enterprise: https://<host>/api/v3).
 
       The checkout is complete whatever the project's size: every record file, as with git clone of the
       same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a checkout of more files than that is

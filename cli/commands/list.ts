@@ -13,8 +13,7 @@ export class ListCommand extends SvcCommand {
 
   static override usage = Command.Usage({
     category: "Working with records",
-    description:
-      "List the records of a project: a wiki space's pages, a forge repository's issues, a simulator project's issues",
+    description: "List the records of a project: wiki pages, forge or simulator issues",
     details: `
       For the wiki and the forge, at most ${LIST_LIMIT} records are listed; with more, the first ${LIST_LIMIT} are
       printed and a warning goes to stderr, or, with \`--no-truncate\`, nothing is printed and the exit code is 1.
