@@ -1,10 +1,10 @@
 import test from "ava";
 import { selectBenchmarks } from "./args.js";
 
-const known = ["sim", "clone", "push"];
+const known = ["sim", "clone", "push", "forge"];
 
 test("no argument selects every benchmark in registry order", (t) => {
-  t.deepEqual(selectBenchmarks([], known), ["sim", "clone", "push"]);
+  t.deepEqual(selectBenchmarks([], known), ["sim", "clone", "push", "forge"]);
 });
 
 test("named benchmarks run in the order given, each once", (t) => {
@@ -14,6 +14,6 @@ test("named benchmarks run in the order given, each once", (t) => {
 test("an unknown name is a usage error that lists the known ones", (t) => {
   const error = t.throws(() => selectBenchmarks(["sim", "simm"], known));
   t.is((error as { code?: string }).code, "SVC_USAGE");
-  t.regex(error?.message ?? "", /unknown benchmark "simm"; known benchmarks: sim, clone, push/);
+  t.regex(error?.message ?? "", /unknown benchmark "simm"; known benchmarks: sim, clone, push, forge/);
   t.notRegex(error?.message ?? "", /"sim"[,;]/);
 });

@@ -7,58 +7,17 @@
  * Everything is real: the `svc sim` process with a SQLite file, the `svc` and `git-remote-svc` bins, the
  * installed git. git reads no user configuration (temporary HOME and global config).
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { type ListeningChild, spawnListening } from "./children.js";
+import { BIN, checked, gitEnv, plainPartialClones, run, SVC_BIN } from "./git.js";
 import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
-const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
-const SVC_BIN = join(BIN, "svc");
 const PROJECT = "bench";
 const RUNS = 3;
-
-interface Timed {
-  readonly ms: number;
-  readonly code: number | null;
-  readonly stderr: string;
-}
-
-function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  input?: string,
-  cwd?: string,
-): Promise<Timed> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => resolve({ ms: performance.now() - started, code, stderr }));
-    child.stdin.end(input);
-  });
-}
-
-async function checked(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd?: string,
-): Promise<Timed> {
-  const result = await run(command, args, env, undefined, cwd);
-  if (result.code !== 0)
-    throw new Error(`${command} ${args.join(" ")} failed (${result.code}):\n${result.stderr}`);
-  return result;
-}
 
 function seedFile(path: string, issues: number): void {
   const statuses = ["open", "in_progress", "in_review", "done"];
@@ -82,24 +41,6 @@ function seedFile(path: string, issues: number): void {
     ],
   };
   writeFileSync(path, JSON.stringify(seed));
-}
-
-function gitEnv(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const home = join(root, "home");
-  mkdirSync(home, { recursive: true });
-  const config = join(home, "gitconfig");
-  writeFileSync(
-    config,
-    "[user]\n\tname = Bench\n\temail = bench@localhost\n[advice]\n\tdetachedHead = false\n",
-  );
-  return {
-    PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
-    HOME: home,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: config,
-    SVC_BLOB_LIMIT: "0",
-    ...extra,
-  };
 }
 
 async function startSim(root: string, issues: number): Promise<ListeningChild> {
@@ -162,19 +103,10 @@ async function measureSize(
       workTree = dir;
     }
     const env = gitEnv(root, { SVC_CACHE_DIR: join(root, `cache-${issues}-${RUNS - 1}`) });
-    const bare = join(root, `plain-${issues}.git`);
-    await checked("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
-    await checked("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
-    const plainClones: number[] = [];
-    let plainDir = "";
-    for (let i = 0; i < RUNS; i++) {
-      plainDir = join(root, `plain-${issues}-${i}`);
-      progress(`${issues} issues: plain git clone, run ${i + 1}`);
-      plainClones.push(
-        (await checked("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, plainDir], env))
-          .ms,
-      );
-    }
+    const plain = await plainPartialClones(root, String(issues), workTree, env, RUNS, (line) =>
+      progress(`${issues} issues: ${line}`),
+    );
+    const plainDir = plain.dir;
     await checked("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
     const dbPath = join(root, `sim-${issues}.db`);
     const fetches: number[] = [];
@@ -188,7 +120,7 @@ async function measureSize(
     return {
       issues,
       init: median(inits),
-      plainClone: median(plainClones),
+      plainClone: median(plain.times),
       fetch: median(fetches),
       plainFetch: median(plainFetches),
       restCalls,

@@ -4,6 +4,7 @@
  * only when it cannot measure.
  */
 import { benchClone } from "./clone.js";
+import { benchForge } from "./forge.js";
 import { benchPush } from "./push.js";
 import { benchSim } from "./sim.js";
 
@@ -28,5 +29,11 @@ export const BENCHMARKS: readonly Benchmark[] = [
     name: "push",
     description: "git push of one changed record in a 10,000-issue clone against a plain bare repo",
     run: benchPush,
+  },
+  {
+    name: "forge",
+    description:
+      "svc init of a 5,000-issue repository on the fake forge and two no-op fetches, REST calls counted",
+    run: benchForge,
   },
 ];
