@@ -105,6 +105,14 @@ test("a no-op git fetch spends no quota: every request answers 304", async (t) =
     requests.map(() => 304),
   );
   t.is(forge.quotaUsed, used, "a 304 costs no quota");
+  // And the next one too: a 304 keeps its validator.
+  const second = forge.requests.length;
+  await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
+  t.deepEqual(
+    forge.requests.slice(second).map((request) => request.status),
+    [304],
+  );
+  t.is(forge.quotaUsed, used);
 
   // A change on the forge is seen by the next fetch (the validator does not hide it).
   forge.editIssue("acme/widgets", 1, { title: "Changed on the forge" });

@@ -329,6 +329,8 @@ export class ForgeBackend implements WritableBackend {
       startedAt ??= serverTime(answer.headers.date);
       let next: string | undefined;
       if (answer.reused) {
+        // Kept again with this listing: its validators may replace the earlier ones.
+        validators.push(answer.reused);
         const kept = keptPage(answer.value);
         unchanged.push(...kept.keys);
         next = kept.next;
