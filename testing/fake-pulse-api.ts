@@ -63,37 +63,91 @@ export interface FakePulseApi {
 }
 
 export async function startFakePulseApi(options: { token?: string } = {}): Promise<FakePulseApi> {
-  let token = options.token ?? FAKE_PULSE_API_TOKEN;
-  const triggers: FakeTrigger[] = [];
-  const pulses: FakePulse[] = [];
-  const byKey = new Map<string, FakePulse>();
-  let failure: { spec: FakePulseApiFailure; left: number } | undefined;
-  let server: Server | undefined;
-  let port = 0;
+  const api = new FakePulseApiServer(options.token ?? FAKE_PULSE_API_TOKEN);
+  await api.up();
+  return api;
+}
 
-  function send(
-    res: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ): void {
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      "content-type": "application/json",
-      "content-length": String(Buffer.byteLength(text)),
-      ...headers,
-    });
-    res.end(text);
+/** An answer: status, JSON body and extra headers. */
+interface Reply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+class FakePulseApiServer implements FakePulseApi {
+  readonly triggers: FakeTrigger[] = [];
+  readonly pulses: FakePulse[] = [];
+  onStored: ((pulse: FakePulse, deduplicated: boolean) => void) | undefined;
+  private readonly byKey = new Map<string, FakePulse>();
+  private failure: { spec: FakePulseApiFailure; left: number } | undefined;
+  private server: Server | undefined;
+  private port = 0;
+
+  constructor(public token: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  get isUp(): boolean {
+    return this.server !== undefined;
+  }
+
+  /** Listens on the port of the first `up()` (a free one the first time). */
+  async up(): Promise<void> {
+    if (this.server) return;
+    const next = createServer((req, res) => {
+      this.handle(req, res).catch((cause: unknown) => {
+        if (!res.headersSent)
+          send(res, { status: 500, body: errorBody("internal", (cause as Error).message) });
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      next.once("error", reject);
+      next.listen(this.port, "127.0.0.1", () => {
+        this.port = (next.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+    this.server = next;
+  }
+
+  async down(): Promise<void> {
+    const current = this.server;
+    this.server = undefined;
+    if (!current) return;
+    await new Promise<void>((resolve) => {
+      current.close(() => resolve());
+      current.closeAllConnections();
+    });
+  }
+
+  close(): Promise<void> {
+    return this.down();
+  }
+
+  fail(spec: FakePulseApiFailure): void {
+    this.failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
+  }
+
+  clearFailure(): void {
+    this.failure = undefined;
+  }
+
+  setToken(next: string): void {
+    this.token = next;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://fake.invalid").pathname;
-    if (req.method === "GET" && path === "/api/health") return send(res, 200, { status: "ok" });
+    if (req.method === "GET" && path === "/api/health")
+      return send(res, { status: 200, body: { status: "ok" } });
     if (path !== "/api/pulse/trigger") {
-      return send(res, 404, { error: { code: "not_found", message: `no route ${req.method} ${path}` } });
+      return send(res, { status: 404, body: errorBody("not_found", `no route ${req.method} ${path}`) });
     }
     if (req.method !== "POST")
-      return send(res, 405, { error: { code: "method_not_allowed", message: "use POST" } });
+      return send(res, { status: 405, body: errorBody("method_not_allowed", "use POST") });
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     let body: unknown;
@@ -102,40 +156,58 @@ export async function startFakePulseApi(options: { token?: string } = {}): Promi
     } catch {
       body = undefined;
     }
-    const authorization = req.headers.authorization;
-    const record = (status: number) =>
-      triggers.push({ authorization, contentType: req.headers["content-type"], body, status });
-    if (authorization !== `Bearer ${token}`) {
-      record(401);
-      return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong bearer token" } });
+    const reply = this.trigger(req.headers.authorization, body);
+    this.triggers.push({
+      authorization: req.headers.authorization,
+      contentType: req.headers["content-type"],
+      body,
+      status: reply.status,
+    });
+    if (reply.stored) this.onStored?.(reply.stored.pulse, reply.stored.deduplicated);
+    send(res, reply);
+  }
+
+  /** What a trigger gets: 401, the switched-on failure, 400 for an invalid pulse, or the pulse stored. */
+  private trigger(
+    authorization: string | undefined,
+    body: unknown,
+  ): Reply & { stored?: { pulse: FakePulse; deduplicated: boolean } } {
+    if (authorization !== `Bearer ${this.token}`) {
+      return { status: 401, body: errorBody("unauthorized", "missing or wrong bearer token") };
     }
+    const failure = this.takeFailure();
     if (failure) {
-      const { spec } = failure;
-      if (--failure.left <= 0) failure = undefined;
-      record(spec.status);
-      return send(
-        res,
-        spec.status,
-        { error: { code: "fake_failure", message: `fake pulse API answers ${spec.status}` } },
-        spec.retryAfter === undefined ? {} : { "retry-after": String(spec.retryAfter) },
-      );
+      return {
+        status: failure.status,
+        body: errorBody("fake_failure", `fake pulse API answers ${failure.status}`),
+        headers: failure.retryAfter === undefined ? {} : { "retry-after": String(failure.retryAfter) },
+      };
     }
     let input: ReturnType<typeof parseTriggerBody>;
     try {
       input = parseTriggerBody(body, Date.now(), { source: "api", maxAttempts: 3 });
     } catch (error) {
       if (!(error instanceof InvalidPulse)) throw error;
-      record(400);
-      return send(res, 400, { error: { code: "invalid_pulse", message: error.message, field: error.field } });
+      return {
+        status: 400,
+        body: { error: { code: "invalid_pulse", message: error.message, field: error.field } },
+      };
     }
-    const existing = input.dedupKey === undefined ? undefined : byKey.get(input.dedupKey);
+    const existing = input.dedupKey === undefined ? undefined : this.byKey.get(input.dedupKey);
     if (existing) {
-      record(200);
-      fakeApi.onStored?.(existing, true);
-      return send(res, 200, { pulse: existing, deduplicated: true });
+      return {
+        status: 200,
+        body: { pulse: existing, deduplicated: true },
+        stored: { pulse: existing, deduplicated: true },
+      };
     }
+    const pulse = this.store(input);
+    return { status: 201, body: { pulse }, stored: { pulse, deduplicated: false } };
+  }
+
+  private store(input: ReturnType<typeof parseTriggerBody>): FakePulse {
     const pulse: FakePulse = {
-      id: pulses.length + 1,
+      id: this.pulses.length + 1,
       prompt: input.prompt,
       source: input.source,
       priority: input.priority,
@@ -143,68 +215,31 @@ export async function startFakePulseApi(options: { token?: string } = {}): Promi
       dedup_key: input.dedupKey ?? null,
       status: "pending",
     };
-    pulses.push(pulse);
-    if (input.dedupKey !== undefined) byKey.set(input.dedupKey, pulse);
-    record(201);
-    fakeApi.onStored?.(pulse, false);
-    return send(res, 201, { pulse });
+    this.pulses.push(pulse);
+    if (input.dedupKey !== undefined) this.byKey.set(input.dedupKey, pulse);
+    return pulse;
   }
 
-  async function listen(): Promise<void> {
-    const next = createServer((req, res) => {
-      handle(req, res).catch((cause: unknown) => {
-        if (!res.headersSent)
-          send(res, 500, { error: { code: "internal", message: (cause as Error).message } });
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      next.once("error", reject);
-      next.listen(port, "127.0.0.1", () => {
-        port = (next.address() as AddressInfo).port;
-        resolve();
-      });
-    });
-    server = next;
+  /** The failure switched on by `fail()`, counted down; undefined when the fake behaves. */
+  private takeFailure(): FakePulseApiFailure | undefined {
+    const failure = this.failure;
+    if (failure && --failure.left <= 0) this.failure = undefined;
+    return failure?.spec;
   }
+}
 
-  async function stop(): Promise<void> {
-    const current = server;
-    server = undefined;
-    if (!current) return;
-    await new Promise<void>((resolve) => {
-      current.close(() => resolve());
-      current.closeAllConnections();
-    });
-  }
+function errorBody(code: string, message: string): unknown {
+  return { error: { code, message } };
+}
 
-  await listen();
-  const fakeApi: FakePulseApi = {
-    url: `http://127.0.0.1:${port}`,
-    get token() {
-      return token;
-    },
-    triggers,
-    pulses,
-    get isUp() {
-      return server !== undefined;
-    },
-    down: stop,
-    async up() {
-      if (!server) await listen();
-    },
-    fail(spec) {
-      failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
-    },
-    clearFailure() {
-      failure = undefined;
-    },
-    setToken(next) {
-      token = next;
-    },
-    onStored: undefined,
-    close: stop,
-  };
-  return fakeApi;
+function send(res: ServerResponse, reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...reply.headers,
+  });
+  res.end(text);
 }
 
 /** `startFakePulseApi` for one ava test; the test's teardown closes it. */
