@@ -13,7 +13,8 @@ export type ErrorCode =
   | "SVC_EGRESS_DENIED"
   | "SVC_BACKEND"
   | "SVC_CONFLICT"
-  | "SVC_CONFIG";
+  | "SVC_CONFIG"
+  | "SVC_LISTEN";
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
@@ -33,6 +34,36 @@ export class SvcError extends Error {
 
 /** The user's input was wrong; the message is the whole story, so it is printed without a stack. */
 export class UserFacingError extends SvcError {}
+
+/**
+ * What svc prints on stderr for a command that failed with `error`: an `SvcError` (the user's input or the
+ * environment was wrong) as `svc: <message>` alone; anything else is a bug in svc, printed as
+ * `svc: internal error: <message>`, then its stack (and its causes'), then how to report it. package.json
+ * names no issue tracker, so the report goes to the maintainers.
+ */
+export function failureReport(error: unknown, version: string): string {
+  if (error instanceof SvcError) return `svc: ${error.message}\n`;
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    `svc: internal error: ${message}\n${stackOf(error)}\n` +
+    `svc: this is a bug in svc ${version}; please report it to the svc maintainers with the lines above ` +
+    "and the output of `svc --version`\n"
+  );
+}
+
+/** The stack of `error` and of each `cause` under it (a few levels: a cycle must not loop). */
+function stackOf(error: unknown): string {
+  const lines: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined; depth++) {
+    const text =
+      current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : String(current);
+    lines.push(depth === 0 ? text : `caused by: ${text}`);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  if (!(error instanceof Error)) lines.push(`(no stack: a ${typeof error} was thrown, not an Error)`);
+  return lines.join("\n");
+}
 
 /** Shortens untrusted text before it goes into an error message (never print a whole 5 MB body). */
 export function excerpt(text: string, max = 80): string {

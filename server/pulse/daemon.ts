@@ -19,6 +19,7 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type Database from "better-sqlite3";
+import { UserFacingError } from "../../core/errors.js";
 import { createPulseHandler, type Health } from "./api.js";
 import { type ApiAddress, apiBaseUrl, ConfigReader, checkToken, readApiAddress } from "./config.js";
 import { isBusy, openPulseDb } from "./db.js";
@@ -32,6 +33,25 @@ import {
 import { Logger } from "./log.js";
 import { type Claim, DEFAULT_LEASE_MS, type Pulse, PulseQueue, type RunOutcome } from "./queue.js";
 import { Schedules } from "./schedules.js";
+
+/**
+ * The API cannot listen: the port is taken (a second daemon?) or the host is not an address of this
+ * machine. `svc pulse daemon` exits 1 on it, not 78: the port may be free on the next start.
+ */
+export class ApiListenError extends UserFacingError {
+  constructor(address: ApiAddress, error: NodeJS.ErrnoException) {
+    super(
+      "SVC_LISTEN",
+      `cannot listen on ${address.host}:${address.port}: ${error.code ?? error.message}` +
+        (error.code === "EADDRINUSE"
+          ? "; another process holds the port (a second daemon?): stop it or change PULSE_API_PORT"
+          : error.code === "EADDRNOTAVAIL"
+            ? "; PULSE_API_HOST is not an address of this machine"
+            : ""),
+      { cause: error, data: { code: error.code } },
+    );
+  }
+}
 
 /** The daemon's SQLite busy wait: short, because it blocks the event loop (API, timers) while it lasts. */
 const DAEMON_BUSY_TIMEOUT_MS = 250;
@@ -243,19 +263,7 @@ export class PulseDaemon {
     });
     this.address = await new Promise<AddressInfo>((resolve, reject) => {
       server.once("error", (error: NodeJS.ErrnoException) =>
-        reject(
-          Object.assign(
-            new Error(
-              `cannot listen on ${this.config.api.host}:${this.config.api.port}: ${error.code ?? error.message}` +
-                (error.code === "EADDRINUSE"
-                  ? "; another process holds the port (a second daemon?): stop it or change PULSE_API_PORT"
-                  : error.code === "EADDRNOTAVAIL"
-                    ? "; PULSE_API_HOST is not an address of this machine"
-                    : ""),
-            ),
-            { code: error.code },
-          ),
-        ),
+        reject(new ApiListenError(this.config.api, error)),
       );
       server.listen(this.config.api.port, this.config.api.host, () =>
         resolve(server.address() as AddressInfo),
