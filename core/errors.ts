@@ -75,12 +75,14 @@ export function excerpt(text: string, max = 80): string {
 const SHELL_SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
 /**
- * `text` as one word of a POSIX shell command, for the commands messages print (`git add <file>`): as it
- * is when nothing in it is special, in double quotes when only spaces and the like are, else in single
- * quotes (`'\''` for a quote inside).
+ * `text` as one word of a POSIX shell command, for the commands messages print (`git add <file>`,
+ * `git commit -m <message>`, a sparse-checkout glob, the user's own git command): as it is when nothing in
+ * it is special; in double quotes where they read better (prose with spaces or an apostrophe) and nothing
+ * in it is special inside them (`"`, `$`, backquote, backslash, `!` for bash's history, newline); else in
+ * single quotes, which take everything literally (`'\''` for a quote inside). A glob is single-quoted.
  */
 export function shellWord(text: string): string {
   if (SHELL_SAFE.test(text)) return text;
-  if (!/["$`\\!\n]/.test(text)) return `"${text}"`;
+  if (/[\s']/.test(text) && !/["$`\\!\n]/.test(text)) return `"${text}"`;
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
