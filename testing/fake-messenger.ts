@@ -21,6 +21,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
+import { readRequestBody } from "../core/request-body.js";
 
 export const FAKE_BOT_TOKEN = "123456789:AAFakeBotToken_0123456789-abcdefghijk";
 
@@ -175,9 +176,8 @@ class FakeMessengerServer implements FakeMessenger {
     const url = new URL(req.url ?? "/", "http://fake.invalid");
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     if (!match) return error(res, undefined, 404, "Not Found");
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const params = readParams(url, req.headers["content-type"], Buffer.concat(chunks).toString("utf8"));
+    const body = (await readRequestBody(req)).bytes.toString("utf8");
+    const params = readParams(url, req.headers["content-type"], body);
     if (params === undefined) return error(res, undefined, 400, "Bad Request: can't parse request body");
     const tokenOk = decodeURIComponent(match[1] as string) === this.token;
     if (match[2] !== "getUpdates") {

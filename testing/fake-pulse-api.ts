@@ -15,6 +15,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
+import { readRequestBody } from "../core/request-body.js";
 import { InvalidPulse, parseTriggerBody } from "../server/pulse/pulse-input.js";
 
 export const FAKE_PULSE_API_TOKEN = "fake-pulse-api-token-0123456789abcdefghijklmnop";
@@ -148,11 +149,10 @@ class FakePulseApiServer implements FakePulseApi {
     }
     if (req.method !== "POST")
       return send(res, { status: 405, body: errorBody("method_not_allowed", "use POST") });
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const received = await readRequestBody(req);
     let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      body = JSON.parse(received.bytes.toString("utf8"));
     } catch {
       body = undefined;
     }

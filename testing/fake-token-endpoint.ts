@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ExecutionContext } from "ava";
+import { readRequestBody } from "../core/request-body.js";
 import { repoRoot } from "./paths.js";
 
 export type FakeTokenMode =
@@ -89,15 +90,6 @@ export interface FakeTokenEndpoint {
 
 function randomToken(prefix: string): string {
   return `${prefix}-${randomBytes(18).toString("base64url")}`;
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {
@@ -211,7 +203,7 @@ class FakeTokenServer implements FakeTokenEndpoint {
 
   /** Records the request, waits while held or delayed, then answers by the current mode. */
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const body = await readBody(request);
+    const body = (await readRequestBody(request)).bytes.toString("utf8");
     if (request.method !== "POST" || new URL(request.url ?? "/", "http://x").pathname !== "/oauth/token") {
       send(response, 404, { error: "not_found" });
       return;

@@ -15,6 +15,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { send, serve } from "micro";
+import { readRequestBody } from "../../core/request-body.js";
 import { isBusy } from "./db.js";
 import type { Logger } from "./log.js";
 import { InvalidPulse, type PulseDefaults, parseTriggerBody } from "./pulse-input.js";
@@ -95,19 +96,6 @@ export function publicPulse(pulse: Pulse): Record<string, unknown> {
 function publicAttempt(attempt: Attempt): Record<string, unknown> {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return { ...attempt, started_at: iso(attempt.started_at), finished_at: iso(attempt.finished_at) };
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"] ?? Number.NaN);
-  if (declared > MAX_TRIGGER_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req) {
-    total += (chunk as Buffer).length;
-    if (total > MAX_TRIGGER_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 function tooLarge(): ApiError {
@@ -242,7 +230,9 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
       "send the body as JSON with Content-Type: application/json",
     );
   }
-  const raw = await readBody(req);
+  const received = await readRequestBody(req, { keepBytes: MAX_TRIGGER_BODY_BYTES });
+  if (received.tooLarge) throw tooLarge();
+  const raw = received.bytes;
   try {
     return JSON.parse(raw.toString("utf8"));
   } catch {
