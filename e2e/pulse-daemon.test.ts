@@ -8,8 +8,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import test from "ava";
+import { isRunning } from "../core/process.js";
 import { openPulseDb } from "../server/pulse/db.js";
-import { PulseQueue, processAlive } from "../server/pulse/queue.js";
+import { PulseQueue } from "../server/pulse/queue.js";
 import { givenFakeMessenger } from "../testing/fake-messenger.js";
 import { repoRoot } from "../testing/paths.js";
 import { callApi, eventually, givenPulseFixture, spawnDaemon } from "../testing/pulse.js";
@@ -36,7 +37,7 @@ test("SIGKILL during a run: after a restart the pulse runs again exactly once an
   });
   first.child.kill("SIGKILL");
   await first.exited;
-  t.true(processAlive(run.pid), "the runner outlives its daemon (own process group)");
+  t.true(isRunning(run.pid), "the runner outlives its daemon (own process group)");
 
   const second = await spawnDaemon(t, fixture);
   const done = await eventually("the rerun to complete", () => {
@@ -46,7 +47,7 @@ test("SIGKILL during a run: after a restart the pulse runs again exactly once an
   t.is(done.attempt, 2);
   await eventually(
     "the orphaned first run to be stopped",
-    () => (processAlive(run.pid) ? undefined : true),
+    () => (isRunning(run.pid) ? undefined : true),
     5000,
   );
   // A would-be third run comes first: the fixture runs one pulse at a time, and a due pulse is claimed

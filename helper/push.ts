@@ -24,9 +24,9 @@ import { readObjects, runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { SvcError } from "../core/errors.js";
 import { BackendUnreachableError, RedirectError } from "../core/http.js";
+import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
 import {
-  isRunning,
   journalCreate,
   journalCreated,
   journalLookup,

@@ -19,6 +19,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import { backoffMs } from "../../core/backoff.js";
+import { isRunning } from "../../core/process.js";
 import { type NewPulse, type Priority, priorityRank } from "./pulse-input.js";
 
 export type PulseStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
@@ -111,16 +112,6 @@ export interface Enqueued {
 
 function newToken(): string {
   return randomBytes(16).toString("hex");
-}
-
-/** True if a process with this pid exists on this host (EPERM: it exists but belongs to someone else). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Adding, reading and cancelling pulses. */
@@ -468,7 +459,7 @@ export class PulseQueue {
             | undefined;
           const gone =
             daemon === undefined ||
-            (daemon.host === hostname() && !processAlive(daemon.pid)) ||
+            (daemon.host === hostname() && !isRunning(daemon.pid)) ||
             now - daemon.seen_at > this.ownerStaleMs;
           if (!gone) continue;
           for (const pulse of this.statements.heldBy.all(owner) as Pulse[]) {
