@@ -7,6 +7,7 @@ import test from "ava";
 import { Cli } from "clipanion";
 import { UserFacingError } from "../core/errors.js";
 import { SVC_VERSION } from "../core/version.js";
+import { capturedStream } from "../testing/cli.js";
 import { SvcCommand } from "./command.js";
 
 /** Runs a command whose `run()` throws `error`; returns its exit code and stderr. */
@@ -19,11 +20,13 @@ async function failWith(error: unknown): Promise<{ code: number; stderr: string 
   }
   const cli = new Cli({ binaryName: "svc", enableColors: false });
   cli.register(FailingCommand);
-  const stderr = new PassThrough();
-  const written: Buffer[] = [];
-  stderr.on("data", (chunk: Buffer) => written.push(chunk));
-  const code = await cli.run(["fail"], { ...Cli.defaultContext, stdout: new PassThrough(), stderr });
-  return { code, stderr: Buffer.concat(written).toString("utf8") };
+  const stderr = capturedStream();
+  const code = await cli.run(["fail"], {
+    ...Cli.defaultContext,
+    stdout: new PassThrough(),
+    stderr: stderr.stream,
+  });
+  return { code, stderr: stderr.text() };
 }
 
 const STACK_LINE = /^\s+at .+$/m;

@@ -5,6 +5,7 @@
 import { PassThrough } from "node:stream";
 import test from "ava";
 import { SVC_VERSION } from "../core/version.js";
+import { capturedStream } from "../testing/cli.js";
 import { main } from "./main.js";
 
 /** Runs the helper with `url`, feeding `input` (or failing stdin with `failure`); its exit, stdout, stderr. */
@@ -13,24 +14,16 @@ async function runHelper(
   input: string | Error,
 ): Promise<{ exit: number; stdout: string; stderr: string }> {
   const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on("data", (chunk: Buffer) => out.push(chunk));
-  stderr.on("data", (chunk: Buffer) => err.push(chunk));
+  const stdout = capturedStream();
+  const stderr = capturedStream();
   const exit = main(["origin", url], {
     stdin: stdin as unknown as typeof process.stdin,
-    stdout: stdout as unknown as typeof process.stdout,
-    stderr: stderr as unknown as typeof process.stderr,
+    stdout: stdout.stream as unknown as typeof process.stdout,
+    stderr: stderr.stream as unknown as typeof process.stderr,
   });
   if (input instanceof Error) stdin.destroy(input);
   else stdin.end(input);
-  return {
-    exit: await exit,
-    stdout: Buffer.concat(out).toString("utf8"),
-    stderr: Buffer.concat(err).toString("utf8"),
-  };
+  return { exit: await exit, stdout: stdout.text(), stderr: stderr.text() };
 }
 
 test("a user-facing error in the helper prints its message alone", async (t) => {

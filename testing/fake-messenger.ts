@@ -22,6 +22,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
+import { FailureSwitch } from "./failure-switch.js";
 
 export const FAKE_BOT_TOKEN = "123456789:AAFakeBotToken_0123456789-abcdefghijk";
 
@@ -116,7 +117,7 @@ class FakeMessengerServer implements FakeMessenger {
   private readonly nextMessageId = new Map<number, number>();
   private held: FakeUpdate[] = [];
   private waiter: Waiter | undefined;
-  private failure: { spec: FakeMessengerFailure; left: number } | undefined;
+  private readonly failures = new FailureSwitch<FakeMessengerFailure>();
   private readonly server: Server;
 
   constructor(options: FakeMessengerOptions) {
@@ -152,11 +153,11 @@ class FakeMessengerServer implements FakeMessenger {
   }
 
   fail(spec: FakeMessengerFailure): void {
-    this.failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
+    this.failures.fail(spec);
   }
 
   clearFailure(): void {
-    this.failure = undefined;
+    this.failures.clear();
   }
 
   setToken(next: string): void {
@@ -193,16 +194,9 @@ class FakeMessengerServer implements FakeMessenger {
     };
     this.requests.push(request);
     if (!tokenOk) return error(res, request, 401, "Unauthorized");
-    const failure = this.takeFailure();
+    const failure = this.failures.take();
     if (failure) return answerFailure(res, request, failure);
     this.getUpdates(res, request, params);
-  }
-
-  /** The failure switched on by `fail()`, counted down; undefined when the fake behaves. */
-  private takeFailure(): FakeMessengerFailure | undefined {
-    const failure = this.failure;
-    if (failure && --failure.left <= 0) this.failure = undefined;
-    return failure?.spec;
   }
 
   /** Confirms by `offset`, then answers at once or holds the request as the one long poll. */

@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
 import { InvalidPulse, parseTriggerBody } from "../server/pulse/pulse-input.js";
+import { FailureSwitch } from "./failure-switch.js";
 
 export const FAKE_PULSE_API_TOKEN = "fake-pulse-api-token-0123456789abcdefghijklmnop";
 
@@ -81,7 +82,7 @@ class FakePulseApiServer implements FakePulseApi {
   readonly pulses: FakePulse[] = [];
   onStored: ((pulse: FakePulse, deduplicated: boolean) => void) | undefined;
   private readonly byKey = new Map<string, FakePulse>();
-  private failure: { spec: FakePulseApiFailure; left: number } | undefined;
+  private readonly failures = new FailureSwitch<FakePulseApiFailure>();
   private server: Server | undefined;
   private port = 0;
 
@@ -129,11 +130,11 @@ class FakePulseApiServer implements FakePulseApi {
   }
 
   fail(spec: FakePulseApiFailure): void {
-    this.failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
+    this.failures.fail(spec);
   }
 
   clearFailure(): void {
-    this.failure = undefined;
+    this.failures.clear();
   }
 
   setToken(next: string): void {
@@ -175,7 +176,7 @@ class FakePulseApiServer implements FakePulseApi {
     if (authorization !== `Bearer ${this.token}`) {
       return { status: 401, body: errorBody("unauthorized", "missing or wrong bearer token") };
     }
-    const failure = this.takeFailure();
+    const failure = this.failures.take();
     if (failure) {
       return {
         status: failure.status,
@@ -218,13 +219,6 @@ class FakePulseApiServer implements FakePulseApi {
     this.pulses.push(pulse);
     if (input.dedupKey !== undefined) this.byKey.set(input.dedupKey, pulse);
     return pulse;
-  }
-
-  /** The failure switched on by `fail()`, counted down; undefined when the fake behaves. */
-  private takeFailure(): FakePulseApiFailure | undefined {
-    const failure = this.failure;
-    if (failure && --failure.left <= 0) this.failure = undefined;
-    return failure?.spec;
   }
 }
 

@@ -7,13 +7,13 @@
  * Everything is real: the `svc sim` process with a SQLite file, the `svc` and `git-remote-svc` bins, the
  * installed git. git reads no user configuration (temporary HOME and global config).
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
-import { type ListeningChild, spawnListening } from "./children.js";
+import { type ListeningChild, spawnListening } from "../children.js";
+import { checkedRun, timedRun } from "./process.js";
+import { countAuditRows } from "./sim-audit.js";
 import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
@@ -21,44 +21,6 @@ const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
 const SVC_BIN = join(BIN, "svc");
 const PROJECT = "bench";
 const RUNS = 3;
-
-interface Timed {
-  readonly ms: number;
-  readonly code: number | null;
-  readonly stderr: string;
-}
-
-function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  input?: string,
-  cwd?: string,
-): Promise<Timed> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => resolve({ ms: performance.now() - started, code, stderr }));
-    child.stdin.end(input);
-  });
-}
-
-async function checked(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd?: string,
-): Promise<Timed> {
-  const result = await run(command, args, env, undefined, cwd);
-  if (result.code !== 0)
-    throw new Error(`${command} ${args.join(" ")} failed (${result.code}):\n${result.stderr}`);
-  return result;
-}
 
 function seedFile(path: string, issues: number): void {
   const statuses = ["open", "in_progress", "in_review", "done"];
@@ -123,15 +85,6 @@ async function startSim(root: string, issues: number): Promise<ListeningChild> {
   );
 }
 
-function auditCount(dbPath: string): number {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM audit_events").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
 interface SizeResult {
   readonly issues: number;
   readonly init: number;
@@ -156,35 +109,40 @@ async function measureSize(
       const env = gitEnv(root, { SVC_CACHE_DIR: join(root, `cache-${issues}-${i}`) });
       progress(`${issues} issues: svc init, run ${i + 1}`);
       inits.push(
-        (await checked(process.execPath, [SVC_BIN, "init", `sim::${PROJECT}`, dir, "--origin", sim.url], env))
-          .ms,
+        (
+          await checkedRun(
+            process.execPath,
+            [SVC_BIN, "init", `sim::${PROJECT}`, dir, "--origin", sim.url],
+            env,
+          )
+        ).ms,
       );
       workTree = dir;
     }
     const env = gitEnv(root, { SVC_CACHE_DIR: join(root, `cache-${issues}-${RUNS - 1}`) });
     const bare = join(root, `plain-${issues}.git`);
-    await checked("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
-    await checked("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
+    await checkedRun("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
+    await checkedRun("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
     const plainClones: number[] = [];
     let plainDir = "";
     for (let i = 0; i < RUNS; i++) {
       plainDir = join(root, `plain-${issues}-${i}`);
       progress(`${issues} issues: plain git clone, run ${i + 1}`);
       plainClones.push(
-        (await checked("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, plainDir], env))
+        (await checkedRun("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, plainDir], env))
           .ms,
       );
     }
-    await checked("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
+    await checkedRun("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
     const dbPath = join(root, `sim-${issues}.db`);
     const fetches: number[] = [];
-    const before = auditCount(dbPath);
+    const before = countAuditRows(dbPath);
     for (let i = 0; i < 5; i++)
-      fetches.push((await checked("git", ["-C", workTree, "fetch", "--quiet", "origin"], env)).ms);
-    const restCalls = (auditCount(dbPath) - before) / 5;
+      fetches.push((await checkedRun("git", ["-C", workTree, "fetch", "--quiet", "origin"], env)).ms);
+    const restCalls = (countAuditRows(dbPath) - before) / 5;
     const plainFetches: number[] = [];
     for (let i = 0; i < 5; i++)
-      plainFetches.push((await checked("git", ["-C", plainDir, "fetch", "--quiet", "origin"], env)).ms);
+      plainFetches.push((await checkedRun("git", ["-C", plainDir, "fetch", "--quiet", "origin"], env)).ms);
     return {
       issues,
       init: median(inits),
@@ -205,15 +163,15 @@ async function measureStartup(root: string): Promise<{ helper: number; node: num
   for (let i = 0; i < 15; i++) {
     helper.push(
       (
-        await run(
+        await timedRun(
           process.execPath,
           [join(BIN, "git-remote-svc"), "origin", "http://127.0.0.1:9/projects/x"],
           env,
-          "capabilities\n\n",
+          { input: "capabilities\n\n" },
         )
       ).ms,
     );
-    node.push((await run(process.execPath, ["-e", "0"], env)).ms);
+    node.push((await timedRun(process.execPath, ["-e", "0"], env)).ms);
   }
   return { helper: median(helper), node: median(node) };
 }
@@ -228,7 +186,7 @@ async function measurePeakMemory(
   try {
     const env = gitEnv(root, { SVC_CACHE_DIR: join(root, "cache-peak"), SVC_TRACE: "1" });
     progress(`${issues} issues: svc init`);
-    const result = await checked(
+    const result = await checkedRun(
       process.execPath,
       [SVC_BIN, "init", `sim::${PROJECT}`, join(root, "peak"), "--origin", sim.url],
       env,

@@ -3,13 +3,13 @@
  * the same kind of commit to a plain local bare repo of the same size, and the REST calls each push made
  * (counted in the simulator's audit table). Goals: at most 3 REST calls, time within 3x the plain push.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { spawnListening } from "./children.js";
+import { spawnListening } from "../children.js";
+import { checkedRun } from "./process.js";
 import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
@@ -18,25 +18,9 @@ const SVC_BIN = join(BIN, "svc");
 const ISSUES = 10_000;
 const RUNS = 5;
 
-function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd?: string,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => {
-      if (code === 0) resolve(performance.now() - started);
-      else reject(new Error(`${command} ${args.join(" ")} failed (${code}):\n${stderr}`));
-    });
-  });
+/** Runs `command` to its end; the milliseconds it took (rejects when it fails). */
+async function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return (await checkedRun(command, args, env)).ms;
 }
 
 function auditRows(dbPath: string): { method: string; path: string }[] {
