@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { SvcError, UserFacingError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import { CacheDb } from "./db.js";
-import { GitCommandError, runGit, spawnGit } from "./git.js";
+import { GitCommandError, readObjects, runGit, spawnGit } from "./git.js";
 import { hasObject } from "./object-store.js";
 import { writeLooseObject } from "./objects.js";
 import { writeBlobPack } from "./pack.js";
@@ -229,6 +229,22 @@ export class ProjectCache {
    */
   async materialize(oids: Iterable<string>): Promise<{ written: number; bytes: number }> {
     return this.writeBlobs(this.db.classifyWants([...new Set(oids)]).unwritten);
+  }
+
+  /**
+   * The contents of the blobs `oids`: from the database, else from the repo (a blob the user's commits
+   * brought, which the database never held); an OID in neither is left out of the map.
+   */
+  async blobContents(oids: Iterable<string>): Promise<Map<string, Buffer>> {
+    const contents = new Map<string, Buffer>();
+    const fromRepo: string[] = [];
+    for (const oid of oids) {
+      const blob = this.db.blob(oid);
+      if (blob) contents.set(oid, blob.content);
+      else fromRepo.push(oid);
+    }
+    for (const [oid, content] of await readObjects(this.repo, fromRepo)) contents.set(oid, content);
+    return contents;
   }
 
   /** Every blob the cache knows but has not written: what a fetch without a blob filter needs. */

@@ -1,10 +1,12 @@
 /**
  * The base of every `svc` command: `run()` returns the exit code; an `SvcError` (the user's input or the
- * environment was wrong) is printed as `svc: <message>` on stderr without a stack and exits 2. Anything
- * else is a bug and keeps its stack.
+ * environment was wrong) is printed as `svc: <message>` on stderr without a stack and exits 2 (78 for the
+ * pulse daemon's configuration). Anything else is a bug: `failureReport` prints it as an internal error
+ * with its stack and how to report it.
  */
 import { Command } from "clipanion";
-import { SvcError } from "../core/errors.js";
+import { failureReport, SvcError } from "../core/errors.js";
+import { SVC_VERSION } from "../core/version.js";
 
 export const EXIT = {
   ok: 0,
@@ -23,14 +25,8 @@ export abstract class SvcCommand extends Command {
     try {
       return await this.run();
     } catch (error) {
-      if (error instanceof SvcError) {
-        this.context.stderr.write(`svc: ${error.message}\n`);
-        return error.code === "SVC_CONFIG" ? EXIT.config : EXIT.broken;
-      }
-      this.context.stderr.write(
-        `svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}\n`,
-      );
-      return EXIT.broken;
+      this.context.stderr.write(failureReport(error, SVC_VERSION));
+      return error instanceof SvcError && error.code === "SVC_CONFIG" ? EXIT.config : EXIT.broken;
     }
   }
 }

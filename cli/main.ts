@@ -9,6 +9,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { type BaseContext, Builtins, Cli, type CommandClass } from "clipanion";
+import { SVC_VERSION } from "../core/version.js";
 import { EXIT } from "./command.js";
 import {
   type CommandSpec,
@@ -33,8 +34,6 @@ import { SyncCommand } from "./commands/sync.js";
 import { renderCommandHelp, renderGroupHelp, renderOverview } from "./help.js";
 import { explainRefusal } from "./usage-error.js";
 
-export const VERSION = "0.1.0";
-
 /** Every command, in the order `svc --help` lists them (grouped by their `usage.category`). */
 export const COMMANDS: readonly CommandClass[] = [
   InitCommand,
@@ -53,7 +52,12 @@ export const COMMANDS: readonly CommandClass[] = [
 ];
 
 export function createCli(): Cli {
-  const cli = new Cli({ binaryLabel: "svc", binaryName: "svc", binaryVersion: VERSION, enableColors: false });
+  const cli = new Cli({
+    binaryLabel: "svc",
+    binaryName: "svc",
+    binaryVersion: SVC_VERSION,
+    enableColors: false,
+  });
   cli.register(Builtins.VersionCommand);
   for (const command of COMMANDS) cli.register(command);
   return cli;
@@ -90,7 +94,7 @@ export async function runCli(argv: readonly string[], context: Partial<BaseConte
  * undefined: the refusal says what exists.
  */
 export function helpFor(argv: readonly string[]): string | undefined {
-  if (argv.length === 0) return renderOverview(commandSpecs(), VERSION);
+  if (argv.length === 0) return renderOverview(commandSpecs(), SVC_VERSION);
   const asked = argv[0] === "help";
   const rest = asked ? argv.slice(1) : argv;
   const end = rest.indexOf("--");
@@ -100,7 +104,7 @@ export function helpFor(argv: readonly string[]): string | undefined {
   if (!asked && !flagged) return undefined;
   const specs = commandSpecs();
   const words = leadingWords(rest);
-  if (words.length === 0) return renderOverview(specs, VERSION);
+  if (words.length === 0) return renderOverview(specs, SVC_VERSION);
   const spec = longestCommand(words, specs);
   if (spec) return renderCommandHelp(spec);
   const group = groupPrefix(words, specs);

@@ -13,7 +13,8 @@ export type ErrorCode =
   | "SVC_EGRESS_DENIED"
   | "SVC_BACKEND"
   | "SVC_CONFLICT"
-  | "SVC_CONFIG";
+  | "SVC_CONFIG"
+  | "SVC_LISTEN";
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
@@ -34,6 +35,36 @@ export class SvcError extends Error {
 /** The user's input was wrong; the message is the whole story, so it is printed without a stack. */
 export class UserFacingError extends SvcError {}
 
+/**
+ * What svc prints on stderr for a command that failed with `error`: an `SvcError` (the user's input or the
+ * environment was wrong) as `svc: <message>` alone; anything else is a bug in svc, printed as
+ * `svc: internal error: <message>`, then its stack (and its causes'), then how to report it. package.json
+ * names no issue tracker, so the report goes to the maintainers.
+ */
+export function failureReport(error: unknown, version: string): string {
+  if (error instanceof SvcError) return `svc: ${error.message}\n`;
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    `svc: internal error: ${message}\n${stackOf(error)}\n` +
+    `svc: this is a bug in svc ${version}; please report it to the svc maintainers with the lines above ` +
+    "and the output of `svc --version`\n"
+  );
+}
+
+/** The stack of `error` and of each `cause` under it (a few levels: a cycle must not loop). */
+function stackOf(error: unknown): string {
+  const lines: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined; depth++) {
+    const text =
+      current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : String(current);
+    lines.push(depth === 0 ? text : `caused by: ${text}`);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  if (!(error instanceof Error)) lines.push(`(no stack: a ${typeof error} was thrown, not an Error)`);
+  return lines.join("\n");
+}
+
 /** Shortens untrusted text before it goes into an error message (never print a whole 5 MB body). */
 export function excerpt(text: string, max = 80): string {
   const oneLine = JSON.stringify(text);
@@ -44,12 +75,14 @@ export function excerpt(text: string, max = 80): string {
 const SHELL_SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
 /**
- * `text` as one word of a POSIX shell command, for the commands messages print (`git add <file>`): as it
- * is when nothing in it is special, in double quotes when only spaces and the like are, else in single
- * quotes (`'\''` for a quote inside).
+ * `text` as one word of a POSIX shell command, for the commands messages print (`git add <file>`,
+ * `git commit -m <message>`, a sparse-checkout glob, the user's own git command): as it is when nothing in
+ * it is special; in double quotes where they read better (prose with spaces or an apostrophe) and nothing
+ * in it is special inside them (`"`, `$`, backquote, backslash, `!` for bash's history, newline); else in
+ * single quotes, which take everything literally (`'\''` for a quote inside). A glob is single-quoted.
  */
 export function shellWord(text: string): string {
   if (SHELL_SAFE.test(text)) return text;
-  if (!/["$`\\!\n]/.test(text)) return `"${text}"`;
+  if (/[\s']/.test(text) && !/["$`\\!\n]/.test(text)) return `"${text}"`;
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -8,8 +8,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import test from "ava";
+import { isRunning } from "../core/process.js";
 import { openPulseDb } from "../server/pulse/db.js";
-import { PulseQueue, processAlive } from "../server/pulse/queue.js";
+import { PulseQueue } from "../server/pulse/queue.js";
 import { givenFakeMessenger } from "../testing/fake-messenger.js";
 import { repoRoot } from "../testing/paths.js";
 import { callApi, eventually, givenPulseFixture, spawnDaemon } from "../testing/pulse.js";
@@ -36,7 +37,7 @@ test("SIGKILL during a run: after a restart the pulse runs again exactly once an
   });
   first.child.kill("SIGKILL");
   await first.exited;
-  t.true(processAlive(run.pid), "the runner outlives its daemon (own process group)");
+  t.true(isRunning(run.pid), "the runner outlives its daemon (own process group)");
 
   const second = await spawnDaemon(t, fixture);
   const done = await eventually("the rerun to complete", () => {
@@ -46,16 +47,18 @@ test("SIGKILL during a run: after a restart the pulse runs again exactly once an
   t.is(done.attempt, 2);
   await eventually(
     "the orphaned first run to be stopped",
-    () => (processAlive(run.pid) ? undefined : true),
+    () => (isRunning(run.pid) ? undefined : true),
     5000,
   );
-  // Give a would-be third run the chance to happen, then count.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // A would-be third run comes first: the fixture runs one pulse at a time, and a due pulse is claimed
+  // before any of lower priority. So once a deferred pulse queued now has run, a third run would show.
+  const marker = await runDeferredMarker(second.url, fixture.token, queue);
   t.deepEqual(
     fixture.runs().map((r) => [r.id, r.attempt]),
     [
       [id, 1],
       [id, 2],
+      [marker, 1],
     ],
   );
   // The old run's claim can no longer change the pulse.
@@ -125,6 +128,28 @@ test("svc pulse daemon with unusable configuration exits 78 and lists every prob
   t.regex(missingFile.stderr, /cannot read the environment file \/nonexistent\/pulse\.env \(ENOENT\)/);
 });
 
+/** Queues a pulse of the lowest priority through the API and waits until it completed; returns its id. */
+async function runDeferredMarker(url: string, token: string, queue: PulseQueue): Promise<number> {
+  const answer = await callApi(url, "POST", "/api/pulse/trigger", {
+    token,
+    body: { prompt: "marker", scheduled_at: "now", priority: "deferred", source: "e2e" },
+  });
+  if (answer.status !== 201) throw new Error(`the marker pulse was not queued: ${answer.status}`);
+  const id = answer.body.pulse.id as number;
+  await eventually("the marker pulse to complete", () =>
+    queue.get(id)?.status === "completed" ? true : undefined,
+  );
+  return id;
+}
+
+/** How often the listener's log says it kept `updateId` after the daemon did not take it. */
+function retriesOf(logFile: string, updateId: number | undefined): number {
+  return readFileSync(logFile, { encoding: "utf8", flag: "a+" })
+    .split("\n")
+    .filter((line) => line.includes("the daemon did not take the message"))
+    .filter((line) => (JSON.parse(line) as { update_id?: number }).update_id === updateId).length;
+}
+
 /** A loopback port nobody listens on right now (bound, then released). */
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -174,7 +199,17 @@ test("listener: messages sent while the daemon is down are delivered once when i
       ? true
       : undefined,
   );
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // Only a getUpdates with a higher `offset` confirms; the listener polls again only after it has handed
+  // over the first message or given it up. Its second try at the same message shows it did neither.
+  const firstUpdate = messenger.pending()[0]?.update_id;
+  await eventually("the listener to try the same message again", () =>
+    retriesOf(fixture.env.LOG_FILE as string, firstUpdate) >= 2 ? true : undefined,
+  );
+  t.true(
+    messenger.requests.every(
+      (request) => request.offset === undefined || request.offset <= (firstUpdate ?? 0),
+    ),
+  );
   t.deepEqual(
     messenger
       .pending()
@@ -194,7 +229,12 @@ test("listener: messages sent while the daemon is down are delivered once when i
   await eventually("the messenger to see the updates confirmed", () =>
     messenger.pending().length === 0 ? true : undefined,
   );
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // A repeated delivery or run of the first two would come before a later message's: its pulse is queued
+  // after theirs, and the fixture runs one pulse at a time.
+  messenger.sendMessage(4242, "Call the plumber");
+  await eventually("the later message's pulse to complete", () =>
+    queue.get(3)?.status === "completed" ? true : undefined,
+  );
   const rows = db.prepare("SELECT prompt, source, dedup_key FROM pulses ORDER BY id").all() as {
     prompt: string;
     source: string;
@@ -205,10 +245,18 @@ test("listener: messages sent while the daemon is down are delivered once when i
     [
       ["Book the dentist", "messenger"],
       ["Water the plants", "messenger"],
+      ["Call the plumber", "messenger"],
     ],
   );
   t.true(rows.every((row) => /^messenger:4242:\d+$/.test(row.dedup_key)));
-  t.is(fixture.runs().length, 2);
+  t.deepEqual(
+    fixture.runs().map((run) => [run.id, run.attempt]),
+    [
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ],
+  );
   listener.kill("SIGTERM");
   t.is(await exited, 0);
   const log = readFileSync(fixture.env.LOG_FILE as string, "utf8");

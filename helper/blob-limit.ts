@@ -13,14 +13,13 @@
  */
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { UserFacingError } from "../core/errors.js";
+import { shellWord, UserFacingError } from "../core/errors.js";
 import { envCount } from "../core/settings.js";
 import {
   ancestorCommandLines,
   cdPrefix,
   gitSubcommand,
   type HelperPlace,
-  shellWord,
   subcommandIndex,
   userGitCommand,
   userGitDir,

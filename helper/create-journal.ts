@@ -19,13 +19,14 @@
  * answers, and commits, later than the next push starts), or one whose record someone changed before the
  * next push listed it. README "Exactly once" says so.
  */
-import { readFileSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Backend, BackendRecord, BaseToken, RecordChanges } from "../backends/backend.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { CachedRecord, JournalRow } from "../cache/db.js";
+import { isRunning } from "../core/process.js";
 import type { DiffEntry, JournalMatch } from "./push-plan.js";
 
 /** The working tree a push comes from: its git directory, as git told the helper (`GIT_DIR`). */
@@ -35,25 +36,6 @@ export function worktreeId(env: NodeJS.ProcessEnv = process.env): string {
     return realpathSync(dir);
   } catch {
     return dir;
-  }
-}
-
-/**
- * Whether process `pid` still runs (a push killed with SIGKILL leaves its pid in rows and ref names). A
- * killed helper whose parent died too can stay a zombie for a while where nothing reaps orphans (PID 1 of
- * some containers): on Linux its state in /proc says so.
- */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\d+ \(.*\) [ZX]/s.test(stat);
-  } catch {
-    return true;
   }
 }
 

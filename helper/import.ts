@@ -139,15 +139,7 @@ async function blobContents(
     for (const change of changes)
       if (change.status !== "D" && change.mode !== "160000") blobIds.add(change.oid);
   }
-  const contents = new Map<string, Buffer>();
-  const missing: string[] = [];
-  for (const oid of blobIds) {
-    const blob = cache.db.blob(oid);
-    if (blob) contents.set(oid, blob.content);
-    else missing.push(oid);
-  }
-  for (const [oid, content] of await readObjects(cache.repo, missing)) contents.set(oid, content);
-  return contents;
+  return cache.blobContents(blobIds);
 }
 
 /** One commit's fast-import `commit` command (a `reset` first for a second root), its changes inline. */

@@ -119,13 +119,15 @@ async function answerCommand(context: HelperContext, line: string): Promise<numb
   }
 }
 
-/** Says on stderr why the helper failed: a user-facing failure once, a bug with its stack. */
+/** Says on stderr why the helper failed: a user-facing failure once, a bug with its stack and how to report it. */
 async function reportFailure(error: unknown, log: (message: string) => void): Promise<void> {
-  const { SvcError } = await import("../core/errors.js");
+  const [{ failureReport, SvcError }, { SVC_VERSION }] = await Promise.all([
+    import("../core/errors.js"),
+    import("../core/version.js"),
+  ]);
   // An error whose message is already on stderr (written before git was answered) is not repeated.
-  if (error instanceof SvcError) {
-    if (error.data.reported !== true) log(`svc: ${error.message}`);
-  } else log(`svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}`);
+  if (error instanceof SvcError && error.data.reported === true) return;
+  log(failureReport(error, SVC_VERSION).trimEnd());
 }
 
 export async function main(

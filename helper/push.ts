@@ -20,13 +20,13 @@ import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
-import { readObjects, runGit } from "../cache/git.js";
+import { runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { SvcError } from "../core/errors.js";
 import { BackendUnreachableError, RedirectError } from "../core/http.js";
+import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
 import {
-  isRunning,
   journalCreate,
   journalCreated,
   journalLookup,
@@ -313,26 +313,18 @@ async function loadChanges(
   const oids = new Set<string>();
   for (const entry of diff)
     for (const oid of [entry.oldOid, entry.newOid]) if (!/^0+$/.test(oid)) oids.add(oid);
-  const contents = new Map<string, Buffer>();
-  const fromRepo: string[] = [];
-  for (const oid of oids) {
-    const blob = cache.db.blob(oid);
-    if (blob) contents.set(oid, blob.content);
-    else fromRepo.push(oid);
-  }
   // The token tree's files are asked for by record key below; a changed file is almost always its own
   // record's file, so those are listed at once, beside reading the blobs, and only the rest later. A path
   // git cannot look up (`..` parts of a crafted tree) is left to the planner, which refuses it.
   const changedPaths = new Set(diff.map((entry) => entry.path));
-  const [read, listed] = await Promise.all([
-    readObjects(cache.repo, fromRepo),
+  const [contents, listed] = await Promise.all([
+    cache.blobContents(oids),
     listTree(
       cache,
       tokenTree,
       [...changedPaths].filter((path) => !isUnsafePath(path)),
     ),
   ]);
-  for (const [oid, content] of read) contents.set(oid, content);
 
   // The files of the token tree the plan can ask about: the records the changed files name.
   const keys = new Set<string>();

@@ -16,7 +16,7 @@ import {
   type UserRepository,
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
-import { SvcError, UserFacingError } from "../core/errors.js";
+import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError } from "../core/http.js";
 import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
@@ -29,7 +29,6 @@ import {
   ancestorCommandLines,
   cdPrefix,
   pullCommand,
-  shellWord,
   userGitCommand,
   userObjectsDir,
 } from "./user-command.js";

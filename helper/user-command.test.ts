@@ -7,7 +7,6 @@ import {
   cdPrefix,
   gitSubcommand,
   pullCommand,
-  shellWord,
   userGitCommand,
   userObjectsDir,
   userWorkTree,
@@ -22,7 +21,11 @@ test("a clone's fetch runs from the user's folder: cd to the new folder, relativ
   t.is(cdPrefix({ env, cwd: "/home/u/elsewhere", exists: noIndex }), "cd ../work/big && ");
   t.is(
     cdPrefix({ env: { GIT_DIR: "/tmp/a b/it's/.git" }, cwd: "/tmp", exists: noIndex }),
-    "cd 'a b/it'\\''s' && ",
+    `cd "a b/it's" && `,
+  );
+  t.is(
+    cdPrefix({ env: { GIT_DIR: "/tmp/a $b/it's/.git" }, cwd: "/tmp", exists: noIndex }),
+    "cd 'a $b/it'\\''s' && ",
   );
 });
 
@@ -48,12 +51,6 @@ test("a pull is repeated with its plain-word options; anything else is a fetch",
   t.is(pullCommand({ GIT_REFLOG_ACTION: "pull origin 'a b'" }), "pull");
   t.is(pullCommand({ GIT_REFLOG_ACTION: "pullx" }), undefined);
   t.is(pullCommand({}), undefined);
-});
-
-test("shellWord leaves plain words alone and single-quotes the rest", (t) => {
-  t.is(shellWord("issues/00[1-2]*"), "'issues/00[1-2]*'");
-  t.is(shellWord("/tmp/svc-e2e-x/work/big"), "/tmp/svc-e2e-x/work/big");
-  t.is(shellWord(""), "''");
 });
 
 test("the objects folder of a linked worktree is in its common dir", (t) => {

@@ -17,11 +17,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-
-/** `text` as one shell word: as is when it holds only safe characters, else single-quoted. */
-export function shellWord(text: string): string {
-  return /^[\w./:@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
-}
+import { shellWord } from "../core/errors.js";
 
 export interface HelperPlace {
   /** The helper's environment (`GIT_DIR`, `GIT_WORK_TREE`). */

@@ -5,54 +5,21 @@
  * printed before it runs. Everything happens in a temporary folder with its own git configuration, and the
  * simulator is stopped at the end.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { shellWord } from "../core/errors.js";
+import { spawnListening } from "./children.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "bin");
 const out = (text: string) => process.stdout.write(text);
 
-function startSim(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(BIN, "svc"),
-      "sim",
-      "--ephemeral",
-      "--bind",
-      "127.0.0.1:0",
-      "--seed-file",
-      join(ROOT, "fixtures", "demo-seed.json"),
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  return new Promise((resolve, reject) => {
-    let stderr = "";
-    const timer = setTimeout(() => reject(new Error(`the simulator did not start:\n${stderr}`)), 15_000);
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => {
-      stderr += chunk;
-      const match = /svc-sim listening on (\S+)/.exec(stderr);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1] });
-      }
-    });
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the simulator exited with ${code}:\n${stderr}`));
-    });
-  });
-}
-
-const quote = (arg: string) => (/^[\w./:@=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
-
 function show(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<void> {
   const shown = command === process.execPath ? ["svc", ...args.slice(1)] : [command, ...args];
-  out(`\n$ ${shown.map(quote).join(" ")}\n`);
+  out(`\n$ ${shown.map(shellWord).join(" ")}\n`);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, cwd, stdio: ["ignore", "inherit", "inherit"] });
     child.on("error", reject);
@@ -75,7 +42,19 @@ async function main(): Promise<number> {
     GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
     SVC_CACHE_DIR: join(root, "cache"),
   };
-  const sim = await startSim();
+  const sim = await spawnListening(
+    [
+      join(BIN, "svc"),
+      "sim",
+      "--ephemeral",
+      "--bind",
+      "127.0.0.1:0",
+      "--seed-file",
+      join(ROOT, "fixtures", "demo-seed.json"),
+    ],
+    /svc-sim listening on (\S+)/,
+    15_000,
+  );
   try {
     out(`svc demo: a simulator with the demo project is listening on ${sim.url}; working in ${root}\n`);
     await show(
@@ -113,7 +92,7 @@ async function main(): Promise<number> {
     out("\nsvc demo: done; the simulator is stopped and the temporary folder removed\n");
     return 0;
   } finally {
-    sim.child.kill("SIGTERM");
+    await sim.stop();
     rmSync(root, { recursive: true, force: true });
   }
 }

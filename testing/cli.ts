@@ -16,12 +16,21 @@ export async function runSvcInProcess(
   argv: readonly string[],
   env: Record<string, string | undefined> = process.env,
 ): Promise<CliRun> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on("data", (chunk: Buffer) => out.push(chunk));
-  stderr.on("data", (chunk: Buffer) => err.push(chunk));
-  const code = await runCli(argv, { ...Cli.defaultContext, env, stdout, stderr });
-  return { code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
+  const stdout = capturedStream();
+  const stderr = capturedStream();
+  const code = await runCli(argv, {
+    ...Cli.defaultContext,
+    env,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** A stream to hand to code under test as its stdout or stderr, and what was written to it so far. */
+export function capturedStream(): { readonly stream: PassThrough; text(): string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
 }

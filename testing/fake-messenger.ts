@@ -21,6 +21,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
+import { readRequestBody } from "../core/request-body.js";
+import { FailureSwitch } from "./failure-switch.js";
 
 export const FAKE_BOT_TOKEN = "123456789:AAFakeBotToken_0123456789-abcdefghijk";
 
@@ -92,87 +94,93 @@ interface Waiter {
   readonly timer: NodeJS.Timeout;
 }
 
+const CONFLICT =
+  "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running";
+const FAILURE_DESCRIPTIONS: Record<number, string> = {
+  401: "Unauthorized",
+  409: CONFLICT,
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+};
+
 export async function startFakeMessenger(options: FakeMessengerOptions = {}): Promise<FakeMessenger> {
-  let token = options.token ?? FAKE_BOT_TOKEN;
-  let nextUpdateId = options.firstUpdateId ?? 100_000;
-  const nextMessageId = new Map<number, number>();
-  let held: FakeUpdate[] = [];
-  const requests: FakeGetUpdatesRequest[] = [];
-  let waiter: Waiter | undefined;
-  let failure: { spec: FakeMessengerFailure; left: number } | undefined;
+  const messenger = new FakeMessengerServer(options);
+  await messenger.listen();
+  return messenger;
+}
 
-  function answer(
-    res: ServerResponse,
-    request: FakeGetUpdatesRequest | undefined,
-    status: number,
-    body: unknown,
-  ) {
-    if (request) request.status = status;
-    if (res.writableEnded || res.destroyed) return;
-    const text = JSON.stringify(body);
-    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-    res.end(text);
-  }
+class FakeMessengerServer implements FakeMessenger {
+  url = "";
+  token: string;
+  readonly requests: FakeGetUpdatesRequest[] = [];
+  private nextUpdateId: number;
+  private readonly nextMessageId = new Map<number, number>();
+  private held: FakeUpdate[] = [];
+  private waiter: Waiter | undefined;
+  private readonly failures = new FailureSwitch<FakeMessengerFailure>();
+  private readonly server: Server;
 
-  function error(
-    res: ServerResponse,
-    request: FakeGetUpdatesRequest | undefined,
-    status: number,
-    description: string,
-    parameters?: Record<string, unknown>,
-    headers: Record<string, string> = {},
-  ) {
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    answer(res, request, status, {
-      ok: false,
-      error_code: status,
-      description,
-      ...(parameters ? { parameters } : {}),
+  constructor(options: FakeMessengerOptions) {
+    this.token = options.token ?? FAKE_BOT_TOKEN;
+    this.nextUpdateId = options.firstUpdateId ?? 100_000;
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((cause: unknown) => {
+        if (!res.headersSent) error(res, undefined, 500, `fake messenger: ${(cause as Error).message}`);
+      });
     });
   }
 
-  function confirm(offset: number | undefined): void {
-    if (offset === undefined) return;
-    if (offset < 0) held = held.slice(offset);
-    else held = held.filter((update) => update.update_id >= offset);
+  async listen(): Promise<void> {
+    const server = this.server;
+    this.url = await new Promise<string>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () =>
+        resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+      );
+    });
   }
 
-  function release(): void {
-    const current = waiter;
-    if (!current || held.length === 0) return;
-    waiter = undefined;
-    clearTimeout(current.timer);
-    answer(current.res, current.request, 200, { ok: true, result: held.slice(0, current.limit) });
+  pending(): readonly FakeUpdate[] {
+    return [...this.held];
   }
 
-  function queue(update: Omit<FakeUpdate, "update_id">): FakeUpdate {
-    const full = { update_id: nextUpdateId++, ...update };
-    held.push(full);
-    release();
-    return full;
+  sendMessage(chatId: number, text?: string): FakeUpdate {
+    return this.queue({ message: this.message(chatId, text) });
   }
 
-  function message(chatId: number, text: string | undefined): FakeMessage {
-    const id = (nextMessageId.get(chatId) ?? 0) + 1;
-    nextMessageId.set(chatId, id);
-    return {
-      message_id: id,
-      from: { id: Math.abs(chatId), is_bot: false, first_name: "Fake" },
-      chat: { id: chatId, type: chatId < 0 ? "supergroup" : "private" },
-      date: Math.floor(Date.now() / 1000),
-      ...(text === undefined ? { photo: [{ file_id: `photo-${id}`, width: 90, height: 90 }] } : { text }),
-    };
+  sendEdit(chatId: number, text: string): FakeUpdate {
+    return this.queue({ edited_message: this.message(chatId, text) });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  fail(spec: FakeMessengerFailure): void {
+    this.failures.fail(spec);
+  }
+
+  clearFailure(): void {
+    this.failures.clear();
+  }
+
+  setToken(next: string): void {
+    this.token = next;
+  }
+
+  close(): Promise<void> {
+    if (this.waiter) clearTimeout(this.waiter.timer);
+    this.waiter = undefined;
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake.invalid");
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     if (!match) return error(res, undefined, 404, "Not Found");
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const params = readParams(url, req.headers["content-type"], Buffer.concat(chunks).toString("utf8"));
+    const body = (await readRequestBody(req)).bytes.toString("utf8");
+    const params = readParams(url, req.headers["content-type"], body);
     if (params === undefined) return error(res, undefined, 400, "Bad Request: can't parse request body");
-    const tokenOk = decodeURIComponent(match[1] as string) === token;
+    const tokenOk = decodeURIComponent(match[1] as string) === this.token;
     if (match[2] !== "getUpdates") {
       return tokenOk ? error(res, undefined, 404, "Not Found") : error(res, undefined, 401, "Unauthorized");
     }
@@ -184,100 +192,129 @@ export async function startFakeMessenger(options: FakeMessengerOptions = {}): Pr
       allowedUpdates: arrayParam(params.allowed_updates),
       status: undefined,
     };
-    requests.push(request);
+    this.requests.push(request);
     if (!tokenOk) return error(res, request, 401, "Unauthorized");
-    if (failure) {
-      const { spec } = failure;
-      if (--failure.left <= 0) failure = undefined;
-      if (spec.status === 429) {
-        const retryAfter = spec.retryAfter ?? 1;
-        return error(
-          res,
-          request,
-          429,
-          spec.description ?? `Too Many Requests: retry after ${retryAfter}`,
-          { retry_after: retryAfter },
-          spec.retryAfterHeader ? { "retry-after": String(retryAfter) } : {},
-        );
-      }
-      const descriptions: Record<number, string> = {
-        401: "Unauthorized",
-        409: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-        500: "Internal Server Error",
-        502: "Bad Gateway",
-      };
-      return error(res, request, spec.status, spec.description ?? descriptions[spec.status] ?? "Error");
-    }
-    if (waiter) {
+    const failure = this.failures.take();
+    if (failure) return answerFailure(res, request, failure);
+    this.getUpdates(res, request, params);
+  }
+
+  /** Confirms by `offset`, then answers at once or holds the request as the one long poll. */
+  private getUpdates(
+    res: ServerResponse,
+    request: FakeGetUpdatesRequest,
+    params: Record<string, unknown>,
+  ): void {
+    if (this.waiter) {
       // The real service ends the older poll when a newer one arrives.
-      const older = waiter;
-      waiter = undefined;
+      const older = this.waiter;
+      this.waiter = undefined;
       clearTimeout(older.timer);
-      error(
-        older.res,
-        older.request,
-        409,
-        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-      );
+      error(older.res, older.request, 409, CONFLICT);
     }
-    confirm(request.offset);
+    this.confirm(request.offset);
     const limit = Math.min(Math.max(integerParam(params.limit) ?? 100, 1), 100);
     const timeoutS = Math.min(Math.max(request.timeout ?? 0, 0), 50);
-    if (held.length > 0 || timeoutS === 0) {
-      return answer(res, request, 200, { ok: true, result: held.slice(0, limit) });
+    if (this.held.length > 0 || timeoutS === 0) {
+      answer(res, request, 200, { ok: true, result: this.held.slice(0, limit) });
+      return;
     }
     const timer = setTimeout(() => {
-      if (waiter?.res === res) waiter = undefined;
+      if (this.waiter?.res === res) this.waiter = undefined;
       answer(res, request, 200, { ok: true, result: [] });
     }, timeoutS * 1000);
-    waiter = { request, res, limit, timer };
+    this.waiter = { request, res, limit, timer };
     res.on("close", () => {
-      if (waiter?.res === res) {
+      if (this.waiter?.res === res) {
         clearTimeout(timer);
-        waiter = undefined;
+        this.waiter = undefined;
       }
     });
   }
 
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch((cause: unknown) => {
-      if (!res.headersSent) error(res, undefined, 500, `fake messenger: ${(cause as Error).message}`);
-    });
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    );
-  });
+  private confirm(offset: number | undefined): void {
+    if (offset === undefined) return;
+    if (offset < 0) this.held = this.held.slice(offset);
+    else this.held = this.held.filter((update) => update.update_id >= offset);
+  }
 
-  return {
-    url,
-    get token() {
-      return token;
-    },
-    requests,
-    pending: () => [...held],
-    sendMessage: (chatId, text) => queue({ message: message(chatId, text) }),
-    sendEdit: (chatId, text) => queue({ edited_message: message(chatId, text) }),
-    fail(spec) {
-      failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
-    },
-    clearFailure() {
-      failure = undefined;
-    },
-    setToken(next) {
-      token = next;
-    },
-    close() {
-      if (waiter) clearTimeout(waiter.timer);
-      waiter = undefined;
-      return new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
-  };
+  /** Answers the waiting long poll, if there is one and something to give it. */
+  private release(): void {
+    const current = this.waiter;
+    if (!current || this.held.length === 0) return;
+    this.waiter = undefined;
+    clearTimeout(current.timer);
+    answer(current.res, current.request, 200, { ok: true, result: this.held.slice(0, current.limit) });
+  }
+
+  private queue(update: Omit<FakeUpdate, "update_id">): FakeUpdate {
+    const full = { update_id: this.nextUpdateId++, ...update };
+    this.held.push(full);
+    this.release();
+    return full;
+  }
+
+  private message(chatId: number, text: string | undefined): FakeMessage {
+    const id = (this.nextMessageId.get(chatId) ?? 0) + 1;
+    this.nextMessageId.set(chatId, id);
+    return {
+      message_id: id,
+      from: { id: Math.abs(chatId), is_bot: false, first_name: "Fake" },
+      chat: { id: chatId, type: chatId < 0 ? "supergroup" : "private" },
+      date: Math.floor(Date.now() / 1000),
+      ...(text === undefined ? { photo: [{ file_id: `photo-${id}`, width: 90, height: 90 }] } : { text }),
+    };
+  }
+}
+
+function answerFailure(
+  res: ServerResponse,
+  request: FakeGetUpdatesRequest,
+  spec: FakeMessengerFailure,
+): void {
+  if (spec.status === 429) {
+    const retryAfter = spec.retryAfter ?? 1;
+    error(
+      res,
+      request,
+      429,
+      spec.description ?? `Too Many Requests: retry after ${retryAfter}`,
+      { retry_after: retryAfter },
+      spec.retryAfterHeader ? { "retry-after": String(retryAfter) } : {},
+    );
+    return;
+  }
+  error(res, request, spec.status, spec.description ?? FAILURE_DESCRIPTIONS[spec.status] ?? "Error");
+}
+
+function answer(
+  res: ServerResponse,
+  request: FakeGetUpdatesRequest | undefined,
+  status: number,
+  body: unknown,
+) {
+  if (request) request.status = status;
+  if (res.writableEnded || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function error(
+  res: ServerResponse,
+  request: FakeGetUpdatesRequest | undefined,
+  status: number,
+  description: string,
+  parameters?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  answer(res, request, status, {
+    ok: false,
+    error_code: status,
+    description,
+    ...(parameters ? { parameters } : {}),
+  });
 }
 
 /** `startFakeMessenger` for one ava test; the test's teardown closes it. */

@@ -15,7 +15,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
+import { readRequestBody } from "../core/request-body.js";
 import { InvalidPulse, parseTriggerBody } from "../server/pulse/pulse-input.js";
+import { FailureSwitch } from "./failure-switch.js";
 
 export const FAKE_PULSE_API_TOKEN = "fake-pulse-api-token-0123456789abcdefghijklmnop";
 
@@ -63,113 +65,59 @@ export interface FakePulseApi {
 }
 
 export async function startFakePulseApi(options: { token?: string } = {}): Promise<FakePulseApi> {
-  let token = options.token ?? FAKE_PULSE_API_TOKEN;
-  const triggers: FakeTrigger[] = [];
-  const pulses: FakePulse[] = [];
-  const byKey = new Map<string, FakePulse>();
-  let failure: { spec: FakePulseApiFailure; left: number } | undefined;
-  let server: Server | undefined;
-  let port = 0;
+  const api = new FakePulseApiServer(options.token ?? FAKE_PULSE_API_TOKEN);
+  await api.up();
+  return api;
+}
 
-  function send(
-    res: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ): void {
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      "content-type": "application/json",
-      "content-length": String(Buffer.byteLength(text)),
-      ...headers,
-    });
-    res.end(text);
+/** An answer: status, JSON body and extra headers. */
+interface Reply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+class FakePulseApiServer implements FakePulseApi {
+  readonly triggers: FakeTrigger[] = [];
+  readonly pulses: FakePulse[] = [];
+  onStored: ((pulse: FakePulse, deduplicated: boolean) => void) | undefined;
+  private readonly byKey = new Map<string, FakePulse>();
+  private readonly failures = new FailureSwitch<FakePulseApiFailure>();
+  private server: Server | undefined;
+  private port = 0;
+
+  constructor(public token: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? "/", "http://fake.invalid").pathname;
-    if (req.method === "GET" && path === "/api/health") return send(res, 200, { status: "ok" });
-    if (path !== "/api/pulse/trigger") {
-      return send(res, 404, { error: { code: "not_found", message: `no route ${req.method} ${path}` } });
-    }
-    if (req.method !== "POST")
-      return send(res, 405, { error: { code: "method_not_allowed", message: "use POST" } });
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch {
-      body = undefined;
-    }
-    const authorization = req.headers.authorization;
-    const record = (status: number) =>
-      triggers.push({ authorization, contentType: req.headers["content-type"], body, status });
-    if (authorization !== `Bearer ${token}`) {
-      record(401);
-      return send(res, 401, { error: { code: "unauthorized", message: "missing or wrong bearer token" } });
-    }
-    if (failure) {
-      const { spec } = failure;
-      if (--failure.left <= 0) failure = undefined;
-      record(spec.status);
-      return send(
-        res,
-        spec.status,
-        { error: { code: "fake_failure", message: `fake pulse API answers ${spec.status}` } },
-        spec.retryAfter === undefined ? {} : { "retry-after": String(spec.retryAfter) },
-      );
-    }
-    let input: ReturnType<typeof parseTriggerBody>;
-    try {
-      input = parseTriggerBody(body, Date.now(), { source: "api", maxAttempts: 3 });
-    } catch (error) {
-      if (!(error instanceof InvalidPulse)) throw error;
-      record(400);
-      return send(res, 400, { error: { code: "invalid_pulse", message: error.message, field: error.field } });
-    }
-    const existing = input.dedupKey === undefined ? undefined : byKey.get(input.dedupKey);
-    if (existing) {
-      record(200);
-      fakeApi.onStored?.(existing, true);
-      return send(res, 200, { pulse: existing, deduplicated: true });
-    }
-    const pulse: FakePulse = {
-      id: pulses.length + 1,
-      prompt: input.prompt,
-      source: input.source,
-      priority: input.priority,
-      scheduled_at: input.scheduledAt,
-      dedup_key: input.dedupKey ?? null,
-      status: "pending",
-    };
-    pulses.push(pulse);
-    if (input.dedupKey !== undefined) byKey.set(input.dedupKey, pulse);
-    record(201);
-    fakeApi.onStored?.(pulse, false);
-    return send(res, 201, { pulse });
+  get isUp(): boolean {
+    return this.server !== undefined;
   }
 
-  async function listen(): Promise<void> {
+  /** Listens on the port of the first `up()` (a free one the first time). */
+  async up(): Promise<void> {
+    if (this.server) return;
     const next = createServer((req, res) => {
-      handle(req, res).catch((cause: unknown) => {
+      this.handle(req, res).catch((cause: unknown) => {
         if (!res.headersSent)
-          send(res, 500, { error: { code: "internal", message: (cause as Error).message } });
+          send(res, { status: 500, body: errorBody("internal", (cause as Error).message) });
       });
     });
     await new Promise<void>((resolve, reject) => {
       next.once("error", reject);
-      next.listen(port, "127.0.0.1", () => {
-        port = (next.address() as AddressInfo).port;
+      next.listen(this.port, "127.0.0.1", () => {
+        this.port = (next.address() as AddressInfo).port;
         resolve();
       });
     });
-    server = next;
+    this.server = next;
   }
 
-  async function stop(): Promise<void> {
-    const current = server;
-    server = undefined;
+  async down(): Promise<void> {
+    const current = this.server;
+    this.server = undefined;
     if (!current) return;
     await new Promise<void>((resolve) => {
       current.close(() => resolve());
@@ -177,34 +125,115 @@ export async function startFakePulseApi(options: { token?: string } = {}): Promi
     });
   }
 
-  await listen();
-  const fakeApi: FakePulseApi = {
-    url: `http://127.0.0.1:${port}`,
-    get token() {
-      return token;
-    },
-    triggers,
-    pulses,
-    get isUp() {
-      return server !== undefined;
-    },
-    down: stop,
-    async up() {
-      if (!server) await listen();
-    },
-    fail(spec) {
-      failure = { spec, left: spec.times ?? Number.POSITIVE_INFINITY };
-    },
-    clearFailure() {
-      failure = undefined;
-    },
-    setToken(next) {
-      token = next;
-    },
-    onStored: undefined,
-    close: stop,
-  };
-  return fakeApi;
+  close(): Promise<void> {
+    return this.down();
+  }
+
+  fail(spec: FakePulseApiFailure): void {
+    this.failures.fail(spec);
+  }
+
+  clearFailure(): void {
+    this.failures.clear();
+  }
+
+  setToken(next: string): void {
+    this.token = next;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://fake.invalid").pathname;
+    if (req.method === "GET" && path === "/api/health")
+      return send(res, { status: 200, body: { status: "ok" } });
+    if (path !== "/api/pulse/trigger") {
+      return send(res, { status: 404, body: errorBody("not_found", `no route ${req.method} ${path}`) });
+    }
+    if (req.method !== "POST")
+      return send(res, { status: 405, body: errorBody("method_not_allowed", "use POST") });
+    const received = await readRequestBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(received.bytes.toString("utf8"));
+    } catch {
+      body = undefined;
+    }
+    const reply = this.trigger(req.headers.authorization, body);
+    this.triggers.push({
+      authorization: req.headers.authorization,
+      contentType: req.headers["content-type"],
+      body,
+      status: reply.status,
+    });
+    if (reply.stored) this.onStored?.(reply.stored.pulse, reply.stored.deduplicated);
+    send(res, reply);
+  }
+
+  /** What a trigger gets: 401, the switched-on failure, 400 for an invalid pulse, or the pulse stored. */
+  private trigger(
+    authorization: string | undefined,
+    body: unknown,
+  ): Reply & { stored?: { pulse: FakePulse; deduplicated: boolean } } {
+    if (authorization !== `Bearer ${this.token}`) {
+      return { status: 401, body: errorBody("unauthorized", "missing or wrong bearer token") };
+    }
+    const failure = this.failures.take();
+    if (failure) {
+      return {
+        status: failure.status,
+        body: errorBody("fake_failure", `fake pulse API answers ${failure.status}`),
+        headers: failure.retryAfter === undefined ? {} : { "retry-after": String(failure.retryAfter) },
+      };
+    }
+    let input: ReturnType<typeof parseTriggerBody>;
+    try {
+      input = parseTriggerBody(body, Date.now(), { source: "api", maxAttempts: 3 });
+    } catch (error) {
+      if (!(error instanceof InvalidPulse)) throw error;
+      return {
+        status: 400,
+        body: { error: { code: "invalid_pulse", message: error.message, field: error.field } },
+      };
+    }
+    const existing = input.dedupKey === undefined ? undefined : this.byKey.get(input.dedupKey);
+    if (existing) {
+      return {
+        status: 200,
+        body: { pulse: existing, deduplicated: true },
+        stored: { pulse: existing, deduplicated: true },
+      };
+    }
+    const pulse = this.store(input);
+    return { status: 201, body: { pulse }, stored: { pulse, deduplicated: false } };
+  }
+
+  private store(input: ReturnType<typeof parseTriggerBody>): FakePulse {
+    const pulse: FakePulse = {
+      id: this.pulses.length + 1,
+      prompt: input.prompt,
+      source: input.source,
+      priority: input.priority,
+      scheduled_at: input.scheduledAt,
+      dedup_key: input.dedupKey ?? null,
+      status: "pending",
+    };
+    this.pulses.push(pulse);
+    if (input.dedupKey !== undefined) this.byKey.set(input.dedupKey, pulse);
+    return pulse;
+  }
+}
+
+function errorBody(code: string, message: string): unknown {
+  return { error: { code, message } };
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...reply.headers,
+  });
+  res.end(text);
 }
 
 /** `startFakePulseApi` for one ava test; the test's teardown closes it. */

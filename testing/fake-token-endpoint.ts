@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ExecutionContext } from "ava";
+import { readRequestBody } from "../core/request-body.js";
 import { repoRoot } from "./paths.js";
 
 export type FakeTokenMode =
@@ -91,15 +92,6 @@ function randomToken(prefix: string): string {
   return `${prefix}-${randomBytes(18).toString("base64url")}`;
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
-}
-
 function send(response: ServerResponse, status: number, body: unknown): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   response.writeHead(status, {
@@ -114,75 +106,167 @@ function send(response: ServerResponse, status: number, body: unknown): void {
 export async function startFakeTokenEndpoint(
   options: FakeTokenEndpointOptions = {},
 ): Promise<FakeTokenEndpoint> {
-  const clientId = options.clientId ?? "svc-test-client";
-  const expiresIn = options.expiresIn === undefined ? 8 * 3600 : options.expiresIn;
-  const validRefreshTokens = new Set<string>();
-  const requests: TokenRequest[] = [];
-  const issued: IssuedTokens[] = [];
-  const timers = new Set<NodeJS.Timeout>();
-  let held: Promise<void> | undefined;
-  let releaseHeld: (() => void) | undefined;
-  const waiters: { count: number; resolve: () => void }[] = [];
+  const endpoint = new FakeTokenServer(options);
+  await endpoint.listen();
+  return endpoint;
+}
 
-  const endpoint: FakeTokenEndpoint = {
-    url: "",
-    origin: "",
-    clientId,
-    requests,
-    issued,
-    mode: { kind: "grant" },
-    delayMs: 0,
-    newRefreshToken() {
-      const token = randomToken("fake-refresh");
-      validRefreshTokens.add(token);
-      return token;
-    },
-    isValidRefreshToken: (token) => validRefreshTokens.has(token),
-    hold() {
-      if (held !== undefined) return;
-      held = new Promise((resolve) => {
-        releaseHeld = resolve;
-      });
-    },
-    release() {
-      releaseHeld?.();
-      held = undefined;
-      releaseHeld = undefined;
-    },
-    waitForRequests(count) {
-      if (requests.length >= count) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ count, resolve }));
-    },
-    close: async () => undefined,
-  };
+/** An answer: a string body is sent as text, anything else as JSON. */
+interface Reply {
+  readonly status: number;
+  readonly body: unknown;
+}
 
-  const answer = (
-    form: Record<string, string>,
-    authorization: string | undefined,
-    response: ServerResponse,
-  ): void => {
-    const mode = endpoint.mode;
-    if (mode.kind === "invalid_grant") {
-      send(response, 400, {
-        error: "invalid_grant",
-        error_description: "The refresh token is invalid or expired.",
+const INVALID_GRANT = {
+  error: "invalid_grant",
+  error_description: "The refresh token is invalid or expired.",
+};
+
+class FakeTokenServer implements FakeTokenEndpoint {
+  url = "";
+  origin = "";
+  readonly clientId: string;
+  readonly requests: TokenRequest[] = [];
+  readonly issued: IssuedTokens[] = [];
+  mode: FakeTokenMode = { kind: "grant" };
+  delayMs = 0;
+  private readonly clientSecret: string | undefined;
+  private readonly expiresIn: number | null;
+  private readonly rotate: boolean;
+  private readonly validRefreshTokens = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private held: Promise<void> | undefined;
+  private releaseHeld: (() => void) | undefined;
+  private readonly waiters: { count: number; resolve: () => void }[] = [];
+  private readonly server: Server;
+
+  constructor(options: FakeTokenEndpointOptions) {
+    this.clientId = options.clientId ?? "svc-test-client";
+    this.clientSecret = options.clientSecret;
+    this.expiresIn = options.expiresIn === undefined ? 8 * 3600 : options.expiresIn;
+    this.rotate = options.rotate ?? false;
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error: unknown) => {
+        // A bug in the fake, or the client went away: answer if still possible, never crash the test process.
+        if (response.headersSent || response.destroyed) return;
+        try {
+          send(response, 500, { error: "server_error", error_description: String(error) });
+        } catch {
+          response.destroy();
+        }
       });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.origin = `http://127.0.0.1:${port}`;
+    this.url = `${this.origin}/oauth/token`;
+  }
+
+  newRefreshToken(): string {
+    const token = randomToken("fake-refresh");
+    this.validRefreshTokens.add(token);
+    return token;
+  }
+
+  isValidRefreshToken(token: string): boolean {
+    return this.validRefreshTokens.has(token);
+  }
+
+  hold(): void {
+    if (this.held !== undefined) return;
+    this.held = new Promise((resolve) => {
+      this.releaseHeld = resolve;
+    });
+  }
+
+  release(): void {
+    this.releaseHeld?.();
+    this.held = undefined;
+    this.releaseHeld = undefined;
+  }
+
+  waitForRequests(count: number): Promise<void> {
+    if (this.requests.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, resolve }));
+  }
+
+  async close(): Promise<void> {
+    this.release();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Records the request, waits while held or delayed, then answers by the current mode. */
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = (await readRequestBody(request)).bytes.toString("utf8");
+    if (request.method !== "POST" || new URL(request.url ?? "/", "http://x").pathname !== "/oauth/token") {
+      send(response, 404, { error: "not_found" });
       return;
     }
-    if (mode.kind === "error") {
-      if (mode.body !== undefined) {
-        send(response, mode.status, mode.body);
-        return;
-      }
-      const echoed = mode.echoSecrets
-        ? ` (refresh_token=${form.refresh_token ?? ""} client_secret=${form.client_secret ?? ""})`
-        : "";
-      send(response, mode.status, {
-        error: mode.error ?? "server_error",
-        error_description: `${mode.description ?? "internal failure"}${echoed}`,
-      });
+    const contentType = request.headers["content-type"] ?? "";
+    const form = Object.fromEntries(new URLSearchParams(body));
+    this.record({
+      contentType,
+      form,
+      authorization: request.headers.authorization,
+      agent: request.headers["x-svc-agent"] as string | undefined,
+    });
+    if (this.held !== undefined) await this.held;
+    if (this.delayMs > 0) await this.delay();
+    if (response.destroyed) return;
+    if (!contentType.startsWith("application/x-www-form-urlencoded")) {
+      send(response, 400, { error: "invalid_request", error_description: "Expected a form-encoded body." });
       return;
     }
+    const reply = this.answer(form, request.headers.authorization);
+    send(response, reply.status, reply.body);
+  }
+
+  private record(request: TokenRequest): void {
+    this.requests.push(request);
+    for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  }
+
+  private delay(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, this.delayMs);
+      this.timers.add(timer);
+    });
+  }
+
+  /** What to answer a form-encoded request, by the current mode. */
+  private answer(form: Record<string, string>, authorization: string | undefined): Reply {
+    const mode = this.mode;
+    if (mode.kind === "invalid_grant") return { status: 400, body: INVALID_GRANT };
+    if (mode.kind === "error") return modeError(mode, form);
+    if (!this.clientAuthenticated(form, authorization)) {
+      return {
+        status: 401,
+        body: { error: "invalid_client", error_description: "Client authentication failed." },
+      };
+    }
+    if (form.grant_type !== "refresh_token") {
+      const body = { error: "unsupported_grant_type", error_description: "Only refresh_token is supported." };
+      return { status: 400, body };
+    }
+    const used = form.refresh_token;
+    if (used === undefined || !this.validRefreshTokens.has(used)) return { status: 400, body: INVALID_GRANT };
+    return this.grant(used, form.scope);
+  }
+
+  /** The client id and, when one is configured, the secret: from the form or HTTP Basic. */
+  private clientAuthenticated(form: Record<string, string>, authorization: string | undefined): boolean {
     let secret = form.client_secret;
     let id = form.client_id;
     if (authorization?.startsWith("Basic ")) {
@@ -190,101 +274,41 @@ export async function startFakeTokenEndpoint(
       id = decodeURIComponent(user ?? "");
       secret = decodeURIComponent(pass ?? "");
     }
-    if (id !== clientId || (options.clientSecret !== undefined && secret !== options.clientSecret)) {
-      send(response, 401, { error: "invalid_client", error_description: "Client authentication failed." });
-      return;
-    }
-    if (form.grant_type !== "refresh_token") {
-      send(response, 400, {
-        error: "unsupported_grant_type",
-        error_description: "Only refresh_token is supported.",
-      });
-      return;
-    }
-    const used = form.refresh_token;
-    if (used === undefined || !validRefreshTokens.has(used)) {
-      send(response, 400, {
-        error: "invalid_grant",
-        error_description: "The refresh token is invalid or expired.",
-      });
-      return;
-    }
+    return id === this.clientId && (this.clientSecret === undefined || secret === this.clientSecret);
+  }
+
+  /** Issues an access token for a valid refresh token (rotating it when asked). */
+  private grant(used: string, scope: string | undefined): Reply {
     const accessToken = randomToken("fake-access");
     let refreshToken: string | undefined;
-    if (options.rotate) {
-      validRefreshTokens.delete(used);
-      refreshToken = endpoint.newRefreshToken();
+    if (this.rotate) {
+      this.validRefreshTokens.delete(used);
+      refreshToken = this.newRefreshToken();
     }
-    issued.push({ accessToken, refreshToken, expiresIn: expiresIn ?? undefined });
-    send(response, 200, {
+    const expiresIn = this.expiresIn;
+    this.issued.push({ accessToken, refreshToken, expiresIn: expiresIn ?? undefined });
+    const body = {
       access_token: accessToken,
       token_type: "Bearer",
       ...(expiresIn === null ? {} : { expires_in: expiresIn }),
       ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
-      ...(form.scope === undefined ? {} : { scope: form.scope }),
-    });
-  };
+      ...(scope === undefined ? {} : { scope }),
+    };
+    return { status: 200, body };
+  }
+}
 
-  const server: Server = createServer((request, response) => {
-    void (async () => {
-      const body = await readBody(request);
-      if (request.method !== "POST" || new URL(request.url ?? "/", "http://x").pathname !== "/oauth/token") {
-        send(response, 404, { error: "not_found" });
-        return;
-      }
-      const contentType = request.headers["content-type"] ?? "";
-      const form = Object.fromEntries(new URLSearchParams(body));
-      requests.push({
-        contentType,
-        form,
-        authorization: request.headers.authorization,
-        agent: request.headers["x-svc-agent"] as string | undefined,
-      });
-      for (const waiter of waiters.filter((w) => requests.length >= w.count)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve();
-      }
-      if (held !== undefined) await held;
-      if (endpoint.delayMs > 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            timers.delete(timer);
-            resolve();
-          }, endpoint.delayMs);
-          timers.add(timer);
-        });
-      }
-      if (response.destroyed) return;
-      if (!contentType.startsWith("application/x-www-form-urlencoded")) {
-        send(response, 400, { error: "invalid_request", error_description: "Expected a form-encoded body." });
-        return;
-      }
-      answer(form, request.headers.authorization, response);
-    })().catch((error: unknown) => {
-      // A bug in the fake, or the client went away: answer if still possible, never crash the test process.
-      if (response.headersSent || response.destroyed) return;
-      try {
-        send(response, 500, { error: "server_error", error_description: String(error) });
-      } catch {
-        response.destroy();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
-  Object.assign(endpoint, {
-    url: `${origin}/oauth/token`,
-    origin,
-    close: async () => {
-      endpoint.release();
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
-  return endpoint;
+/** The answer of the `error` mode: its body as is, or `{error, error_description}`. */
+function modeError(mode: Extract<FakeTokenMode, { kind: "error" }>, form: Record<string, string>): Reply {
+  if (mode.body !== undefined) return { status: mode.status, body: mode.body };
+  const echoed = mode.echoSecrets
+    ? ` (refresh_token=${form.refresh_token ?? ""} client_secret=${form.client_secret ?? ""})`
+    : "";
+  const body = {
+    error: mode.error ?? "server_error",
+    error_description: `${mode.description ?? "internal failure"}${echoed}`,
+  };
+  return { status: mode.status, body };
 }
 
 /** A fake endpoint stopped when the test ends. */

@@ -4,10 +4,10 @@ import { Writable } from "node:stream";
 import { Command, Option } from "clipanion";
 import { forgeConfig, forgeRemoteUrl } from "../../backends/forge/config.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
-import { UserFacingError } from "../../core/errors.js";
+import { shellWord, UserFacingError } from "../../core/errors.js";
 import { parseRemoteUrl } from "../../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../core/settings.js";
-import { shellWord, USER_CWD_VARIABLE } from "../../helper/user-command.js";
+import { USER_CWD_VARIABLE } from "../../helper/user-command.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 

@@ -31,14 +31,14 @@ export class PulseDaemonCommand extends SvcCommand {
   );
 
   async run(): Promise<number> {
-    const { PulseDaemon, readDaemonConfig } = await import("../../server/pulse/daemon.js");
+    const { ApiListenError, PulseDaemon, readDaemonConfig } = await import("../../server/pulse/daemon.js");
     const config = readDaemonConfig(loadEnvironment(this.envFile));
     let daemon: Daemon;
     try {
       daemon = await PulseDaemon.start(config);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code?.startsWith("EADDR")) {
-        this.context.stderr.write(`svc: ${(error as Error).message}\n`);
+      if (error instanceof ApiListenError) {
+        this.context.stderr.write(`svc: ${error.message}\n`);
         return EXIT.rejected;
       }
       throw error;

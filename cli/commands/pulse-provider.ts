@@ -1,5 +1,6 @@
 import { Command, Option } from "clipanion";
-import { SvcError } from "../../core/errors.js";
+import { failureReport } from "../../core/errors.js";
+import { SVC_VERSION } from "../../core/version.js";
 import { ConfigError, ConfigReader, EXIT_CONFIG, loadEnvironment } from "../../server/pulse/config.js";
 import { withValueName } from "../command-spec.js";
 
@@ -99,11 +100,7 @@ export class PulseProviderOauthCommand extends Command {
         stderr.write(`svc: ${error.message}\n`);
         return error.exitCode;
       }
-      if (error instanceof SvcError) {
-        stderr.write(`svc: ${error.message}\n`);
-        return 1;
-      }
-      stderr.write(`svc: internal error (a bug in svc, please report it):\n${(error as Error).stack}\n`);
+      stderr.write(failureReport(error, SVC_VERSION));
       return 1;
     }
   }

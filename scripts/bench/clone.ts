@@ -10,9 +10,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import { type ListeningChild, spawnListening } from "./children.js";
-import { BIN, checked, gitEnv, plainPartialClones, run, SVC_BIN } from "./git.js";
+import { type ListeningChild, spawnListening } from "../children.js";
+import { BIN, gitEnv, plainPartialClones, SVC_BIN } from "./git.js";
+import { checkedRun, timedRun } from "./process.js";
+import { countAuditRows } from "./sim-audit.js";
 import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
@@ -64,15 +65,6 @@ async function startSim(root: string, issues: number): Promise<ListeningChild> {
   );
 }
 
-function auditCount(dbPath: string): number {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM audit_events").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
 interface SizeResult {
   readonly issues: number;
   readonly init: number;
@@ -97,8 +89,13 @@ async function measureSize(
       const env = gitEnv(root, { SVC_CACHE_DIR: join(root, `cache-${issues}-${i}`) });
       progress(`${issues} issues: svc init, run ${i + 1}`);
       inits.push(
-        (await checked(process.execPath, [SVC_BIN, "init", `sim::${PROJECT}`, dir, "--origin", sim.url], env))
-          .ms,
+        (
+          await checkedRun(
+            process.execPath,
+            [SVC_BIN, "init", `sim::${PROJECT}`, dir, "--origin", sim.url],
+            env,
+          )
+        ).ms,
       );
       workTree = dir;
     }
@@ -107,16 +104,16 @@ async function measureSize(
       progress(`${issues} issues: ${line}`),
     );
     const plainDir = plain.dir;
-    await checked("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
+    await checkedRun("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
     const dbPath = join(root, `sim-${issues}.db`);
     const fetches: number[] = [];
-    const before = auditCount(dbPath);
+    const before = countAuditRows(dbPath);
     for (let i = 0; i < 5; i++)
-      fetches.push((await checked("git", ["-C", workTree, "fetch", "--quiet", "origin"], env)).ms);
-    const restCalls = (auditCount(dbPath) - before) / 5;
+      fetches.push((await checkedRun("git", ["-C", workTree, "fetch", "--quiet", "origin"], env)).ms);
+    const restCalls = (countAuditRows(dbPath) - before) / 5;
     const plainFetches: number[] = [];
     for (let i = 0; i < 5; i++)
-      plainFetches.push((await checked("git", ["-C", plainDir, "fetch", "--quiet", "origin"], env)).ms);
+      plainFetches.push((await checkedRun("git", ["-C", plainDir, "fetch", "--quiet", "origin"], env)).ms);
     return {
       issues,
       init: median(inits),
@@ -137,15 +134,15 @@ async function measureStartup(root: string): Promise<{ helper: number; node: num
   for (let i = 0; i < 15; i++) {
     helper.push(
       (
-        await run(
+        await timedRun(
           process.execPath,
           [join(BIN, "git-remote-svc"), "origin", "http://127.0.0.1:9/projects/x"],
           env,
-          "capabilities\n\n",
+          { input: "capabilities\n\n" },
         )
       ).ms,
     );
-    node.push((await run(process.execPath, ["-e", "0"], env)).ms);
+    node.push((await timedRun(process.execPath, ["-e", "0"], env)).ms);
   }
   return { helper: median(helper), node: median(node) };
 }
@@ -160,7 +157,7 @@ async function measurePeakMemory(
   try {
     const env = gitEnv(root, { SVC_CACHE_DIR: join(root, "cache-peak"), SVC_TRACE: "1" });
     progress(`${issues} issues: svc init`);
-    const result = await checked(
+    const result = await checkedRun(
       process.execPath,
       [SVC_BIN, "init", `sim::${PROJECT}`, join(root, "peak"), "--origin", sim.url],
       env,

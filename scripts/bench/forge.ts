@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FakeForge } from "../../testing/fake-forge.js";
-import { checked, gitEnv, plainPartialClones, SVC_BIN } from "./git.js";
+import { gitEnv, plainPartialClones, SVC_BIN } from "./git.js";
+import { checkedRun } from "./process.js";
 import { median } from "./stats.js";
 import { formatRatio, renderTable } from "./table.js";
 
@@ -94,14 +95,14 @@ async function measure(
     const runEnv = gitEnv(root, { ...forgeVars, SVC_CACHE_DIR: join(root, `cache-${i}`) });
     progress(`svc init, run ${i + 1}`);
     const init = async () =>
-      (await checked(process.execPath, [SVC_BIN, "init", `forge::${REPO}`, dir], runEnv)).ms;
+      (await checkedRun(process.execPath, [SVC_BIN, "init", `forge::${REPO}`, dir], runEnv)).ms;
     inits.push(await counted(forge, init));
     workTree = dir;
     env = runEnv;
   }
   const plain = await plainPartialClones(root, "forge", workTree, env, RUNS, progress);
   const fetch = (dir: string) => async () =>
-    (await checked("git", ["-C", dir, "fetch", "--quiet", "origin"], env)).ms;
+    (await checkedRun("git", ["-C", dir, "fetch", "--quiet", "origin"], env)).ms;
   progress("no-op git fetch 1 and 2");
   const first = await counted(forge, fetch(workTree));
   const second = await counted(forge, fetch(workTree));

@@ -1,54 +1,15 @@
 /**
- * What the benchmarks that drive git share: running a command timed, git's isolated environment (a private
+ * What the benchmarks that drive git share: git's isolated environment (a private
  * HOME and global config, no system config, svc's bins first on PATH), and the plain-git baseline of a
  * clone: a bare copy of svc's work tree served over `file://` and cloned `--filter=blob:none` with checkout.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkedRun } from "./process.js";
 
 export const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
 export const SVC_BIN = join(BIN, "svc");
-
-export interface Timed {
-  readonly ms: number;
-  readonly code: number | null;
-  readonly stderr: string;
-}
-
-export function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  input?: string,
-  cwd?: string,
-): Promise<Timed> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => resolve({ ms: performance.now() - started, code, stderr }));
-    child.stdin.end(input);
-  });
-}
-
-/** `run`, throwing with the command's stderr when it exits non-zero. */
-export async function checked(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd?: string,
-): Promise<Timed> {
-  const result = await run(command, args, env, undefined, cwd);
-  if (result.code !== 0)
-    throw new Error(`${command} ${args.join(" ")} failed (${result.code}):\n${result.stderr}`);
-  return result;
-}
 
 /** git with no user or system configuration (HOME and the global config under `root`), svc's bins on PATH. */
 export function gitEnv(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -90,15 +51,15 @@ export async function plainPartialClones(
   progress: (line: string) => void,
 ): Promise<PlainClones> {
   const bare = join(root, `plain-${label}.git`);
-  await checked("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
-  await checked("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
+  await checkedRun("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
+  await checkedRun("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
   const times: number[] = [];
   let dir = "";
   for (let i = 0; i < runs; i++) {
     dir = join(root, `plain-${label}-${i}`);
     progress(`plain git clone, run ${i + 1}`);
     times.push(
-      (await checked("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, dir], env)).ms,
+      (await checkedRun("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, dir], env)).ms,
     );
   }
   return { times, dir };

@@ -3,40 +3,22 @@
  * the same kind of commit to a plain local bare repo of the same size, and the REST calls each push made
  * (counted in the simulator's audit table). Goals: at most 3 REST calls, time within 3x the plain push.
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import Database from "better-sqlite3";
-import { spawnListening } from "./children.js";
+import { spawnListening } from "../children.js";
+import { gitEnv, SVC_BIN } from "./git.js";
+import { checkedRun } from "./process.js";
 import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
-const BIN = fileURLToPath(new URL("../../../bin/", import.meta.url));
-const SVC_BIN = join(BIN, "svc");
 const ISSUES = 10_000;
 const RUNS = 5;
 
-function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd?: string,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => {
-      if (code === 0) resolve(performance.now() - started);
-      else reject(new Error(`${command} ${args.join(" ")} failed (${code}):\n${stderr}`));
-    });
-  });
+/** Runs `command` to its end; the milliseconds it took (rejects when it fails). */
+async function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return (await checkedRun(command, args, env)).ms;
 }
 
 function auditRows(dbPath: string): { method: string; path: string }[] {
@@ -60,21 +42,6 @@ function editRecord(path: string): void {
       ? text.replace("status: open", "status: done")
       : text.replace(/status: \w+/, "status: open"),
   );
-}
-
-/** A private HOME, git config and cache under `root`, with svc's bins first on PATH. */
-function benchEnvironment(root: string): NodeJS.ProcessEnv {
-  const home = join(root, "home");
-  mkdirSync(home);
-  writeFileSync(join(home, "gitconfig"), "[user]\n\tname = Bench\n\temail = bench@localhost\n");
-  return {
-    PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
-    HOME: home,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
-    SVC_CACHE_DIR: join(root, "cache"),
-    SVC_BLOB_LIMIT: "0",
-  };
 }
 
 /** The simulator's seed file: one project of ISSUES open issues. */
@@ -159,7 +126,7 @@ function reportPushes(out: NodeJS.WritableStream, times: PushTimes): void {
 export async function benchPush(out: NodeJS.WritableStream, progress: (line: string) => void): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "svc-bench-push-"));
   try {
-    const env = benchEnvironment(root);
+    const env = gitEnv(root, { SVC_CACHE_DIR: join(root, "cache") });
     const seed = join(root, "seed.json");
     writeSeed(seed);
     const dbPath = join(root, "sim.db");

@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { arch, cpus, platform, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
-import { type ListeningChild, spawnListening } from "./children.js";
+import { type ListeningChild, spawnListening } from "../children.js";
 import { type LoadResult, type RequestShape, runLoad } from "./load.js";
+import { countAuditRows } from "./sim-audit.js";
 import { formatRate, formatRatio, renderTable } from "./table.js";
 
 const CLIENTS = 8;
@@ -94,15 +94,6 @@ function medianRound(rounds: readonly LoadResult[]): LoadResult {
   const middle = sorted[Math.floor(sorted.length / 2)];
   if (!middle) throw new Error("no rounds were measured");
   return middle;
-}
-
-function countAuditRows(dbPath: string): number {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM audit_events").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
 }
 
 function machine(): string {

@@ -15,6 +15,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { send, serve } from "micro";
+import { readRequestBody } from "../../core/request-body.js";
 import { isBusy } from "./db.js";
 import type { Logger } from "./log.js";
 import { InvalidPulse, type PulseDefaults, parseTriggerBody } from "./pulse-input.js";
@@ -97,19 +98,6 @@ function publicAttempt(attempt: Attempt): Record<string, unknown> {
   return { ...attempt, started_at: iso(attempt.started_at), finished_at: iso(attempt.finished_at) };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"] ?? Number.NaN);
-  if (declared > MAX_TRIGGER_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req) {
-    total += (chunk as Buffer).length;
-    if (total > MAX_TRIGGER_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
 function tooLarge(): ApiError {
   return new ApiError(413, "payload_too_large", `the body is larger than ${MAX_TRIGGER_BODY_BYTES} bytes`);
 }
@@ -172,130 +160,157 @@ interface Answer {
 }
 
 export function createPulseHandler(options: ApiOptions): RequestListener {
-  const { queue, logger } = options;
-
-  async function route(req: IncomingMessage): Promise<Answer> {
-    const method = req.method ?? "GET";
-    const path = new URL(req.url ?? "/", "http://pulse.invalid").pathname;
-    if (path === "/api/health") {
-      if (method !== "GET" && method !== "HEAD") throw methodNotAllowed(method, ["GET"]);
-      const health = options.health();
-      return { status: health.status === "ok" ? 200 : 503, body: health };
-    }
-    if (path === "/api/pulse/trigger") {
-      if (method !== "POST") throw methodNotAllowed(method, ["POST"]);
-      authorize(req, options.tokens);
-      const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-      if (type !== "application/json") {
-        throw new ApiError(
-          415,
-          "unsupported_media_type",
-          "send the body as JSON with Content-Type: application/json",
-        );
-      }
-      const raw = await readBody(req);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        throw new ApiError(400, "invalid_json", "the body is not valid JSON");
-      }
-      const idempotencyKey = req.headers["idempotency-key"];
-      const input = parseTriggerBody(
-        body,
-        queue.now(),
-        options.defaults,
-        typeof idempotencyKey === "string" ? idempotencyKey : undefined,
-      );
-      const { pulse, created } = queue.enqueue(input);
-      if (created) {
-        logger.info("pulse queued", {
-          pulse: pulse.id,
-          source: pulse.source,
-          priority: pulse.priority,
-          scheduled_at: pulse.scheduled_at,
-        });
-        options.onTrigger?.();
-        return { status: 201, body: { id: pulse.id, status: pulse.status, pulse: publicPulse(pulse) } };
-      }
-      // `id` and `status` also at the top, for clients that only want to know which pulse it is.
-      return {
-        status: 200,
-        body: { id: pulse.id, status: pulse.status, pulse: publicPulse(pulse), deduplicated: true },
-      };
-    }
-    const match = /^\/api\/pulse\/([^/]+)(\/cancel)?$/.exec(path);
-    if (match) {
-      const cancel = match[2] !== undefined;
-      if (cancel && method !== "POST") throw methodNotAllowed(method, ["POST"]);
-      if (!cancel && method !== "GET" && method !== "HEAD") throw methodNotAllowed(method, ["GET"]);
-      authorize(req, options.tokens);
-      const id = parsePulseId(match[1] as string);
-      const existing = queue.get(id);
-      if (!existing) throw new ApiError(404, "not_found", `no pulse ${id}`);
-      if (!cancel) {
-        return {
-          status: 200,
-          body: { pulse: publicPulse(existing), attempts: queue.attempts(id).map(publicAttempt) },
-        };
-      }
-      const cancelled = queue.cancel(id);
-      if (!cancelled) {
-        throw new ApiError(
-          409,
-          "already_finished",
-          `pulse ${id} is ${existing.status} already; nothing to cancel`,
-          {
-            status: existing.status,
-          },
-        );
-      }
-      logger.info("pulse cancelled", { pulse: id, was: existing.status });
-      options.onCancel?.(cancelled);
-      return { status: 200, body: { pulse: publicPulse(cancelled) } };
-    }
-    throw new ApiError(
-      404,
-      "not_found",
-      `no route ${method} ${path.slice(0, 200)}; see GET /api/health, POST /api/pulse/trigger`,
-    );
-  }
-
   return serve(async (req: IncomingMessage, res: ServerResponse) => {
     let answer: Answer;
     try {
-      answer = await route(req);
+      answer = await route(req, options);
     } catch (error) {
-      if (error instanceof ApiError) {
-        answer = {
-          status: error.status,
-          body: { error: { code: error.code, message: error.message, ...error.extra } },
-          headers: error.headers,
-        };
-      } else if (error instanceof InvalidPulse) {
-        answer = {
-          status: 400,
-          body: { error: { code: "invalid_pulse", message: error.message, field: error.field } },
-        };
-      } else if (isBusy(error)) {
-        logger.warn("database locked; answered 503", { path: req.url?.slice(0, 200) });
-        answer = {
-          status: 503,
-          body: { error: { code: "database_busy", message: "the pulse database is locked; retry shortly" } },
-          headers: { "retry-after": "1" },
-        };
-      } else {
-        logger.error("internal error in the API", { error: (error as Error).stack ?? String(error) });
-        answer = {
-          status: 500,
-          body: { error: { code: "internal", message: "internal error; see the daemon log" } },
-        };
-      }
+      answer = errorAnswer(error, req, options.logger);
     }
-    for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-    res.setHeader("content-type", "application/json; charset=utf-8");
-    res.setHeader("cache-control", "no-store");
-    const body = Buffer.from(`${JSON.stringify(answer.body)}\n`);
-    send(res, answer.status, req.method === "HEAD" ? Buffer.alloc(0) : body);
+    writeAnswer(req, res, answer);
   });
+}
+
+/** Which endpoint answers: by path first, so a wrong method on a known path is 405, not 404. */
+async function route(req: IncomingMessage, options: ApiOptions): Promise<Answer> {
+  const method = req.method ?? "GET";
+  const path = new URL(req.url ?? "/", "http://pulse.invalid").pathname;
+  if (path === "/api/health") return health(method, options);
+  if (path === "/api/pulse/trigger") return trigger(req, method, options);
+  const match = /^\/api\/pulse\/([^/]+)(\/cancel)?$/.exec(path);
+  if (match && match[2] === undefined) return showPulse(req, method, match[1] as string, options);
+  if (match) return cancelPulse(req, method, match[1] as string, options);
+  throw new ApiError(
+    404,
+    "not_found",
+    `no route ${method} ${path.slice(0, 200)}; see GET /api/health, POST /api/pulse/trigger`,
+  );
+}
+
+/** GET /api/health: no authentication. */
+function health(method: string, options: ApiOptions): Answer {
+  if (method !== "GET" && method !== "HEAD") throw methodNotAllowed(method, ["GET"]);
+  const health = options.health();
+  return { status: health.status === "ok" ? 200 : 503, body: health };
+}
+
+/** POST /api/pulse/trigger: 201 for a new pulse, 200 with `deduplicated` for a known dedup key. */
+async function trigger(req: IncomingMessage, method: string, options: ApiOptions): Promise<Answer> {
+  if (method !== "POST") throw methodNotAllowed(method, ["POST"]);
+  authorize(req, options.tokens);
+  const body = await readJsonBody(req);
+  const idempotencyKey = req.headers["idempotency-key"];
+  const input = parseTriggerBody(
+    body,
+    options.queue.now(),
+    options.defaults,
+    typeof idempotencyKey === "string" ? idempotencyKey : undefined,
+  );
+  const { pulse, created } = options.queue.enqueue(input);
+  // `id` and `status` also at the top, for clients that only want to know which pulse it is.
+  const shown = { id: pulse.id, status: pulse.status, pulse: publicPulse(pulse) };
+  if (!created) return { status: 200, body: { ...shown, deduplicated: true } };
+  options.logger.info("pulse queued", {
+    pulse: pulse.id,
+    source: pulse.source,
+    priority: pulse.priority,
+    scheduled_at: pulse.scheduled_at,
+  });
+  options.onTrigger?.();
+  return { status: 201, body: shown };
+}
+
+/** The request's body as JSON: 415 unless it says it is JSON, 413 when too large, 400 when not JSON. */
+async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      "send the body as JSON with Content-Type: application/json",
+    );
+  }
+  const received = await readRequestBody(req, { keepBytes: MAX_TRIGGER_BODY_BYTES });
+  if (received.tooLarge) throw tooLarge();
+  const raw = received.bytes;
+  try {
+    return JSON.parse(raw.toString("utf8"));
+  } catch {
+    throw new ApiError(400, "invalid_json", "the body is not valid JSON");
+  }
+}
+
+/** GET /api/pulse/<id>: the pulse and its attempts. */
+function showPulse(req: IncomingMessage, method: string, idText: string, options: ApiOptions): Answer {
+  if (method !== "GET" && method !== "HEAD") throw methodNotAllowed(method, ["GET"]);
+  authorize(req, options.tokens);
+  const existing = existingPulse(idText, options.queue);
+  return {
+    status: 200,
+    body: { pulse: publicPulse(existing), attempts: options.queue.attempts(existing.id).map(publicAttempt) },
+  };
+}
+
+/** POST /api/pulse/<id>/cancel: 409 when the pulse has finished already. */
+function cancelPulse(req: IncomingMessage, method: string, idText: string, options: ApiOptions): Answer {
+  if (method !== "POST") throw methodNotAllowed(method, ["POST"]);
+  authorize(req, options.tokens);
+  const existing = existingPulse(idText, options.queue);
+  const cancelled = options.queue.cancel(existing.id);
+  if (!cancelled) {
+    throw new ApiError(
+      409,
+      "already_finished",
+      `pulse ${existing.id} is ${existing.status} already; nothing to cancel`,
+      { status: existing.status },
+    );
+  }
+  options.logger.info("pulse cancelled", { pulse: existing.id, was: existing.status });
+  options.onCancel?.(cancelled);
+  return { status: 200, body: { pulse: publicPulse(cancelled) } };
+}
+
+function existingPulse(idText: string, queue: PulseQueue): Pulse {
+  const id = parsePulseId(idText);
+  const existing = queue.get(id);
+  if (!existing) throw new ApiError(404, "not_found", `no pulse ${id}`);
+  return existing;
+}
+
+/** The answer for a failed request; anything unexpected is logged with its stack and shown as 500. */
+function errorAnswer(error: unknown, req: IncomingMessage, logger: Logger): Answer {
+  if (error instanceof ApiError) {
+    return {
+      status: error.status,
+      body: { error: { code: error.code, message: error.message, ...error.extra } },
+      headers: error.headers,
+    };
+  }
+  if (error instanceof InvalidPulse) {
+    return {
+      status: 400,
+      body: { error: { code: "invalid_pulse", message: error.message, field: error.field } },
+    };
+  }
+  if (isBusy(error)) {
+    logger.warn("database locked; answered 503", { path: req.url?.slice(0, 200) });
+    return {
+      status: 503,
+      body: { error: { code: "database_busy", message: "the pulse database is locked; retry shortly" } },
+      headers: { "retry-after": "1" },
+    };
+  }
+  logger.error("internal error in the API", { error: (error as Error).stack ?? String(error) });
+  return {
+    status: 500,
+    body: { error: { code: "internal", message: "internal error; see the daemon log" } },
+  };
+}
+
+function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: Answer): void {
+  for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
+  res.setHeader("content-type", "application/json; charset=utf-8");
+  res.setHeader("cache-control", "no-store");
+  const body = Buffer.from(`${JSON.stringify(answer.body)}\n`);
+  send(res, answer.status, req.method === "HEAD" ? Buffer.alloc(0) : body);
 }

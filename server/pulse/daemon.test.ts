@@ -2,11 +2,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from "node:path";
 import test from "ava";
 import Database from "better-sqlite3";
+import { isRunning } from "../../core/process.js";
 import { callApi, eventually, givenDaemon, givenPulseFixture, installRunner } from "../../testing/pulse.js";
 import { ConfigError } from "./config.js";
 import { PulseDaemon, readDaemonConfig } from "./daemon.js";
 import { openPulseDb } from "./db.js";
-import { PulseQueue, processAlive } from "./queue.js";
+import { PulseQueue } from "./queue.js";
 
 test("a pulse triggered for now runs the runner with run --text <prompt> in the desk and completes", async (t) => {
   const fixture = givenPulseFixture(t);
@@ -261,7 +262,7 @@ const stoppedOnTimeout = test.macro({
     });
     t.regex(failed.last_error ?? "", /timed out after 400 ms/);
     const grandchild = Number(readFileSync(join(fixture.desk, "grandchild.pid"), "utf8"));
-    await eventually("the grandchild to be gone", () => (processAlive(grandchild) ? undefined : true), 5000);
+    await eventually("the grandchild to be gone", () => (isRunning(grandchild) ? undefined : true), 5000);
     t.pass();
   },
   title: (_, prompt) => `a run over PULSE_RUN_TIMEOUT is stopped with its whole process group (${prompt})`,
@@ -322,7 +323,7 @@ test("cancel: a pending pulse never runs; a running one is stopped; a finished o
   const run = await eventually("the run to start", () => fixture.runs().find((r) => r.id === id));
   const stop = await callApi(daemon.url, "POST", `/api/pulse/${id}/cancel`, { token: fixture.token });
   t.is(stop.status, 200);
-  await eventually("the runner to be stopped", () => (processAlive(run.pid) ? undefined : true), 5000);
+  await eventually("the runner to be stopped", () => (isRunning(run.pid) ? undefined : true), 5000);
   t.is(daemon.queue.get(id)?.status, "cancelled");
   t.is((await callApi(daemon.url, "GET", "/api/pulse/999", { token: fixture.token })).status, 404);
 });
@@ -391,7 +392,7 @@ test("a graceful stop releases a long run with its attempt given back; the next 
   const id = answer.body.pulse.id as number;
   const run = await eventually("the run", () => fixture.runs()[0]);
   await daemon.close();
-  t.false(processAlive(run.pid), "the runner was stopped");
+  t.false(isRunning(run.pid), "the runner was stopped");
   const db = openPulseDb(fixture.dbPath, { migrate: false });
   const queue = new PulseQueue(db);
   t.like(queue.get(id), { status: "pending", attempt: 0 });

@@ -19,10 +19,11 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type Database from "better-sqlite3";
+import { UserFacingError } from "../../core/errors.js";
 import { createPulseHandler, type Health } from "./api.js";
 import { type ApiAddress, apiBaseUrl, ConfigReader, checkToken, readApiAddress } from "./config.js";
 import { isBusy, openPulseDb } from "./db.js";
-import { checkRunner, type RunnerCheck, runPulse, stopOrphanRun } from "./executor.js";
+import { checkRunner, type RunnerCheck, type RunResult, runPulse, stopOrphanRun } from "./executor.js";
 import {
   formatKeepaliveSummary,
   type KeepaliveConfig,
@@ -30,8 +31,27 @@ import {
   runKeepalive,
 } from "./keepalive.js";
 import { Logger } from "./log.js";
-import { type Claim, DEFAULT_LEASE_MS, type Pulse, PulseQueue } from "./queue.js";
+import { type Claim, DEFAULT_LEASE_MS, type Pulse, PulseQueue, type RunOutcome } from "./queue.js";
 import { Schedules } from "./schedules.js";
+
+/**
+ * The API cannot listen: the port is taken (a second daemon?) or the host is not an address of this
+ * machine. `svc pulse daemon` exits 1 on it, not 78: the port may be free on the next start.
+ */
+export class ApiListenError extends UserFacingError {
+  constructor(address: ApiAddress, error: NodeJS.ErrnoException) {
+    super(
+      "SVC_LISTEN",
+      `cannot listen on ${address.host}:${address.port}: ${error.code ?? error.message}` +
+        (error.code === "EADDRINUSE"
+          ? "; another process holds the port (a second daemon?): stop it or change PULSE_API_PORT"
+          : error.code === "EADDRNOTAVAIL"
+            ? "; PULSE_API_HOST is not an address of this machine"
+            : ""),
+      { cause: error, data: { code: error.code } },
+    );
+  }
+}
 
 /** The daemon's SQLite busy wait: short, because it blocks the event loop (API, timers) while it lasts. */
 const DAEMON_BUSY_TIMEOUT_MS = 250;
@@ -243,19 +263,7 @@ export class PulseDaemon {
     });
     this.address = await new Promise<AddressInfo>((resolve, reject) => {
       server.once("error", (error: NodeJS.ErrnoException) =>
-        reject(
-          Object.assign(
-            new Error(
-              `cannot listen on ${this.config.api.host}:${this.config.api.port}: ${error.code ?? error.message}` +
-                (error.code === "EADDRINUSE"
-                  ? "; another process holds the port (a second daemon?): stop it or change PULSE_API_PORT"
-                  : error.code === "EADDRNOTAVAIL"
-                    ? "; PULSE_API_HOST is not an address of this machine"
-                    : ""),
-            ),
-            { code: error.code },
-          ),
-        ),
+        reject(new ApiListenError(this.config.api, error)),
       );
       server.listen(this.config.api.port, this.config.api.host, () =>
         resolve(server.address() as AddressInfo),
@@ -485,65 +493,55 @@ export class PulseDaemon {
       },
     }).then((result) => {
       this.running.delete(pulse.id);
-      this.withDatabase(() => {
-        if (result.spawnError !== undefined) {
-          // The runner vanished between the check and the spawn: not the pulse's fault.
-          this.queue.release(claim, `runner could not start (${result.spawnError})`, true);
-          this.logger.warn("runner could not start; pulse waits", {
-            pulse: pulse.id,
-            error: result.spawnError,
-          });
-          return;
-        }
-        if (run.stopping === "shutdown") {
-          this.queue.release(claim, "daemon stopped during the run", true);
-          this.logger.info("pulse released at shutdown", { pulse: pulse.id });
-          return;
-        }
-        if (run.stopping !== undefined) {
-          this.logger.info("pulse run stopped", { pulse: pulse.id, why: run.stopping });
-          return;
-        }
-        const outcome =
-          result.exitCode === 0 && !result.timedOut
-            ? ({ kind: "completed", exitCode: 0, outputTail: result.outputTail } as const)
-            : ({
-                kind: "failed",
-                exitCode: result.exitCode,
-                signal: result.signal,
-                outputTail: result.outputTail,
-                error: result.timedOut
-                  ? `timed out after ${this.config.runTimeoutMs} ms`
-                  : result.signal
-                    ? `killed by ${result.signal}`
-                    : `exited with ${result.exitCode}`,
-              } as const);
-        const recorded = this.queue.finish(claim, outcome);
-        const after = this.queue.get(pulse.id);
-        const fields = {
-          pulse: pulse.id,
-          attempt: pulse.attempt,
-          exit_code: result.exitCode,
-          signal: result.signal,
-          duration_ms: result.durationMs,
-          status: after?.status,
-        };
-        if (!recorded) this.logger.warn("run ended after its lease was lost; result not recorded", fields);
-        else if (outcome.kind === "completed") this.logger.info("pulse completed", fields);
-        else if (after?.status === "failed")
-          this.logger.alert(`pulse:${pulse.id}`, "pulse failed for good", {
-            ...fields,
-            error: outcome.error,
-          });
-        else
-          this.logger.warn("pulse run failed; will retry", {
-            ...fields,
-            error: outcome.error,
-            next_run_at: after?.run_at,
-          });
-      });
+      this.withDatabase(() => this.recordRunEnd(run, result));
       this.scheduleTick(0);
     });
+  }
+
+  /** Records how a run ended: released when it never started or the daemon stopped, else finished. */
+  private recordRunEnd(run: Running, result: RunResult): void {
+    const { claim } = run;
+    const pulse = claim.pulse;
+    if (result.spawnError !== undefined) {
+      // The runner vanished between the check and the spawn: not the pulse's fault.
+      this.queue.release(claim, `runner could not start (${result.spawnError})`, true);
+      this.logger.warn("runner could not start; pulse waits", { pulse: pulse.id, error: result.spawnError });
+      return;
+    }
+    if (run.stopping === "shutdown") {
+      this.queue.release(claim, "daemon stopped during the run", true);
+      this.logger.info("pulse released at shutdown", { pulse: pulse.id });
+      return;
+    }
+    if (run.stopping !== undefined) {
+      this.logger.info("pulse run stopped", { pulse: pulse.id, why: run.stopping });
+      return;
+    }
+    const outcome = runOutcome(result, this.config.runTimeoutMs);
+    const recorded = this.queue.finish(claim, outcome);
+    this.logRunEnd(pulse, result, outcome, recorded);
+  }
+
+  private logRunEnd(pulse: Pulse, result: RunResult, outcome: RunOutcome, recorded: boolean): void {
+    const after = this.queue.get(pulse.id);
+    const fields = {
+      pulse: pulse.id,
+      attempt: pulse.attempt,
+      exit_code: result.exitCode,
+      signal: result.signal,
+      duration_ms: result.durationMs,
+      status: after?.status,
+    };
+    if (!recorded) this.logger.warn("run ended after its lease was lost; result not recorded", fields);
+    else if (outcome.kind === "completed") this.logger.info("pulse completed", fields);
+    else if (after?.status === "failed")
+      this.logger.alert(`pulse:${pulse.id}`, "pulse failed for good", { ...fields, error: outcome.error });
+    else
+      this.logger.warn("pulse run failed; will retry", {
+        ...fields,
+        error: outcome.error,
+        next_run_at: after?.run_at,
+      });
   }
 
   /** Stops a running pulse's process group (cancel, lost lease, shutdown). */
@@ -618,4 +616,22 @@ export class PulseDaemon {
     this.db.close();
     this.logger.info("pulse daemon stopped");
   }
+}
+
+/** A finished run as the queue records it: completed only for exit 0 within the time limit. */
+function runOutcome(result: RunResult, runTimeoutMs: number): RunOutcome {
+  if (result.exitCode === 0 && !result.timedOut) {
+    return { kind: "completed", exitCode: 0, outputTail: result.outputTail };
+  }
+  return {
+    kind: "failed",
+    exitCode: result.exitCode,
+    signal: result.signal,
+    outputTail: result.outputTail,
+    error: result.timedOut
+      ? `timed out after ${runTimeoutMs} ms`
+      : result.signal
+        ? `killed by ${result.signal}`
+        : `exited with ${result.exitCode}`,
+  };
 }

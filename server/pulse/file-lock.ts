@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import { open, readFile, rm, stat, unlink, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
+import { isRunning } from "../../core/process.js";
 import { formatDuration } from "./format-duration.js";
 
 export interface LockHolder {
@@ -93,15 +94,6 @@ async function inspectLock(path: string): Promise<LockState | undefined> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFile, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
+import { isObject } from "../../core/checks.js";
 import { writeFileAtomically } from "./atomic-file.js";
 import { acquireLock, type HeldLock, type LockOptions, LockWaitTimeoutError } from "./file-lock.js";
 import { formatDuration } from "./format-duration.js";
@@ -34,10 +35,6 @@ const STYLE_KEYS = {
 const ACCEPTED =
   'expected {"accessToken", "refreshToken", "expiresAt": <epoch ms>} or {"access_token", "refresh_token", ' +
   '"expires_at": <epoch s>}, at the top level or under one key such as "claudeAiOauth"';
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function holdsToken(value: unknown): value is Record<string, unknown> {
   return isObject(value) && ("accessToken" in value || "access_token" in value);
 }

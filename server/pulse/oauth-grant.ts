@@ -3,10 +3,10 @@
  * (§5.1 success, §5.2 error). No token reaches a message: every text is passed through the caller's
  * redactor, and parse errors name fields, never values.
  */
+import { isObject } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import { HttpClient, type HttpResponse } from "../../core/http.js";
 import type { OauthConfig } from "./oauth.js";
-import { isObject } from "./oauth-credentials.js";
 import { InvalidGrantError, OauthError } from "./oauth-errors.js";
 import type { Redactor } from "./redact.js";
 

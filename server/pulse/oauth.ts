@@ -28,6 +28,7 @@
  * I/O are in oauth-credentials.ts, the grant in oauth-grant.ts, the lock in file-lock.ts, the errors in
  * oauth-errors.ts and the redaction in redact.ts.
  */
+import { isLoopbackHost } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import type { ConfigReader } from "./config.js";
 import type { LockHolder } from "./file-lock.js";
@@ -76,8 +77,6 @@ export interface OauthConfig {
   readonly httpTimeoutMs: number;
 }
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
 /**
  * `OAUTH_CREDENTIALS_FILE`, `OAUTH_TOKEN_ENDPOINT` (https, or http on loopback), `OAUTH_CLIENT_ID` (required);
  * `OAUTH_CLIENT_SECRET`, `OAUTH_SCOPE`, `OAUTH_CREDENTIALS_KEY`, `OAUTH_REFRESH_THRESHOLD` (default 6h),
@@ -105,9 +104,9 @@ export function readOauthConfig(reader: ConfigReader): OauthConfig {
       );
     }
     if (url !== undefined) {
-      if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) {
+      if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
         reader.problems.push(
-          `OAUTH_TOKEN_ENDPOINT must be an https URL (plain http only on 127.0.0.1, localhost or [::1]): refresh tokens travel in the request`,
+          `OAUTH_TOKEN_ENDPOINT must be an https URL (plain http only on loopback: 127.0.0.0/8, localhost or [::1]): refresh tokens travel in the request`,
         );
       } else if (url.username !== "" || url.password !== "" || url.hash !== "") {
         reader.problems.push(

@@ -19,6 +19,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import { backoffMs } from "../../core/backoff.js";
+import { isRunning } from "../../core/process.js";
 import { type NewPulse, type Priority, priorityRank } from "./pulse-input.js";
 
 export type PulseStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
@@ -113,14 +114,120 @@ function newToken(): string {
   return randomBytes(16).toString("hex");
 }
 
-/** True if a process with this pid exists on this host (EPERM: it exists but belongs to someone else). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+/** Adding, reading and cancelling pulses. */
+function recordStatements(db: Database.Database) {
+  return {
+    insert: db.prepare(
+      `INSERT INTO pulses (prompt, source, priority, priority_rank, status, scheduled_at, run_at, dedup_key,
+         max_attempts, created_at, updated_at, backfilled)
+       VALUES (@prompt, @source, @priority, @rank, 'pending', @scheduledAt, @runAt, @dedupKey, @maxAttempts,
+         @now, @now, @backfilled)
+       ON CONFLICT (dedup_key) DO NOTHING
+       RETURNING *`,
+    ),
+    byDedupKey: db.prepare("SELECT * FROM pulses WHERE dedup_key = ?"),
+    byId: db.prepare("SELECT * FROM pulses WHERE id = ?"),
+    cancel: db.prepare(
+      `UPDATE pulses SET status = 'cancelled', finished_at = @now, updated_at = @now,
+         last_error = 'cancelled by request', lease_token = NULL, lease_until = NULL
+       WHERE id = @id AND status IN ('pending', 'processing')
+       RETURNING *`,
+    ),
+    attempts: db.prepare(
+      `SELECT attempt, owner, started_at, finished_at, outcome, exit_code, signal, duration_ms, output_tail, error
+       FROM pulse_attempts WHERE pulse_id = ? ORDER BY id`,
+    ),
+    counts: db.prepare(
+      `SELECT
+         (SELECT count(*) FROM pulses WHERE status = 'pending') AS pending,
+         (SELECT count(*) FROM pulses WHERE status = 'pending' AND run_at <= @now) AS due,
+         (SELECT count(*) FROM pulses WHERE status = 'processing') AS processing,
+         (SELECT count(*) FROM pulses WHERE status = 'failed' AND finished_at >= @now - 86400000) AS failed24h,
+         (SELECT min(run_at) FROM pulses WHERE status = 'pending' AND run_at <= @now) AS oldestDue,
+         (SELECT max(finished_at) FROM pulses WHERE status = 'completed') AS lastCompleted`,
+    ),
+  };
+}
+
+/** A run: its claim, its lease and its attempt row. */
+function runStatements(db: Database.Database) {
+  return {
+    claim: db.prepare(
+      `UPDATE pulses SET status = 'processing', attempt = attempt + 1, claimed_at = @now, executed_at = @nowText,
+         lease_until = @leaseUntil, lease_token = @token, owner = @owner, runner_pid = NULL, updated_at = @now
+       WHERE id = (SELECT id FROM pulses WHERE status = 'pending' AND run_at <= @now
+                   ORDER BY priority_rank, run_at, id LIMIT 1)
+         AND status = 'pending'
+       RETURNING *`,
+    ),
+    attemptStart: db.prepare(
+      `INSERT INTO pulse_attempts (pulse_id, attempt, lease_token, owner, started_at)
+       VALUES (?, ?, ?, ?, ?)`,
+    ),
+    attemptEnd: db.prepare(
+      `UPDATE pulse_attempts SET finished_at = @now, outcome = @outcome, exit_code = @exitCode, signal = @signal,
+         duration_ms = @now - started_at, output_tail = @outputTail, error = @error
+       WHERE lease_token = @token AND finished_at IS NULL`,
+    ),
+    renew: db.prepare(
+      `UPDATE pulses SET lease_until = @leaseUntil, updated_at = @now
+       WHERE id = @id AND lease_token = @token AND status = 'processing'`,
+    ),
+    setPid: db.prepare(
+      "UPDATE pulses SET runner_pid = @pid WHERE id = @id AND lease_token = @token AND status = 'processing'",
+    ),
+  };
+}
+
+/** How a run ends: fenced on the lease token, so a run that lost its lease changes nothing. */
+function endStatements(db: Database.Database) {
+  return {
+    complete: db.prepare(
+      `UPDATE pulses SET status = 'completed', finished_at = @now, updated_at = @now, exit_code = @exitCode,
+         signal = NULL, output_tail = @outputTail, last_error = NULL, lease_token = NULL, lease_until = NULL
+       WHERE id = @id AND lease_token = @token AND status = 'processing'`,
+    ),
+    fail: db.prepare(
+      `UPDATE pulses SET status = 'failed', finished_at = @now, updated_at = @now, exit_code = @exitCode,
+         signal = @signal, output_tail = @outputTail, last_error = @error, lease_token = NULL, lease_until = NULL
+       WHERE id = @id AND lease_token = @token AND status = 'processing'`,
+    ),
+    retry: db.prepare(
+      `UPDATE pulses SET status = 'pending', run_at = @runAt, updated_at = @now, exit_code = @exitCode,
+         signal = @signal, output_tail = @outputTail, last_error = @error, lease_token = NULL, lease_until = NULL,
+         owner = NULL, runner_pid = NULL
+       WHERE id = @id AND lease_token = @token AND status = 'processing'`,
+    ),
+    release: db.prepare(
+      `UPDATE pulses SET status = 'pending', attempt = attempt - @refund, updated_at = @now, last_error = @error,
+         lease_token = NULL, lease_until = NULL, owner = NULL, runner_pid = NULL
+       WHERE id = @id AND lease_token = @token AND status = 'processing'`,
+    ),
+  };
+}
+
+/** Recovering expired and orphaned leases, and the daemons that hold them. */
+function recoveryStatements(db: Database.Database) {
+  return {
+    expired: db.prepare("SELECT * FROM pulses WHERE status = 'processing' AND lease_until < ? ORDER BY id"),
+    heldBy: db.prepare("SELECT * FROM pulses WHERE status = 'processing' AND owner = ?"),
+    processingOwners: db.prepare(
+      "SELECT DISTINCT owner FROM pulses WHERE status = 'processing' AND owner IS NOT NULL",
+    ),
+    recover: db.prepare(
+      `UPDATE pulses SET status = CASE WHEN attempt >= max_attempts THEN 'failed' ELSE 'pending' END,
+         finished_at = CASE WHEN attempt >= max_attempts THEN @now ELSE NULL END,
+         run_at = @now, updated_at = @now, last_error = @error, lease_token = NULL, lease_until = NULL,
+         owner = NULL, runner_pid = NULL
+       WHERE id = @id AND lease_token = @token AND status = 'processing'`,
+    ),
+    daemon: db.prepare("SELECT * FROM daemons WHERE owner = ?"),
+    registerDaemon: db.prepare(
+      "INSERT OR REPLACE INTO daemons (owner, host, pid, started_at, seen_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+    touchDaemon: db.prepare("UPDATE daemons SET seen_at = ? WHERE owner = ?"),
+    removeDaemon: db.prepare("DELETE FROM daemons WHERE owner = ?"),
+  };
 }
 
 export class PulseQueue {
@@ -143,98 +250,10 @@ export class PulseQueue {
     this.retryCapMs = options.retryCapMs ?? 30 * 60_000;
     this.ownerStaleMs = options.ownerStaleMs ?? 90_000;
     this.statements = {
-      insert: db.prepare(
-        `INSERT INTO pulses (prompt, source, priority, priority_rank, status, scheduled_at, run_at, dedup_key,
-           max_attempts, created_at, updated_at, backfilled)
-         VALUES (@prompt, @source, @priority, @rank, 'pending', @scheduledAt, @runAt, @dedupKey, @maxAttempts,
-           @now, @now, @backfilled)
-         ON CONFLICT (dedup_key) DO NOTHING
-         RETURNING *`,
-      ),
-      byDedupKey: db.prepare("SELECT * FROM pulses WHERE dedup_key = ?"),
-      byId: db.prepare("SELECT * FROM pulses WHERE id = ?"),
-      claim: db.prepare(
-        `UPDATE pulses SET status = 'processing', attempt = attempt + 1, claimed_at = @now, executed_at = @nowText,
-           lease_until = @leaseUntil, lease_token = @token, owner = @owner, runner_pid = NULL, updated_at = @now
-         WHERE id = (SELECT id FROM pulses WHERE status = 'pending' AND run_at <= @now
-                     ORDER BY priority_rank, run_at, id LIMIT 1)
-           AND status = 'pending'
-         RETURNING *`,
-      ),
-      attemptStart: db.prepare(
-        `INSERT INTO pulse_attempts (pulse_id, attempt, lease_token, owner, started_at)
-         VALUES (?, ?, ?, ?, ?)`,
-      ),
-      attemptEnd: db.prepare(
-        `UPDATE pulse_attempts SET finished_at = @now, outcome = @outcome, exit_code = @exitCode, signal = @signal,
-           duration_ms = @now - started_at, output_tail = @outputTail, error = @error
-         WHERE lease_token = @token AND finished_at IS NULL`,
-      ),
-      renew: db.prepare(
-        `UPDATE pulses SET lease_until = @leaseUntil, updated_at = @now
-         WHERE id = @id AND lease_token = @token AND status = 'processing'`,
-      ),
-      setPid: db.prepare(
-        "UPDATE pulses SET runner_pid = @pid WHERE id = @id AND lease_token = @token AND status = 'processing'",
-      ),
-      complete: db.prepare(
-        `UPDATE pulses SET status = 'completed', finished_at = @now, updated_at = @now, exit_code = @exitCode,
-           signal = NULL, output_tail = @outputTail, last_error = NULL, lease_token = NULL, lease_until = NULL
-         WHERE id = @id AND lease_token = @token AND status = 'processing'`,
-      ),
-      fail: db.prepare(
-        `UPDATE pulses SET status = 'failed', finished_at = @now, updated_at = @now, exit_code = @exitCode,
-           signal = @signal, output_tail = @outputTail, last_error = @error, lease_token = NULL, lease_until = NULL
-         WHERE id = @id AND lease_token = @token AND status = 'processing'`,
-      ),
-      retry: db.prepare(
-        `UPDATE pulses SET status = 'pending', run_at = @runAt, updated_at = @now, exit_code = @exitCode,
-           signal = @signal, output_tail = @outputTail, last_error = @error, lease_token = NULL, lease_until = NULL,
-           owner = NULL, runner_pid = NULL
-         WHERE id = @id AND lease_token = @token AND status = 'processing'`,
-      ),
-      release: db.prepare(
-        `UPDATE pulses SET status = 'pending', attempt = attempt - @refund, updated_at = @now, last_error = @error,
-           lease_token = NULL, lease_until = NULL, owner = NULL, runner_pid = NULL
-         WHERE id = @id AND lease_token = @token AND status = 'processing'`,
-      ),
-      cancel: db.prepare(
-        `UPDATE pulses SET status = 'cancelled', finished_at = @now, updated_at = @now,
-           last_error = 'cancelled by request', lease_token = NULL, lease_until = NULL
-         WHERE id = @id AND status IN ('pending', 'processing')
-         RETURNING *`,
-      ),
-      expired: db.prepare("SELECT * FROM pulses WHERE status = 'processing' AND lease_until < ? ORDER BY id"),
-      heldBy: db.prepare("SELECT * FROM pulses WHERE status = 'processing' AND owner = ?"),
-      processingOwners: db.prepare(
-        "SELECT DISTINCT owner FROM pulses WHERE status = 'processing' AND owner IS NOT NULL",
-      ),
-      recover: db.prepare(
-        `UPDATE pulses SET status = CASE WHEN attempt >= max_attempts THEN 'failed' ELSE 'pending' END,
-           finished_at = CASE WHEN attempt >= max_attempts THEN @now ELSE NULL END,
-           run_at = @now, updated_at = @now, last_error = @error, lease_token = NULL, lease_until = NULL,
-           owner = NULL, runner_pid = NULL
-         WHERE id = @id AND lease_token = @token AND status = 'processing'`,
-      ),
-      daemon: db.prepare("SELECT * FROM daemons WHERE owner = ?"),
-      registerDaemon: db.prepare(
-        "INSERT OR REPLACE INTO daemons (owner, host, pid, started_at, seen_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      touchDaemon: db.prepare("UPDATE daemons SET seen_at = ? WHERE owner = ?"),
-      removeDaemon: db.prepare("DELETE FROM daemons WHERE owner = ?"),
-      attempts: db.prepare(
-        `SELECT attempt, owner, started_at, finished_at, outcome, exit_code, signal, duration_ms, output_tail, error
-         FROM pulse_attempts WHERE pulse_id = ? ORDER BY id`,
-      ),
-      counts: db.prepare(
-        `SELECT
-           (SELECT count(*) FROM pulses WHERE status = 'pending') AS pending,
-           (SELECT count(*) FROM pulses WHERE status = 'pending' AND run_at <= @now) AS due,
-           (SELECT count(*) FROM pulses WHERE status = 'processing') AS processing,
-           (SELECT count(*) FROM pulses WHERE status = 'failed' AND finished_at >= @now - 86400000) AS failed24h,
-           (SELECT min(run_at) FROM pulses WHERE status = 'pending' AND run_at <= @now) AS oldestDue,
-           (SELECT max(finished_at) FROM pulses WHERE status = 'completed') AS lastCompleted`,
-      ),
+      ...recordStatements(db),
+      ...runStatements(db),
+      ...endStatements(db),
+      ...recoveryStatements(db),
     };
   }
 
@@ -440,7 +459,7 @@ export class PulseQueue {
             | undefined;
           const gone =
             daemon === undefined ||
-            (daemon.host === hostname() && !processAlive(daemon.pid)) ||
+            (daemon.host === hostname() && !isRunning(daemon.pid)) ||
             now - daemon.seen_at > this.ownerStaleMs;
           if (!gone) continue;
           for (const pulse of this.statements.heldBy.all(owner) as Pulse[]) {

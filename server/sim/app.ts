@@ -12,6 +12,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import type { Socket } from "node:net";
 import { send, serve } from "micro";
 import { SIM_STATUSES } from "../../backends/sim/schema.js";
+import { NO_BODY, type ReceivedBody, readRequestBody } from "../../core/request-body.js";
 import { RateLimiter } from "./rate-limit.js";
 import type { AuditRow, SimStore } from "./store.js";
 import {
@@ -101,67 +102,6 @@ function methodNotAllowed(method: string, allowed: readonly string[]): Reply {
     { allowed },
     { allow: allowed.join(", ") },
   );
-}
-
-interface ReceivedBody {
-  readonly bytes: Buffer;
-  readonly tooLarge: boolean;
-  /** The client sent more than we were willing to read; the connection must be closed after answering. */
-  readonly abandoned: boolean;
-}
-
-/**
- * Reads the whole body, keeping at most about `MAX_BODY_BYTES`. Past `MAX_DRAIN_BYTES` it stops reading and
- * leaves the request paused rather than destroyed: destroying it would take the socket down before the 413
- * is written.
- */
-const NO_BODY: ReceivedBody = { bytes: Buffer.alloc(0), tooLarge: false, abandoned: false };
-
-function readBody(req: IncomingMessage): Promise<ReceivedBody> {
-  // Most requests (GET, DELETE) have no body; waiting for their `end` event costs a turn of the event loop.
-  if (req.headers["transfer-encoding"] === undefined && (req.headers["content-length"] ?? "0") === "0") {
-    return Promise.resolve(NO_BODY);
-  }
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_DRAIN_BYTES) {
-    req.pause();
-    return Promise.resolve({ bytes: Buffer.alloc(0), tooLarge: true, abandoned: true });
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const stop = () => {
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      req.off("close", onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total <= MAX_BODY_BYTES + chunk.length) chunks.push(chunk);
-      if (total > MAX_DRAIN_BYTES) {
-        stop();
-        req.pause();
-        resolve({ bytes: Buffer.concat(chunks), tooLarge: true, abandoned: true });
-      }
-    };
-    const onEnd = () => {
-      stop();
-      resolve({ bytes: Buffer.concat(chunks), tooLarge: total > MAX_BODY_BYTES, abandoned: false });
-    };
-    const onError = (error: Error) => {
-      stop();
-      reject(error);
-    };
-    const onClose = () => {
-      stop();
-      reject(new Error("the client closed the connection before the end of the request body"));
-    };
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", onError);
-    req.on("close", onClose);
-  });
 }
 
 /** The first `AUDIT_BODY_CHARS` characters (code points, so a surrogate pair is never split) of the body. */
@@ -468,10 +408,10 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
     const agent = agentOf(req);
     // Captured before anything can detach it: the response lets go of the socket when it finishes.
     const socket = req.socket;
-    let received: ReceivedBody = { bytes: Buffer.alloc(0), tooLarge: false, abandoned: false };
+    let received: ReceivedBody = NO_BODY;
     let reply: Reply;
     try {
-      received = await readBody(req);
+      received = await readRequestBody(req, { keepBytes: MAX_BODY_BYTES, drainBytes: MAX_DRAIN_BYTES });
       reply = answer(routes, limiter, req, received, agent);
     } catch (error) {
       logError(

@@ -1,7 +1,8 @@
 /**
- * The servers a benchmark measures run as child processes, so they get their own event loop and the load
- * generator's work is not counted against them. Each announces its URL on stderr; `stop()` signals that one
- * pid and waits for it to exit, escalating to SIGKILL if it does not within the grace period.
+ * Servers the scripts start as child processes (`npm run demo`, the benchmarks, where a measured server gets
+ * its own event loop and the load generator's work is not counted against it). Each announces its URL on
+ * stderr; `stop()` signals that one pid and waits for it to exit, escalating to SIGKILL if it does not
+ * within the grace period.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 

@@ -1,0 +1,40 @@
+/**
+ * core/errors.ts: `shellWord`, the one quoting of every command svc prints for the user to run. Each word
+ * is checked against a real shell too: `sh -c 'printf %s <word>'` must print the text unchanged.
+ */
+import { execFileSync } from "node:child_process";
+import test from "ava";
+import { shellWord } from "./errors.js";
+
+const CASES: readonly [text: string, word: string][] = [
+  ["/tmp/svc-e2e-x/work/big", "/tmp/svc-e2e-x/work/big"],
+  ["issues/0002.md", "issues/0002.md"],
+  ["issues/00[1-2]*", "'issues/00[1-2]*'"],
+  ["pages/*", "'pages/*'"],
+  ["", "''"],
+  ["Keep NOTES.md out of svc", '"Keep NOTES.md out of svc"'],
+  ["my notes.txt", '"my notes.txt"'],
+  ["it's", `"it's"`],
+  ["issues/it's $HOME.md", `'issues/it'\\''s $HOME.md'`],
+  ['say "hi"', `'say "hi"'`],
+  ["a `b`", "'a `b`'"],
+  ["back\\slash", "'back\\slash'"],
+  ["wow!", "'wow!'"],
+  ["two\nlines", "'two\nlines'"],
+  ["~/x", "'~/x'"],
+  ["a;b|c&d", "'a;b|c&d'"],
+];
+
+test("shellWord: plain words as they are, prose in double quotes, anything else in single quotes", (t) => {
+  for (const [text, word] of CASES) t.is(shellWord(text), word, JSON.stringify(text));
+});
+
+test("shellWord's words are read back by a real shell as the text", (t) => {
+  for (const [text] of CASES) {
+    const echoed = execFileSync("sh", ["-c", `printf %s ${shellWord(text)}`], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+    });
+    t.is(echoed, text, JSON.stringify(text));
+  }
+});
