@@ -66,6 +66,8 @@ export interface FieldLimit {
   readonly maxItems?: number;
   /** A list entry's longest length; entries must not be blank. */
   readonly maxItemLength?: number;
+  /** List entries may not start with this: the server gives such entries another meaning (`why`). */
+  readonly reservedPrefix?: { readonly prefix: string; readonly why: string };
 }
 
 export interface RecordSchema {

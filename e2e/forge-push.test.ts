@@ -281,3 +281,21 @@ test("issues disabled on the repository: the clone says so (410)", async (t) => 
   t.not(clone.code, 0);
   t.regex(clone.stderr, /issues are disabled on acme\/widgets \(410\)/);
 });
+
+test("a label starting with status/ is refused before any write: it is the status on the forge", async (t) => {
+  const { forge, env } = await givenForgeClone(t);
+  editWorkFile(env, "d", issuePath(3), (text) => setField(text, "labels", "[bug, status/blocked]"));
+  await commitAll(t, env, "d", "Blocked");
+  const from = forge.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.not(push.code, 0);
+  t.regex(
+    push.stderr,
+    /issues\/0003\.md: field `labels` has the entry status\/blocked: labels starting with status\/ are the status on the forge/,
+  );
+  t.regex(
+    push.stderr,
+    /git commit -am "Fix issues\/0003\.md" && git push|git add issues\/0003\.md && git commit -m "Fix issues\/0003\.md" && git push/,
+  );
+  t.deepEqual(forgeWrites(forge, from), []);
+});

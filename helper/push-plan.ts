@@ -143,6 +143,10 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
     } else if (Array.isArray(value)) {
       if (limit.maxItems !== undefined && value.length > limit.maxItems)
         over(`field \`${spec.name}\` has ${count(value.length)} entries`, `${count(limit.maxItems)}`);
+      const reserved = limit.reservedPrefix;
+      const claimed = reserved && value.find((item) => item.startsWith(reserved.prefix));
+      if (reserved && claimed !== undefined)
+        problems.push(`field \`${spec.name}\` has the entry ${claimed}: ${reserved.why}`);
       const long = limit.maxItemLength;
       const bad = value.find((item) => item.trim() === "" || (long !== undefined && item.length > long));
       if (bad !== undefined) {

@@ -39,7 +39,16 @@ export const FORGE_SCHEMA: RecordSchema = {
     field("title", "string", { required: true, limit: { maxLength: 256, nonBlank: true } }),
     field("status", "string", { allowed: FORGE_STATUSES }),
     // Label names are at most 50 characters on the forge; an issue carries at most 100 labels.
-    field("labels", "string-list", { limit: { maxItems: 100, maxItemLength: 50 } }),
+    field("labels", "string-list", {
+      limit: {
+        maxItems: 100,
+        maxItemLength: 50,
+        reservedPrefix: {
+          prefix: "status/",
+          why: "labels starting with status/ are the status on the forge; remove it from labels and set status: instead",
+        },
+      },
+    }),
     // An issue has at most 10 assignees.
     field("assignees", "string-list", { limit: { maxItems: 10, maxItemLength: 39 } }),
     field("created_at", "timestamp", { serverControlled: true, required: true }),
