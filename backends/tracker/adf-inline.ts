@@ -50,8 +50,13 @@ function escapeText(text: string, atLineStart: boolean): string {
 function codeSpan(text: string): string {
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longest + 1);
-  const pad = text.startsWith("`") || text.endsWith("`") || (/^ .* $/.test(text) && /[^ ]/.test(text));
+  const pad = text.startsWith("`") || text.endsWith("`") || strippedByCodeSpan(text);
   return pad ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
+}
+
+/** CommonMark takes one space off each end of a code span that starts and ends with one and is not all spaces. */
+function strippedByCodeSpan(text: string): boolean {
+  return text.length >= 2 && text.startsWith(" ") && text.endsWith(" ") && /[^ ]/.test(text);
 }
 
 function linkDestination(href: string): string {
@@ -240,7 +245,7 @@ function readCodeSpan(source: string, i: number): { tokens: Token[]; next: numbe
   }
   if (close === -1) return text(fence, end);
   let body = source.slice(end, close).replace(/\n/g, " ");
-  if (/^ .* $/.test(body) && /[^ ]/.test(body)) body = body.slice(1, -1);
+  if (strippedByCodeSpan(body)) body = body.slice(1, -1);
   return { tokens: [{ kind: "code", text: body }], next: close + fence.length };
 }
 

@@ -232,11 +232,12 @@ function parseMarkdown(markdown: string): AdfNode[] {
 
 const BLANK = /^[ \t]*$/;
 const FENCE_OPEN = /^(`{3,}|~{3,})[ \t]*([^`]*?)[ \t]*$/;
-const HEADING = /^(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
+// The `s` flag: without it `.` stops at U+2028 and U+2029, which text may hold (lines split at `\n` only).
+const HEADING = /^(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/s;
 const RULE = /^ {0,3}([-*_])[ \t]*(?:\1[ \t]*){2,}$/;
 const QUOTE = /^ {0,3}>/;
 const LIST_MARKER = /^(?:([-+*])|\d{1,9}([.)]))(?:[ \t]+|$)/;
-const SEPARATOR = /^<!--.*-->[ \t]*$/;
+const SEPARATOR = /^<!--.*-->[ \t]*$/s;
 
 interface Parsed {
   readonly node: AdfNode | undefined;
