@@ -86,7 +86,10 @@ function isNode(value: unknown): value is AdfNode {
 
 function isCanonicalDoc(doc: AdfNode): doc is AdfDoc {
   const { type, version, content, ...rest } = doc as AdfNode & { version?: unknown };
-  return type === "doc" && version === 1 && Array.isArray(content) && content.length > 0 && isEmpty(rest);
+  const blocks = nodeList(content);
+  // A block of type `doc` would read back as the whole document: such a document is one fence.
+  const blocksOk = blocks !== undefined && blocks.length > 0 && blocks.every((block) => block.type !== "doc");
+  return type === "doc" && version === 1 && blocksOk && isEmpty(rest);
 }
 
 function isEmpty(object: object): boolean {
@@ -97,30 +100,38 @@ function fence(node: unknown): string {
   return `\`\`\`adf\n${JSON.stringify(node)}\n\`\`\``;
 }
 
-/** One block as Markdown, or as an ```adf fence when its Markdown would not parse back to it exactly. */
-function renderBlock(node: unknown): string {
-  const markdown = isNode(node) ? renderMarkdownForm(node) : undefined;
+/**
+ * One block as Markdown, or as an ```adf fence when its Markdown would not parse back to it exactly. Only a
+ * node can be a fence (a fence holding `5` would not parse): a container of anything else is fenced whole.
+ */
+function renderBlock(node: AdfNode): string {
+  const markdown = renderMarkdownForm(node);
   if (markdown !== undefined && isDeepStrictEqual(parseMarkdown(markdown), [node])) return markdown;
   return fence(node);
 }
 
+/** `value` if it is a list of nodes, else `undefined`. */
+function nodeList(value: unknown): readonly AdfNode[] | undefined {
+  return Array.isArray(value) && value.every(isNode) ? value : undefined;
+}
+
 /** The Markdown a node would have, or `undefined` where Markdown has no form for it. */
 function renderMarkdownForm(node: AdfNode): string | undefined {
-  const content = Array.isArray(node.content) ? node.content : undefined;
+  const content = nodeList(node.content);
   switch (node.type) {
     case "paragraph":
       return content && content.length > 0 ? renderInline(content) : undefined;
     case "heading": {
       const level = node.attrs?.level;
       const inline = content && content.length > 0 ? renderInline(content) : undefined;
-      if (typeof level !== "number" || inline === undefined || inline.includes("\n")) return undefined;
+      if (!isHeadingLevel(level) || inline === undefined || inline.includes("\n")) return undefined;
       return `${"#".repeat(level)} ${inline}`;
     }
     case "bulletList":
     case "orderedList":
       return content && content.length > 0 ? renderList(node, content) : undefined;
     case "codeBlock":
-      return renderCodeBlock(node);
+      return content && renderCodeBlock(node, content);
     case "blockquote":
       return content && prefixLines(joinBlocks(content.map(renderBlock), "loose"), () => "> ");
     case "rule":
@@ -130,27 +141,33 @@ function renderMarkdownForm(node: AdfNode): string | undefined {
   }
 }
 
+function isHeadingLevel(level: unknown): level is number {
+  return typeof level === "number" && Number.isInteger(level) && level >= 1 && level <= 6;
+}
+
 function renderList(node: AdfNode, items: readonly AdfNode[]): string | undefined {
   const order = node.attrs?.order;
   const start = typeof order === "number" ? order : 1;
   const delimiter = node.attrs === undefined ? ")" : ".";
   if (node.type === "orderedList" && (!Number.isSafeInteger(start) || start < 0)) return undefined;
-  const rendered = items.map((item, index) => {
+  const rendered: string[] = [];
+  for (const [index, item] of items.entries()) {
+    const children = nodeList(item.content);
+    if (children === undefined) return undefined;
     const marker = node.type === "bulletList" ? "-" : `${start + index}${delimiter}`;
-    const children = Array.isArray(item.content) ? item.content.map(renderBlock) : [];
-    const body = joinBlocks(children, "tight");
-    return body === ""
-      ? marker
-      : prefixLines(body, (first) => (first ? `${marker} ` : " ".repeat(marker.length + 1)));
-  });
+    const body = joinBlocks(children.map(renderBlock), "tight");
+    const indent = " ".repeat(marker.length + 1);
+    rendered.push(body === "" ? marker : prefixLines(body, (first) => (first ? `${marker} ` : indent)));
+  }
   return rendered.join("\n");
 }
 
-function renderCodeBlock(node: AdfNode): string | undefined {
+function renderCodeBlock(node: AdfNode, content: readonly AdfNode[]): string | undefined {
   const language = node.attrs?.language;
-  if (language !== undefined && (typeof language !== "string" || !/^[^\s`]+$/.test(language)))
+  if (language !== undefined && (typeof language !== "string" || !/^[^\s`]+$/.test(language))) {
     return undefined;
-  const body = (node.content ?? []).map((child) => child.text ?? "").join("");
+  }
+  const body = content.map((child) => child.text ?? "").join("");
   const longest = Math.max(2, ...(body.match(/`+/g) ?? []).map((run) => run.length));
   const marks = "`".repeat(longest + 1);
   return `${marks}${language ?? ""}\n${body === "" ? "" : `${body}\n`}${marks}`;
