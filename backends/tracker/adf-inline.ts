@@ -8,10 +8,11 @@
  * first), so a text node whose marks come in another order is not written (the parser could only give the
  * canonical order back).
  *
- * Parsing reads what the renderer writes, plus the usual hand edits: `*a*` for em, `__a__` is two em
- * toggles, a soft line break is a space, an unmatched delimiter or bracket is literal text, `_` between two
- * letters or digits is literal (CommonMark's rule for `snake_case`). Delimiters are toggles: `**` switches
- * strong on or off, `_` em, `~~` strike, so `**a****b**` (closing then reopening) means what it says.
+ * Parsing reads what the renderer writes, plus the usual hand edits: `*a*` for em, `__a__` for strong, a
+ * soft line break is a space, an unmatched delimiter or bracket is literal text, `_` between two letters or
+ * digits is literal (CommonMark's rule for `snake_case`). Delimiters are toggles, not CommonMark's
+ * delimiter-run algorithm: `**` switches strong on or off, `_` em, `~~` strike, so `**a****b**` (closing
+ * then reopening) means what it says, and so does whatever order the renderer closes and opens spans in.
  */
 
 import type { AdfMark, AdfNode } from "./adf.js";
@@ -202,12 +203,8 @@ function readToken(source: string, i: number): { tokens: Token[]; next: number }
   if (char === "`") return readCodeSpan(source, i);
   if (char === "[") return { tokens: [{ kind: "linkOpen" }], next: i + 1 };
   if (char === "]" && next === "(") return readLinkClose(source, i) ?? text("]", i + 1);
-  if (char === "*") return readStars(source, i);
+  if (char === "*" || char === "_") return readEmphasisRun(source, i);
   if (char === "~" && next === "~") return toggle("strike", "~~", i + 2);
-  if (char === "_") {
-    const intraword = WORD_CHAR.test(source[i - 1] ?? "") && WORD_CHAR.test(next ?? "");
-    return intraword ? text("_", i + 1) : toggle("em", "_", i + 1);
-  }
   return text(char, i + 1);
 }
 
@@ -223,13 +220,21 @@ function toggle(
   return { tokens: [{ kind: "toggle", mark, raw }], next };
 }
 
-/** A run of `*`: each pair toggles strong, an odd one left over toggles em (CommonMark's `*a*`). */
-function readStars(source: string, i: number): { tokens: Token[]; next: number } {
+/**
+ * A run of `*` or `_`: each pair toggles strong, an odd one left over toggles em (CommonMark's `*a*` and
+ * `__a__`; the renderer writes only `**` and `_`). A run of `_` between two letters or digits is literal.
+ */
+function readEmphasisRun(source: string, i: number): { tokens: Token[]; next: number } {
+  const char = source[i];
   let end = i;
-  while (source[end] === "*") end++;
+  while (source[end] === char) end++;
+  const run = source.slice(i, end);
+  if (char === "_" && WORD_CHAR.test(source[i - 1] ?? "") && WORD_CHAR.test(source[end] ?? ""))
+    return text(run, end);
   const tokens: Token[] = [];
-  for (let n = 0; n + 1 < end - i; n += 2) tokens.push({ kind: "toggle", mark: "strong", raw: "**" });
-  if ((end - i) % 2 === 1) tokens.push({ kind: "toggle", mark: "em", raw: "*" });
+  for (let n = 0; n + 1 < run.length; n += 2)
+    tokens.push({ kind: "toggle", mark: "strong", raw: char + char });
+  if (run.length % 2 === 1) tokens.push({ kind: "toggle", mark: "em", raw: char });
   return { tokens, next: end };
 }
 

@@ -221,6 +221,10 @@ test("hand edits: CRLF, a soft line break, `*em*`, `+` items, snake_case, a stra
     }),
   );
   t.deepEqual(markdownToAdf("call snake_case_name **now"), doc(para(text("call snake_case_name **now"))));
+  t.deepEqual(
+    markdownToAdf("__strong__ and *em*"),
+    doc(para(text("strong", STRONG), text(" and "), text("em", EM))),
+  );
 });
 
 test("hand edits: a paragraph, a list item and a heading added beside fenced nodes", (t) => {
