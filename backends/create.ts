@@ -42,10 +42,11 @@ export async function createBackend(
     // everything before `/forge/projects/`, which keeps a GitHub Enterprise `/api/v3` path.
     const url = new URL(remote.url);
     const root = url.pathname.slice(0, url.pathname.lastIndexOf("/forge/projects/"));
-    const config = { ...forgeConfig(env), baseUrl: `${url.origin}${root}` };
-    const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
-    http.checkEgress(remote.origin);
-    return new ForgeBackend(config, remote.project, http);
+    return ForgeBackend.create(
+      { ...forgeConfig(env), baseUrl: `${url.origin}${root}` },
+      remote.project,
+      agent,
+    );
   }
   throw new UserFacingError(
     "SVC_USAGE",

@@ -194,3 +194,21 @@ test("a Link next URL on another origin is refused before any request to it; red
   t.regex(again.stderr, /never follows redirects/);
   t.is(elsewhere.requests.length, 0);
 });
+
+test("a kept validator whose payload is unreadable is ignored: the fetch asks afresh and works", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.seed("acme/widgets", 20);
+  const env = givenForgeEnv(t, forge);
+  await gitOk(t, env, ["clone", "-q", forgeRemote(forge.url, "acme/widgets"), "d"]);
+  const db = openCacheDb(env, { writable: true });
+  try {
+    t.true((db.prepare("UPDATE validators SET payload = '{not json'").run().changes as number) > 0);
+  } finally {
+    db.close();
+  }
+  forge.editIssue("acme/widgets", 2, { title: "Changed on the forge" });
+  const from = forge.requests.length;
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  t.true(forge.requests.slice(from).every((request) => request.headers["if-none-match"] === undefined));
+  t.regex(readFileSync(join(env.dir, "d", "issues", "0002.md"), "utf8"), /^title: "Changed on the forge"$/m);
+});

@@ -16,13 +16,13 @@ import { type GitEnv, git, gitOk } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
+  FETCH_FIRST,
   issuePath,
   readWorkFile,
   setField,
   writeWorkFile,
 } from "../testing/push.js";
 
-const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
 const REPO = "acme/widgets";
 
 /** A fake forge with three open issues and a clone of it in `d`. */

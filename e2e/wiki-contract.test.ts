@@ -19,7 +19,7 @@ import test, { type ExecutionContext } from "ava";
 import { HttpClient } from "../core/http.js";
 import { givenFakeWiki } from "../testing/fake-wiki.js";
 import { type GitEnv, git, gitOk, givenGitEnv, svc } from "../testing/git.js";
-import { commitAll, readWorkFile, writeWorkFile } from "../testing/push.js";
+import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { pageFileBody, wikiRemote, wikiVars, wikiWrites } from "../testing/wiki.js";
 
 const REAL_VARS = [
@@ -33,7 +33,6 @@ const TITLE_PREFIX = "[svc-test]";
 const DURABLE_LABEL = "svc-durable-fixture";
 /** The label every page a test creates carries, so leftovers can be found (Document 3 test-fixture rule 3). */
 const TEST_LABEL = "svc-test";
-const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
 
 /** Where the checks run: the variables for `svc` and `git`, and the space to use. */
 interface ContractTarget {

@@ -10,11 +10,15 @@ import test, { type ExecutionContext } from "ava";
 import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
 import { type GitEnv, git, gitOk } from "../testing/git.js";
-import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
+import {
+  commitAll,
+  editWorkFile,
+  FETCH_FIRST,
+  readWorkFile,
+  setField,
+  writeWorkFile,
+} from "../testing/push.js";
 import { givenWikiEnv, pageFileBody, wikiRemote, wikiWrites } from "../testing/wiki.js";
-
-/** git's line for a push the helper answered `error refs/heads/main fetch first`. */
-const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
 
 interface PutBody {
   readonly id: string;

@@ -90,6 +90,9 @@ export async function givenRecordingProxy(t: ExecutionContext, target: string): 
 }
 
 /** `issues/0042.md` for id 42. */
+/** git's line for a push the helper answered `error refs/heads/main fetch first`. */
+export const FETCH_FIRST = /! \[rejected\] +main -> main \(fetch first\)/;
+
 export function issuePath(id: number): string {
   return `issues/${String(id).padStart(4, "0")}.md`;
 }

@@ -16,7 +16,7 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import type { HttpClient, HttpResponse } from "../../core/http.js";
+import { HttpClient, type HttpResponse } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import { progress } from "../../core/progress.js";
 import type {
@@ -43,7 +43,7 @@ import {
   QuotaExhaustedError,
   SecondaryLimitError,
 } from "./quota.js";
-import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf, isStatusLabel } from "./schema.js";
+import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf, isStatusLabel, STATUS_LABELS } from "./schema.js";
 
 /** The most the forge serves per result page. */
 const PER_PAGE = 100;
@@ -53,12 +53,26 @@ const API_VERSION = "2022-11-28";
 export const CLOSED_NOTE = "closed as not planned; it stays as status wont_fix";
 
 interface Answer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  /** The JSON of a 200/201, or of the kept answer a 304 stands for. */
-  readonly value: unknown;
+  /** The server's answer: 200, a 304 for a kept answer, or a refusal. */
+  readonly response: HttpResponse;
+  /** The JSON of a 200, or of the kept answer a 304 stands for; undefined for any other status. */
+  readonly value?: unknown;
   /** The kept validator a `304` confirmed. */
   readonly reused?: Validator;
+}
+
+/** The kept validator of `url` with its payload read, or undefined (none kept, or unreadable: ask afresh). */
+function keptValidator(
+  store: ValidatorStore | undefined,
+  url: string,
+): { validator: Validator; value: unknown } | undefined {
+  const validator = store?.lookup(url);
+  if (!validator) return undefined;
+  try {
+    return { validator, value: JSON.parse(validator.payload) };
+  } catch {
+    return undefined;
+  }
 }
 
 export class ForgeBackend implements WritableBackend {
@@ -85,6 +99,13 @@ export class ForgeBackend implements WritableBackend {
     ({ owner: this.owner, repo: this.repo } = checkForgeProject(project));
     this.origin = new URL(config.baseUrl).origin;
     this.description = `forge repository ${project} at ${config.baseUrl}`;
+  }
+
+  /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
+  static create(config: ForgeConfig, project: string, agent: string): ForgeBackend {
+    const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
+    http.checkEgress(config.baseUrl);
+    return new ForgeBackend(config, project, http);
   }
 
   useValidators(store: ValidatorStore): void {
@@ -235,19 +256,16 @@ export class ForgeBackend implements WritableBackend {
    * no quota). Only `keep` answers' validators are written at once (one issue); a listing's are returned.
    */
   private async conditionalGet(url: string, what: string, keep: "now" | "later"): Promise<Answer> {
-    const known = this.validators?.lookup(url);
-    const response = await this.call("GET", url, undefined, known?.etag);
-    if (response.status === 304 && known) {
-      return { status: 304, headers: response.headers, value: JSON.parse(known.payload), reused: known };
-    }
-    if (response.status !== 200)
-      return { status: response.status, headers: response.headers, value: response };
+    const known = keptValidator(this.validators, url);
+    const response = await this.call("GET", url, undefined, known?.validator.etag);
+    if (response.status === 304 && known) return { response, value: known.value, reused: known.validator };
+    if (response.status !== 200) return { response };
     const value = this.parse(what, response);
     const etag = response.headers.etag;
     if (keep === "now" && etag && this.validators) {
       this.validators.remember({ url, etag, payload: response.body.toString("utf8") });
     }
-    return { status: 200, headers: response.headers, value };
+    return { response, value };
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -326,7 +344,8 @@ export class ForgeBackend implements WritableBackend {
     let pages = 0;
     for (let url: string | undefined = first; url !== undefined; pages++) {
       const answer = await this.conditionalGet(url, what, "later");
-      startedAt ??= serverTime(answer.headers.date);
+      const headers = answer.response.headers;
+      startedAt ??= serverTime(headers.date);
       let next: string | undefined;
       if (answer.reused) {
         // Kept again with this listing: its validators may replace the earlier ones.
@@ -334,16 +353,16 @@ export class ForgeBackend implements WritableBackend {
         const kept = keptPage(answer.value);
         unchanged.push(...kept.keys);
         next = kept.next;
-        if (linkTarget(answer.headers.link, "next") !== undefined) next = answer.headers.link;
-      } else if (answer.status === 200) {
+        if (linkTarget(headers.link, "next") !== undefined) next = headers.link;
+      } else if (answer.response.status === 200) {
         const issues = this.issuesOf(answer.value, what);
         for (const issue of issues) records.push(issue.record);
-        next = answer.headers.link;
-        const etag = answer.headers.etag;
-        const page = { keys: issues.map((issue) => issue.record.key), next: answer.headers.link ?? null };
+        next = headers.link;
+        const etag = headers.etag;
+        const page = { keys: issues.map((issue) => issue.record.key), next: headers.link ?? null };
         if (etag) validators.push({ url, etag, payload: JSON.stringify(page) });
       } else {
-        throw this.failure(what, answer.value as HttpResponse);
+        throw this.failure(what, answer.response);
       }
       if (limit !== undefined && records.length > limit) return { records, complete: false, more: true };
       url = this.nextPage(next, walk, what);
@@ -420,15 +439,15 @@ export class ForgeBackend implements WritableBackend {
       what,
       "now",
     );
-    if (answer.status === 410) return undefined; // "This issue was deleted"
-    if (answer.status === 404) {
+    const status = answer.response.status;
+    if (status === 410) return undefined; // "This issue was deleted"
+    if (status === 404) {
       // A repository the token can no longer see answers 404 as well: that is no deleted issue.
       const repo = await this.call("GET", this.repoPath());
       if (repo.status !== 200) throw this.failure(what, repo);
       return undefined;
     }
-    if (answer.status !== 200 && answer.status !== 304)
-      throw this.failure(what, answer.value as HttpResponse);
+    if (answer.value === undefined) throw this.failure(what, answer.response);
     const issue = toForgeIssue(answer.value);
     if (issue === PULL_REQUEST) return undefined;
     if (typeof issue === "string") throw this.malformed(issue);
@@ -550,7 +569,8 @@ export function patchFor(current: ForgeIssue, changes: RecordChanges): Record<st
   if (typeof fields.status === "string" && fields.status !== before.status) {
     const target = forgeStateOf(fields.status as ForgeStatus);
     // The two status labels svc knows give way to the target's; other `status/*` labels are not svc's.
-    labels = labels.filter((name) => name !== "status/in-progress" && name !== "status/in-review");
+    const known: readonly string[] = Object.values(STATUS_LABELS);
+    labels = labels.filter((name) => !known.includes(name));
     if (target.label) labels.push(target.label);
     if (target.state !== current.state) patch.state = target.state;
     if (target.state === "closed" && target.stateReason !== current.stateReason) {

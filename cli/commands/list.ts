@@ -87,15 +87,11 @@ export class ListCommand extends SvcCommand {
       return this.firstOnes(await backend.listSome(LIST_LIMIT), "space", "pages", `wiki::${this.project}`);
     }
     if (this.backend === "forge") {
-      const [{ ForgeBackend }, { forgeConfig }, { HttpClient }] = await Promise.all([
+      const [{ ForgeBackend }, { forgeConfig }] = await Promise.all([
         import("../../backends/forge/backend.js"),
         import("../../backends/forge/config.js"),
-        import("../../core/http.js"),
       ]);
-      const config = forgeConfig();
-      const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
-      http.checkEgress(config.baseUrl);
-      const backend = new ForgeBackend(config, this.project, http);
+      const backend = ForgeBackend.create(forgeConfig(), this.project, agent);
       return this.firstOnes(
         await backend.listSome(LIST_LIMIT),
         "repository",
