@@ -6,7 +6,6 @@
  * and once per lazy blob batch, and loading every backend on each start cost milliseconds every time.
  */
 
-import { UserFacingError } from "../core/errors.js";
 import { HttpClient } from "../core/http.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import type { Backend } from "./backend.js";
@@ -48,8 +47,18 @@ export async function createBackend(
       agent,
     );
   }
-  throw new UserFacingError(
-    "SVC_USAGE",
-    `the ${remote.kind} backend is not available in this version of svc; it serves sim projects, wiki spaces and forge repositories`,
+  // remote.kind === "tracker"
+  const [{ TrackerBackend }, { trackerConfig }] = await Promise.all([
+    import("./tracker/backend.js"),
+    import("./tracker/config.js"),
+  ]);
+  // The remote URL names the site: everything before `/tracker/projects/` (`svc init` wrote it from the
+  // instance, or SVC_TRACKER_BASE_URL).
+  const url = new URL(remote.url);
+  const root = url.pathname.slice(0, url.pathname.lastIndexOf("/tracker/projects/"));
+  return TrackerBackend.create(
+    { ...trackerConfig(env), baseUrl: `${url.origin}${root}` },
+    remote.project,
+    agent,
   );
 }

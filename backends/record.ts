@@ -90,8 +90,20 @@ export interface RecordSchema {
    * they are left out when a lost create is looked for (the forge closes a new issue with a PATCH).
    */
   readonly setAfterCreate?: readonly string[];
+  /**
+   * Fields the server fills in on a create when the file leaves them out or `null` (the tracker's issue
+   * type, priority, default assignee): a lost create is recognised whatever the server chose for them.
+   */
+  readonly serverDefaults?: readonly string[];
   /** The longest body the server accepts, in UTF-16 code units as JSON counts them (the forge: 65,536). */
   readonly bodyMaxLength?: number;
+  /** Why the server cannot take this body (the tracker: a malformed `adf` fence), checked before any write. */
+  readonly bodyProblem?: (body: string) => string | undefined;
+  /**
+   * The body as the server will give it back, where it converts bodies (the tracker: Markdown → ADF →
+   * Markdown): a create whose answer was lost is recognised by this form. Must be idempotent.
+   */
+  readonly canonicalBody?: (body: string) => string;
 }
 
 export type RecordFields = Readonly<Record<string, FieldValue>>;

@@ -14,9 +14,9 @@ const OVERVIEW = `svc 0.1.0: issue trackers and wikis as git repositories
 Usage: svc <command> [arguments] [options]
 
 Working with records
-  svc init                  Clone a project (sim::, wiki:: or forge::) into a new git working tree
+  svc init                  Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree
   svc sync                  Bring a clone's cache up to date with the server, then git fetch
-  svc list                  List the records of a project: wiki pages, forge or simulator issues
+  svc list                  List the records of a project: wiki pages, tracker, forge or simulator issues
   svc spaces                List the wiki spaces the configured account can read
 
 The simulator
@@ -36,7 +36,7 @@ Inside a clone made by svc init, git itself does the rest: git pull, git commit,
 Each command's arguments, options and examples: svc <command> --help, e.g. svc init --help
 `;
 
-const INIT_HELP = `svc init: Clone a project (sim::, wiki:: or forge::) into a new git working tree
+const INIT_HELP = `svc init: Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree
 
 Usage: svc init <kind::project> [dir] [--origin <url>]
 
@@ -63,6 +63,11 @@ The backends of this version and their forms:
                      FORGE_TOKEN and SVC_ALLOWED_ORIGINS; SVC_FORGE_BASE_URL
                      replaces https://api.github.com (e.g. for GitHub
                      Enterprise: https://<host>/api/v3).
+  tracker::<KEY>     a tracker project's issues (Jira Cloud); files
+                     issues/<KEY>-<n>.md. Needs TRACKER_EMAIL,
+                     TRACKER_API_TOKEN, SVC_TRACKER_INSTANCE and
+                     SVC_ALLOWED_ORIGINS; SVC_TRACKER_BASE_URL replaces
+                     https://<instance>.atlassian.net.
 
 The checkout is complete whatever the project's size: every record file, as with
 git clone of the same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a
@@ -78,6 +83,8 @@ Examples
     svc init wiki::DOCS docs
   Clone the issues of the forge repository acme/widgets:
     svc init forge::acme/widgets widgets
+  Clone the tracker project TEST into the folder test:
+    svc init tracker::TEST test
 `;
 
 /** The words a POSIX shell makes of `line` (plain words and single quotes: what the help prints). */

@@ -113,8 +113,8 @@ More examples and every option: svc init --help
   );
   t.is(
     await refused(["list", "--backend"]),
-    `svc list: --backend needs a value: --backend <wiki|forge|sim>; missing --project <project>
-usage: svc list --backend <wiki|forge|sim> --project <project> [--format <table|json>] [--no-truncate] [--origin <url>]
+    `svc list: --backend needs a value: --backend <wiki|tracker|forge|sim>; missing --project <project>
+usage: svc list --backend <wiki|tracker|forge|sim> --project <project> [--format <table|json>] [--no-truncate] [--origin <url>]
 For example:
   svc list --backend wiki --project DOCS --format table
 More examples and every option: svc list --help

@@ -138,10 +138,10 @@ function explainClone(word: string, rest: readonly string[]): string {
     return `${lead}, e.g. of project demo of the simulator (svc sim) into the folder demo:\n  svc init sim::demo demo\n${help}\n`;
   }
   const neither =
-    `${lead} of a simulator project (sim::<project>), a wiki space (wiki::<SPACE_KEY>) or a forge repository (forge::<owner>/<repo>), and ` +
+    `${lead} of a simulator project (sim::<project>), a wiki space (wiki::<SPACE_KEY>), a tracker project (tracker::<KEY>) or a forge repository (forge::<owner>/<repo>), and ` +
     `${JSON.stringify(what)} is neither. For example, of project demo of the simulator:\n  svc init sim::demo demo\n${help}\n`;
   const kind = /^([a-z]+)::/.exec(what)?.[1];
-  if (kind === "sim" || kind === "wiki" || kind === "forge") {
+  if (kind === "sim" || kind === "wiki" || kind === "tracker" || kind === "forge") {
     return `${lead}. Run:\n  ${quoteCommand(["svc", "init", what, ...extra])}\n`;
   }
   if (kind !== undefined && kind !== "svc") return neither;
@@ -159,10 +159,8 @@ function explainClone(word: string, rest: readonly string[]): string {
         ]);
         return `${lead}. Run:\n  ${line}\n`;
       }
-      if (remote.kind === "wiki" || remote.kind === "forge") {
-        const spec = `${remote.kind}::${remote.project}`;
-        return `${lead}. Run:\n  ${quoteCommand(["svc", "init", spec, ...extra])}\n${help}\n`;
-      }
+      const spec = `${remote.kind}::${remote.project}`;
+      return `${lead}. Run:\n  ${quoteCommand(["svc", "init", spec, ...extra])}\n${help}\n`;
     } catch {
       // Not a URL svc can clone.
     }

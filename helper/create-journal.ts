@@ -102,7 +102,24 @@ function matches(
   for (const name of later) {
     if (content.fields[name] !== undefined) fields[name] = content.fields[name];
   }
-  return isNoChange(recordChanges(backend.schema, content, { ...planned, fields }));
+  for (const name of backend.schema.serverDefaults ?? []) {
+    if ((fields[name] ?? null) === null && content.fields[name] !== undefined)
+      fields[name] = content.fields[name];
+  }
+  return isNoChange(
+    recordChanges(backend.schema, content, { fields, body: canonicalBody(backend, planned.body) }),
+  );
+}
+
+/** `body` as the server gives bodies back; as it is when the backend does not convert them, or cannot this one. */
+function canonicalBody(backend: Backend, body: string): string {
+  const canonical = backend.schema.canonicalBody;
+  if (!canonical) return body;
+  try {
+    return canonical(body);
+  } catch {
+    return body;
+  }
 }
 
 /**

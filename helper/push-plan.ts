@@ -164,6 +164,8 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
     const characters = schema.bodyMaxLength;
     if (characters !== undefined && changes.body.length > characters)
       over(`the body is ${count(changes.body.length)} characters`, `${count(characters)} characters`);
+    const problem = schema.bodyProblem?.(changes.body);
+    if (problem !== undefined) problems.push(problem);
   }
   return problems;
 }

@@ -13,6 +13,7 @@
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { defaultTrackerProject } from "../backends/tracker/config.js";
 import { checkTenant, WIKI_VENDOR_DOMAIN } from "../backends/wiki/config.js";
 import { SvcError } from "../core/errors.js";
 import { HttpClient } from "../core/http.js";
@@ -167,7 +168,7 @@ function trackerTarget(env: NodeJS.ProcessEnv, get: GetJson): Target {
         /\/+$/,
         "",
       );
-      const project = env.TRACKER_TEST_PROJECT || env.SVC_TRACKER_PROJECT || "TEST";
+      const project = defaultTrackerProject(env);
       await get(
         `${base}/rest/api/3/project/${encodeURIComponent(project)}`,
         { authorization: basic(env.TRACKER_EMAIL ?? "", env.TRACKER_API_TOKEN ?? "") },

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { Command, Option } from "clipanion";
 import { forgeConfig, forgeRemoteUrl } from "../../backends/forge/config.js";
+import { trackerConfig, trackerRemoteUrl } from "../../backends/tracker/config.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { shellWord, UserFacingError } from "../../core/errors.js";
 import { parseRemoteUrl } from "../../core/remote-url.js";
@@ -32,10 +33,13 @@ export function remoteUrlFor(spec: string, simOrigin: string): string {
   } else if (kind === "forge") {
     // Checks FORGE_TOKEN and SVC_ALLOWED_ORIGINS, and the <owner>/<repo> form, before anything else.
     url = forgeRemoteUrl(forgeConfig().baseUrl, project);
+  } else if (kind === "tracker") {
+    // Checks the four variables, the instance and the project key before anything else.
+    url = trackerRemoteUrl(trackerConfig().baseUrl, project);
   } else {
     throw new UserFacingError(
       "SVC_USAGE",
-      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project>, wiki::<SPACE_KEY> or forge::<owner>/<repo>`,
+      `svc init: the ${kind} backend is not available in this version of svc; use sim::<project>, wiki::<SPACE_KEY>, tracker::<KEY> or forge::<owner>/<repo>`,
     );
   }
   parseRemoteUrl(url);
@@ -93,7 +97,7 @@ export class InitCommand extends SvcCommand {
 
   static override usage = Command.Usage({
     category: "Working with records",
-    description: "Clone a project (sim::, wiki:: or forge::) into a new git working tree",
+    description: "Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree",
     details: `
       Clones the project into dir (default: the project's name; it must not exist, or be empty) with one
       Markdown file per record, checks out \`main\` tracking \`origin/main\` and sets \`pull.rebase=false\`,
@@ -113,6 +117,11 @@ export class InitCommand extends SvcCommand {
                            FORGE_TOKEN and SVC_ALLOWED_ORIGINS; SVC_FORGE_BASE_URL
                            replaces https://api.github.com (e.g. for GitHub
                            Enterprise: https://<host>/api/v3).
+        tracker::<KEY>     a tracker project's issues (Jira Cloud); files
+                           issues/<KEY>-<n>.md. Needs TRACKER_EMAIL,
+                           TRACKER_API_TOKEN, SVC_TRACKER_INSTANCE and
+                           SVC_ALLOWED_ORIGINS; SVC_TRACKER_BASE_URL replaces
+                           https://<instance>.atlassian.net.
 
       The checkout is complete whatever the project's size: every record file, as with git clone of the
       same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a checkout of more files than that is
@@ -123,6 +132,7 @@ export class InitCommand extends SvcCommand {
       ["The same from a simulator on another port", "svc init sim::demo demo --origin http://127.0.0.1:9000"],
       ["Clone the wiki space DOCS into the folder docs", "svc init wiki::DOCS docs"],
       ["Clone the issues of the forge repository acme/widgets", "svc init forge::acme/widgets widgets"],
+      ["Clone the tracker project TEST into the folder test", "svc init tracker::TEST test"],
     ],
   });
 

@@ -13,27 +13,29 @@ export class ListCommand extends SvcCommand {
 
   static override usage = Command.Usage({
     category: "Working with records",
-    description: "List the records of a project: wiki pages, forge or simulator issues",
+    description: "List the records of a project: wiki pages, tracker, forge or simulator issues",
     details: `
-      For the wiki and the forge, at most ${LIST_LIMIT} records are listed; with more, the first ${LIST_LIMIT} are
+      For the wiki, the tracker and the forge, at most ${LIST_LIMIT} records are listed; with more, the first ${LIST_LIMIT} are
       printed and a warning goes to stderr, or, with \`--no-truncate\`, nothing is printed and the exit code is 1.
     `,
     examples: [
       ["The pages of a wiki space, as a table", "svc list --backend wiki --project DOCS --format table"],
       ["The issues of a forge repository", "svc list --backend forge --project acme/widgets"],
+      ["The issues of the tracker project TEST", "svc list --backend tracker --project TEST"],
       ["The issues of the demo project, as JSON", "svc list --backend sim --project demo --format json"],
     ],
   });
 
   backend = withValueName(
-    "wiki|forge|sim",
-    Option.String("--backend", { required: true, description: "wiki, forge or sim" }),
+    "wiki|tracker|forge|sim",
+    Option.String("--backend", { required: true, description: "wiki, tracker, forge or sim" }),
   );
   project = withValueName(
     "project",
     Option.String("--project", {
       required: true,
-      description: "Wiki space key (or alias), forge <owner>/<repo>, or sim project slug",
+      description:
+        "Wiki space key (or alias), tracker project key, forge <owner>/<repo>, or sim project slug",
     }),
   );
   format = withValueName("table|json", Option.String("--format", "table", { description: "table or json" }));
@@ -66,7 +68,7 @@ export class ListCommand extends SvcCommand {
     const rows = records.map((record) => {
       const fields = record.content.fields;
       return [
-        String(fields.id ?? record.key),
+        String(fields.key ?? fields.id ?? record.key),
         String(record.version ?? ""),
         record.updatedAt,
         String(fields.status ?? fields.parentId ?? ""),
@@ -81,23 +83,32 @@ export class ListCommand extends SvcCommand {
 
   /** The records to print; undefined when `--no-truncate` refuses a partial list (said on stderr). */
   private async records(agent: string): Promise<BackendRecord[] | undefined> {
+    if (this.backend === "tracker") {
+      const [{ TrackerBackend }, { trackerConfig }] = await Promise.all([
+        import("../../backends/tracker/backend.js"),
+        import("../../backends/tracker/config.js"),
+      ]);
+      const backend = TrackerBackend.create(trackerConfig(), this.project, agent);
+      return this.firstOnes(
+        await backend.listSome(LIST_LIMIT),
+        "project",
+        "issues",
+        `tracker::${this.project}`,
+      );
+    }
+    const project = this.project;
     if (this.backend === "wiki") {
       const { WikiBackend } = await import("../../backends/wiki/backend.js");
-      const backend = WikiBackend.create(wikiConfig(), this.project, agent);
-      return this.firstOnes(await backend.listSome(LIST_LIMIT), "space", "pages", `wiki::${this.project}`);
+      const backend = WikiBackend.create(wikiConfig(), project, agent);
+      return this.firstOnes(await backend.listSome(LIST_LIMIT), "space", "pages", `wiki::${project}`);
     }
     if (this.backend === "forge") {
       const [{ ForgeBackend }, { forgeConfig }] = await Promise.all([
         import("../../backends/forge/backend.js"),
         import("../../backends/forge/config.js"),
       ]);
-      const backend = ForgeBackend.create(forgeConfig(), this.project, agent);
-      return this.firstOnes(
-        await backend.listSome(LIST_LIMIT),
-        "repository",
-        "issues",
-        `forge::${this.project}`,
-      );
+      const backend = ForgeBackend.create(forgeConfig(), project, agent);
+      return this.firstOnes(await backend.listSome(LIST_LIMIT), "repository", "issues", `forge::${project}`);
     }
     if (this.backend === "sim") {
       const origin = (this.origin ?? process.env.SVC_SIM_ORIGIN ?? "http://127.0.0.1:7878").replace(
@@ -110,9 +121,12 @@ export class ListCommand extends SvcCommand {
       ]);
       const http = new HttpClient({ agent });
       http.checkEgress(origin);
-      return [...(await new SimBackend(origin, this.project, http).listAll()).records];
+      return [...(await new SimBackend(origin, project, http).listAll()).records];
     }
-    throw new UserFacingError("SVC_USAGE", `--backend ${this.backend} is not known; use wiki, forge or sim`);
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `--backend ${this.backend} is not known; use wiki, tracker, forge or sim`,
+    );
   }
 
   /** At most `LIST_LIMIT` records, with the warning (or, with `--no-truncate`, the refusal) when there are more. */
@@ -123,7 +137,7 @@ export class ListCommand extends SvcCommand {
     spec: string,
   ): BackendRecord[] | undefined {
     if (!some.more) return some.records;
-    const what = `${container} ${this.project} has more than ${LIST_LIMIT} ${plural}`;
+    const what = `${container} ${spec.slice(spec.indexOf("::") + 2)} has more than ${LIST_LIMIT} ${plural}`;
     if (this.noTruncate) {
       this.context.stderr.write(
         `svc: ${what}; --no-truncate refuses a partial list (svc init ${spec} clones them all)\n`,

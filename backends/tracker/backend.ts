@@ -1,0 +1,574 @@
+/**
+ * The tracker backend (issue 15; DESIGN.md §2, §6): a Jira Cloud project's issues on REST API v3 as
+ * `issues/<KEY>-<n>.md` records, read and written.
+ *
+ * - Basic auth from `TRACKER_EMAIL` and `TRACKER_API_TOKEN`; the header never appears in an error or a log.
+ * - Listing: `POST /rest/api/3/search/jql` asking for the record's fields only, ordered by key, following
+ *   `nextPageToken` through the pagination guard (a repeated token is an error). A delta listing adds
+ *   `updated >= "yyyy/MM/dd HH:mm"`, written in the account's time zone (jql.ts). The tracker keeps no
+ *   tombstones: deletions are found by the reconciling full listing. A listing's cursor never passes the
+ *   instant it began (the server's `Date`), so a change made while the pages were read is asked again.
+ * - Writes: the tracker has no version number and no `If-Match`. Immediately before each write the issue is
+ *   read again and its `updated` compared with the base; newer → `fetch first`. A write landing between that
+ *   read and the write cannot be detected (README "The tracker"); the window is one round trip.
+ *   Field edits are one `PUT` with only the changed fields (labels as add/remove operations, so labels
+ *   someone else added stay); a status edit is the one workflow transition that reaches the status, made
+ *   before the PUT; several steps are never guessed. Creates `POST`, then the transition to the file's
+ *   status. `git rm` deletes, never an issue with subtasks.
+ * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
+ *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
+ */
+import { isDeepStrictEqual } from "node:util";
+import { isObject } from "../../core/checks.js";
+import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
+import { HttpClient, type HttpResponse } from "../../core/http.js";
+import { PageWalk } from "../../core/pagination.js";
+import type {
+  BackendRecord,
+  BaseToken,
+  DeleteOutcome,
+  Listing,
+  RecordChanges,
+  WritableBackend,
+  WriteOutcome,
+} from "../backend.js";
+import type { FieldValue, RecordContent } from "../record.js";
+import { markdownToAdf } from "./adf.js";
+import { checkProjectKey, type TrackerConfig } from "./config.js";
+import { RECORD_FIELDS, type TrackerIssue, toTrackerIssue } from "./issue.js";
+import { jqlDateTime, jqlString } from "./jql.js";
+import { ISSUE_KEY, TRACKER_SCHEMA, trackerFileName } from "./schema.js";
+
+/** The most issues one result page is asked for (the server may send fewer). */
+const PAGE_SIZE = 100;
+/** At most five mutations a second (Document 3, "Rules for test fixtures" 4). */
+export const MUTATION_GAP_MS = 200;
+
+/** An issue type of the project, as creates and type edits need it. */
+interface IssueType {
+  readonly id: string;
+  readonly name: string;
+  readonly subtask: boolean;
+  readonly hierarchyLevel: number;
+}
+
+/** One workflow transition offered for an issue. */
+interface Transition {
+  readonly id: string;
+  readonly name: string;
+  readonly to: string;
+}
+
+export interface TrackerBackendOptions {
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Default `MUTATION_GAP_MS`. */
+  readonly mutationGapMs?: number;
+}
+
+export class TrackerBackend implements WritableBackend {
+  readonly kind = "tracker";
+  readonly schema = TRACKER_SCHEMA;
+  /** JQL dates have minute precision and the search index trails writes by seconds: two minutes back. */
+  readonly overlapMs = 120_000;
+  /** 32,767 characters of description, each at most 4 bytes of UTF-8 and Markdown around it, plus fences. */
+  readonly maxRecordBytes = 1024 * 1024;
+  readonly description: string;
+  private readonly origin: string;
+  private readonly auth: string;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly mutationGapMs: number;
+  private lastMutation = 0;
+  private zone: Promise<string | undefined> | undefined;
+  private types: Promise<readonly IssueType[]> | undefined;
+
+  constructor(
+    private readonly config: TrackerConfig,
+    readonly project: string,
+    private readonly http: HttpClient,
+    options: TrackerBackendOptions = {},
+  ) {
+    checkProjectKey(project);
+    this.origin = new URL(config.baseUrl).origin;
+    this.auth = `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`;
+    this.description = `tracker project ${project} at ${config.baseUrl}`;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.mutationGapMs = options.mutationGapMs ?? MUTATION_GAP_MS;
+  }
+
+  /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
+  static create(config: TrackerConfig, project: string, agent: string): TrackerBackend {
+    const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
+    http.checkEgress(config.baseUrl);
+    return new TrackerBackend(config, project, http);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Requests
+
+  private api(path: string): string {
+    return `${this.config.baseUrl}/rest/api/3${path}`;
+  }
+
+  private issuePath(key: string, rest = ""): string {
+    return this.api(`/issue/${encodeURIComponent(key)}${rest}`);
+  }
+
+  /** One request; a 401 throws (the credentials are wrong for every request). */
+  private async call(method: string, url: string, body?: unknown): Promise<HttpResponse> {
+    const response = await this.http.request({
+      method,
+      url,
+      headers: {
+        authorization: this.auth,
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (response.status === 401) {
+      throw new UserFacingError(
+        "SVC_BACKEND",
+        `the tracker at ${this.origin} refused the credentials (401); check TRACKER_EMAIL and TRACKER_API_TOKEN: the token must be an API token of that account (Bearer tokens are not accepted)`,
+        { data: { status: 401 } },
+      );
+    }
+    return response;
+  }
+
+  /** A write, at least `mutationGapMs` after the one before. */
+  private async mutate(method: string, url: string, body?: unknown): Promise<HttpResponse> {
+    const wait = this.lastMutation + this.mutationGapMs - Date.now();
+    if (wait > 0) await this.sleep(wait);
+    try {
+      return await this.call(method, url, body);
+    } finally {
+      this.lastMutation = Date.now();
+    }
+  }
+
+  private parse(what: string, response: HttpResponse): unknown {
+    try {
+      return JSON.parse(response.body.toString("utf8"));
+    } catch {
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with a body that is not JSON`);
+    }
+  }
+
+  /** The tracker's own words from an error body: `errorMessages`, then `errors` as `field: message`. */
+  private errorText(response: HttpResponse): string {
+    try {
+      const value: unknown = JSON.parse(response.body.toString("utf8"));
+      if (isObject(value)) {
+        const parts: string[] = [];
+        if (Array.isArray(value.errorMessages))
+          for (const message of value.errorMessages)
+            if (typeof message === "string") parts.push(excerpt(message, 300));
+        if (isObject(value.errors))
+          for (const [name, message] of Object.entries(value.errors))
+            if (typeof message === "string") parts.push(`${excerpt(name, 60)}: ${excerpt(message, 300)}`);
+        if (parts.length > 0) return parts.slice(0, 20).join("; ");
+      }
+    } catch {
+      // Not JSON: the excerpt below.
+    }
+    return excerpt(response.body.toString("utf8"), 300);
+  }
+
+  /** A refusal or an unexpected answer as an error; 4xx refusals carry the tracker's own words. */
+  private failure(what: string, response: HttpResponse): SvcError {
+    const status = response.status;
+    if (status >= 400 && status < 500) {
+      return new SvcError(
+        "SVC_BACKEND",
+        `${what}: the tracker refused it (${status}): ${this.errorText(response)}`,
+        { data: { status } },
+      );
+    }
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: ${what} answered ${status}: ${excerpt(response.body.toString("utf8"), 300)}`,
+      { data: { status } },
+    );
+  }
+
+  private noProject(what: string): UserFacingError {
+    return new UserFacingError(
+      "SVC_BACKEND",
+      `${what}: the tracker at ${this.origin} has no project ${this.project} or no permission for TRACKER_EMAIL's account to browse it (404); check the key (svc init tracker::<KEY>) and the account's access`,
+      { data: { status: 404 } },
+    );
+  }
+
+  /** The project's issue types; a project the account cannot see is an error. Read once. */
+  private issueTypes(what: string): Promise<readonly IssueType[]> {
+    this.types ??= (async () => {
+      const response = await this.call("GET", this.api(`/project/${encodeURIComponent(this.project)}`));
+      if (response.status === 404) throw this.noProject(what);
+      if (response.status !== 200) throw this.failure(`${what}: reading project ${this.project}`, response);
+      const value = this.parse(`reading project ${this.project}`, response);
+      const list = isObject(value) && Array.isArray(value.issueTypes) ? value.issueTypes : [];
+      return list.flatMap((item) =>
+        isObject(item) && typeof item.id === "string" && typeof item.name === "string"
+          ? [
+              {
+                id: item.id,
+                name: item.name,
+                subtask: item.subtask === true,
+                hierarchyLevel: typeof item.hierarchyLevel === "number" ? item.hierarchyLevel : 0,
+              },
+            ]
+          : [],
+      );
+    })();
+    this.types.catch(() => {
+      this.types = undefined;
+    });
+    return this.types;
+  }
+
+  /** The account's time zone (`/rest/api/3/myself`), read once; undefined when it names none. */
+  private timeZone(): Promise<string | undefined> {
+    this.zone ??= (async () => {
+      const response = await this.call("GET", this.api("/myself"));
+      if (response.status !== 200) throw this.failure("reading the account's time zone (/myself)", response);
+      const value = this.parse("reading the account's time zone", response);
+      return isObject(value) && typeof value.timeZone === "string" ? value.timeZone : undefined;
+    })();
+    this.zone.catch(() => {
+      this.zone = undefined;
+    });
+    return this.zone;
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Listing
+
+  private malformed(reason: string): SvcError {
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: the server sent a malformed issue (${reason}); nothing was written`,
+    );
+  }
+
+  /** One result page of `jql`. */
+  private async searchPage(
+    jql: string,
+    token: string | undefined,
+    what: string,
+  ): Promise<{ issues: TrackerIssue[]; next: string | undefined; date: string | undefined }> {
+    const response = await this.call("POST", this.api("/search/jql"), {
+      jql,
+      fields: RECORD_FIELDS,
+      maxResults: PAGE_SIZE,
+      ...(token === undefined ? {} : { nextPageToken: token }),
+    });
+    if (response.status === 400 || response.status === 404) {
+      // An unknown project, or one the account may not browse, is a JQL error: say which it is.
+      await this.issueTypes(what);
+    }
+    if (response.status !== 200) throw this.failure(what, response);
+    const value = this.parse(what, response);
+    if (!isObject(value) || !Array.isArray(value.issues))
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a list of issues`);
+    const issues: TrackerIssue[] = [];
+    for (const item of value.issues) {
+      const issue = toTrackerIssue(item);
+      if (typeof issue === "string") throw this.malformed(issue);
+      issues.push(issue);
+    }
+    const next =
+      typeof value.nextPageToken === "string" && value.nextPageToken !== "" ? value.nextPageToken : undefined;
+    if (next === undefined && value.isLast === false)
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: ${what}: the server said more result pages follow (isLast: false) but sent no nextPageToken; the listing stopped without a result`,
+      );
+    return { issues, next: value.isLast === true ? undefined : next, date: response.headers.date };
+  }
+
+  /** Every result page of `jql`, or the first `limit` issues and whether there are more. */
+  private async walk(jql: string, what: string, limit?: number): Promise<Listing & { more: boolean }> {
+    const walk = new PageWalk({ server: this.origin, listing: what, pointer: "nextPageToken" });
+    const byKey = new Map<string, BackendRecord>();
+    let startedAt: string | undefined;
+    let token: string | undefined;
+    for (;;) {
+      const page = await this.searchPage(jql, token, what);
+      startedAt ??= serverTime(page.date);
+      for (const issue of page.issues) byKey.set(issue.key, issue.record);
+      if (limit !== undefined && byKey.size > limit)
+        return { records: [...byKey.values()], complete: false, more: true };
+      if (page.next === undefined) break;
+      walk.follow(page.next);
+      token = page.next;
+    }
+    return {
+      records: [...byKey.values()],
+      complete: true,
+      more: false,
+      ...(startedAt === undefined ? {} : { cursorCeiling: startedAt }),
+    };
+  }
+
+  private jql(since?: string): string {
+    const clauses = [`project = ${jqlString(this.project)}`];
+    if (since !== undefined) clauses.push(`updated >= ${jqlString(since)}`);
+    return `${clauses.join(" AND ")} ORDER BY key ASC`;
+  }
+
+  async listAll(): Promise<Listing> {
+    return await this.walk(this.jql(), `listing the issues of project ${this.project}`);
+  }
+
+  async listChangedSince(since: string): Promise<Listing> {
+    const ms = Date.parse(since);
+    const when = jqlDateTime(ms, await this.timeZone());
+    const listing = await this.walk(
+      this.jql(when),
+      `listing the issues of project ${this.project} updated since ${when}`,
+    );
+    // A delta listing says nothing about the issues it did not list.
+    return { ...listing, complete: false };
+  }
+
+  /** The first `limit` issues and whether there are more (for `svc list`). */
+  async listSome(limit: number): Promise<{ records: BackendRecord[]; more: boolean }> {
+    const listing = await this.walk(this.jql(), `listing the issues of project ${this.project}`, limit);
+    return { records: listing.records.slice(0, limit), more: listing.more };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Writes
+
+  /** The issue as it is now (its subtasks too), or undefined when it is gone. */
+  async read(key: string): Promise<TrackerIssue | undefined> {
+    const what = `reading issue ${key}`;
+    const response = await this.call(
+      "GET",
+      `${this.issuePath(key)}?fields=${[...RECORD_FIELDS, "subtasks"].join(",")}`,
+    );
+    if (response.status === 404) {
+      // A project the account can no longer see answers 404 for its issues too: that is no deleted issue.
+      await this.issueTypes(what);
+      return undefined;
+    }
+    if (response.status !== 200) throw this.failure(what, response);
+    const issue = toTrackerIssue(this.parse(what, response));
+    if (typeof issue === "string") throw this.malformed(issue);
+    if (issue.key !== key) return undefined; // moved to another project (or renamed): not this record any more
+    return issue;
+  }
+
+  /** The issue type for `name` (case-insensitive), else the project's default; unknown names are refused. */
+  private async issueType(name: FieldValue | undefined, what: string): Promise<IssueType> {
+    const types = await this.issueTypes(what);
+    if (typeof name === "string") {
+      const found = types.find((type) => type.name.toLowerCase() === name.toLowerCase());
+      if (found) return found;
+      throw new SvcError(
+        "SVC_BACKEND",
+        `${what}: project ${this.project} has no issue type ${JSON.stringify(name)}; its types are ${types.map((type) => JSON.stringify(type.name)).join(", ")}`,
+        { data: { status: 400 } },
+      );
+    }
+    const standard = types.filter((type) => !type.subtask);
+    const fallback = standard.find((type) => type.hierarchyLevel === 0) ?? standard[0];
+    if (!fallback)
+      throw new SvcError("SVC_BACKEND", `${what}: project ${this.project} offers no issue type to create`, {
+        data: { status: 400 },
+      });
+    return fallback;
+  }
+
+  /** The fields of a create or edit: what `changes` says, in the tracker's shapes. */
+  private async fieldsFor(
+    changes: RecordChanges,
+    what: string,
+    current?: TrackerIssue,
+  ): Promise<Record<string, unknown>> {
+    const fields: Record<string, unknown> = {};
+    const given = changes.fields;
+    if (typeof given.title === "string") fields.summary = given.title;
+    if (changes.body !== undefined) {
+      const doc = markdownToAdf(changes.body);
+      if (!current || !isDeepStrictEqual(doc, current.description ?? null)) fields.description = doc;
+    }
+    if (current && given.type !== undefined && given.type !== null)
+      fields.issuetype = { id: (await this.issueType(given.type, what)).id };
+    if (given.priority !== undefined && (current || given.priority !== null))
+      fields.priority = typeof given.priority === "string" ? { name: given.priority } : null;
+    if (given.assignee !== undefined && (current || given.assignee !== null))
+      fields.assignee = typeof given.assignee === "string" ? { accountId: given.assignee } : null;
+    if (given.parent !== undefined && (current || given.parent !== null))
+      fields.parent = typeof given.parent === "string" ? { key: given.parent } : null;
+    return fields;
+  }
+
+  /** The workflow transition of `issue` whose target is `status` (case-insensitive); refuses when none. */
+  private async transitionTo(issue: TrackerIssue, status: string, path: string): Promise<Transition> {
+    const what = `reading the workflow transitions of ${issue.key}`;
+    const response = await this.call("GET", this.issuePath(issue.key, "/transitions"));
+    if (response.status !== 200) throw this.failure(what, response);
+    const value = this.parse(what, response);
+    const offered = (isObject(value) && Array.isArray(value.transitions) ? value.transitions : []).flatMap(
+      (item): Transition[] =>
+        isObject(item) &&
+        typeof item.id === "string" &&
+        item.isAvailable !== false &&
+        isObject(item.to) &&
+        typeof item.to.name === "string"
+          ? [{ id: item.id, name: typeof item.name === "string" ? item.name : item.id, to: item.to.name }]
+          : [],
+    );
+    const found = offered.find((transition) => transition.to.toLowerCase() === status.toLowerCase());
+    if (found) return found;
+    const from = issue.record.content.fields.status;
+    const reachable = [...new Set(offered.map((transition) => transition.to))].filter(
+      (name) => name.toLowerCase() !== String(from).toLowerCase(),
+    );
+    throw new SvcError(
+      "SVC_BACKEND",
+      `status ${JSON.stringify(status)} cannot be reached from ${JSON.stringify(from)} by one transition of ${issue.key}'s workflow, and svc never guesses a path of several; ` +
+        (reachable.length > 0
+          ? `from ${JSON.stringify(from)} it can go to ${reachable.map((name) => JSON.stringify(name)).join(", ")}. Set status: to one of those in ${path}, push, and go on from there`
+          : `no transition leads anywhere from ${JSON.stringify(from)}; set status: back to ${JSON.stringify(from)} in ${path}`),
+      { data: { status: 400 } },
+    );
+  }
+
+  private async transition(key: string, transition: Transition): Promise<void> {
+    const response = await this.mutate("POST", this.issuePath(key, "/transitions"), {
+      transition: { id: transition.id },
+    });
+    if (response.status !== 204 && response.status !== 200)
+      throw this.failure(
+        `the workflow transition ${JSON.stringify(transition.name)} of ${key} (to ${JSON.stringify(transition.to)})`,
+        response,
+      );
+  }
+
+  async create(changes: RecordChanges): Promise<BackendRecord> {
+    const what = "creating an issue";
+    const type = await this.issueType(changes.fields.type, what);
+    const fields = {
+      project: { key: this.project },
+      issuetype: { id: type.id },
+      ...(await this.fieldsFor(changes, what)),
+    };
+    const labels = stringList(changes.fields.labels);
+    if (labels.length > 0) Object.assign(fields, { labels });
+    const response = await this.mutate("POST", this.api("/issue"), { fields });
+    if (response.status !== 201 && response.status !== 200) throw this.failure(what, response);
+    const value = this.parse(what, response);
+    const key = isObject(value) && typeof value.key === "string" ? value.key : undefined;
+    if (key === undefined || !ISSUE_KEY.test(key))
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a valid issue key`);
+    // The issue exists from here on: a failure below must not read as "nothing was created" (that would
+    // drop the create journal's entry and create it again). It is reported as unfinished; the next push
+    // finds the issue and finishes the status.
+    try {
+      let issue = await this.read(key);
+      const status = changes.fields.status;
+      if (issue && typeof status === "string" && !sameName(status, issue.record.content.fields.status)) {
+        await this.transition(key, await this.transitionTo(issue, status, trackerFileName(key)));
+        issue = await this.read(key);
+      }
+      if (!issue) throw new SvcError("SVC_BACKEND", `the new issue ${key} could not be read back`);
+      return issue.record;
+    } catch (error) {
+      if (!(error instanceof SvcError)) throw error;
+      throw new SvcError("SVC_BACKEND", `created issue ${key}, then ${error.message}`, {
+        data: { created: key },
+        cause: error,
+      });
+    }
+  }
+
+  async update(
+    key: string,
+    changes: RecordChanges,
+    base: BaseToken,
+    _desired: RecordContent,
+  ): Promise<WriteOutcome> {
+    const current = await this.read(key);
+    if (!current) return { kind: "gone" };
+    if (current.record.updatedAt !== base.updatedAt)
+      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    const what = `updating issue ${key}`;
+    const status = changes.fields.status;
+    // A status cannot be emptied: `status: null` leaves it as it is.
+    const transition =
+      typeof status === "string" && !sameName(status, current.record.content.fields.status)
+        ? await this.transitionTo(current, status, current.record.path)
+        : undefined;
+    const fields = await this.fieldsFor(changes, what, current);
+    const update = labelUpdate(current, changes.fields.labels);
+    const edit = {
+      ...(Object.keys(fields).length > 0 ? { fields } : {}),
+      ...(update.length > 0 ? { update: { labels: update } } : {}),
+    };
+    if (transition === undefined && Object.keys(edit).length === 0)
+      return { kind: "ok", record: current.record };
+    if (transition) await this.transition(key, transition);
+    if (Object.keys(edit).length > 0) {
+      const response = await this.mutate("PUT", this.issuePath(key), edit);
+      if (response.status !== 204 && response.status !== 200) {
+        const failure = this.failure(what, response);
+        if (!transition) throw failure;
+        throw new SvcError(
+          "SVC_BACKEND",
+          `${failure.message} (the status of ${key} did change to ${JSON.stringify(transition.to)}: run git pull before pushing again)`,
+          { data: failure.data },
+        );
+      }
+    }
+    const after = await this.read(key);
+    return after ? { kind: "ok", record: after.record } : { kind: "gone" };
+  }
+
+  async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
+    const current = await this.read(key);
+    if (!current) return { kind: "gone" };
+    if (current.record.updatedAt !== base.updatedAt)
+      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    if (current.subtasks.length > 0) {
+      const files = current.subtasks.map(trackerFileName);
+      throw new SvcError(
+        "SVC_BACKEND",
+        `issue ${key} has ${current.subtasks.length === 1 ? "the subtask" : "the subtasks"} ${current.subtasks.join(", ")}, and svc never deletes subtasks with their parent; ` +
+          `delete ${current.subtasks.length === 1 ? "it" : "them"} first (git rm ${files.join(" ")}), or keep ${key}: git checkout origin/main -- ${current.record.path}`,
+        { data: { status: 400, subtasks: current.subtasks } },
+      );
+    }
+    const response = await this.mutate("DELETE", `${this.issuePath(key)}?deleteSubtasks=false`);
+    if (response.status === 404) return { kind: "gone" };
+    if (response.status !== 204 && response.status !== 200)
+      throw this.failure(`deleting issue ${key}`, response);
+    return { kind: "ok" };
+  }
+}
+
+function stringList(value: FieldValue | undefined): string[] {
+  return Array.isArray(value) ? [...value] : [];
+}
+
+function sameName(a: string, b: FieldValue | undefined): boolean {
+  return typeof b === "string" && a.toLowerCase() === b.toLowerCase();
+}
+
+/** The labels edit as operations on the issue's labels: the user's additions and removals only. */
+function labelUpdate(current: TrackerIssue, wanted: FieldValue | undefined): Record<string, string>[] {
+  if (wanted === undefined) return [];
+  const want = stringList(wanted);
+  const have = stringList(current.record.content.fields.labels);
+  return [
+    ...have.filter((label) => !want.includes(label)).map((label) => ({ remove: label })),
+    ...want.filter((label) => !have.includes(label)).map((label) => ({ add: label })),
+  ];
+}
+
+/** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
+function serverTime(date: string | undefined): string | undefined {
+  const ms = date === undefined ? Number.NaN : Date.parse(date);
+  return Number.isNaN(ms) ? undefined : new Date(ms - 1000).toISOString();
+}
