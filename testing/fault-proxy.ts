@@ -39,8 +39,11 @@ export interface FaultProxy {
   readonly requests: ProxiedRequest[];
   /** Replaces the fault rule (undefined: forward everything). */
   setFault(fault: ((request: ProxiedRequest) => Fault | undefined) | undefined): void;
-  /** Settles once the server has answered (to the proxy) a request with `method`, seen from now on. */
-  answered(method: string): Promise<void>;
+  /**
+   * Settles once the server has answered (to the proxy) a request with `method` (and `path`, without its
+   * query, when given), seen from now on.
+   */
+  answered(method: string, path?: string): Promise<void>;
 }
 
 /** The request as the fault rule sees it, counting it among those with its method. */
@@ -97,10 +100,11 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
   const counts = new Map<string, number>();
   let rule: ((request: ProxiedRequest) => Fault | undefined) | undefined;
   const timers = new Set<NodeJS.Timeout>();
-  const waiters: { method: string; resolve: () => void }[] = [];
-  const notify = (method: string) => {
+  const waiters: { method: string; path: string | undefined; resolve: () => void }[] = [];
+  const notify = (method: string, path: string) => {
     for (const waiter of waiters.splice(0)) {
-      if (waiter.method === method) waiter.resolve();
+      const matches = waiter.method === method && (waiter.path === undefined || waiter.path === path.split("?")[0]);
+      if (matches) waiter.resolve();
       else waiters.push(waiter);
     }
   };
@@ -123,7 +127,7 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
         path: req.url,
         headers: { ...req.headers, host: upstream.host },
       },
-      (answer) => relayAnswer(answer, req, res, fault, timers, () => notify(method)),
+      (answer) => relayAnswer(answer, req, res, fault, timers, () => notify(method, proxied.path)),
     );
     forward.on("error", (error) => {
       res.writeHead(502);
@@ -146,8 +150,8 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     setFault(fault) {
       rule = fault;
     },
-    answered(method) {
-      return new Promise((resolve) => waiters.push({ method, resolve }));
+    answered(method, path) {
+      return new Promise((resolve) => waiters.push({ method, path, resolve }));
     },
   };
 }

@@ -391,7 +391,8 @@ export class TrackerBackend implements WritableBackend {
     if (typeof given.title === "string") fields.summary = given.title;
     if (changes.body !== undefined) {
       const doc = markdownToAdf(changes.body);
-      if (!current || !isDeepStrictEqual(doc, current.description ?? null)) fields.description = doc;
+      // A new issue without a description sends none; an edit that empties it sends null.
+      if (current ? !isDeepStrictEqual(doc, current.description ?? null) : doc !== null) fields.description = doc;
     }
     if (current && given.type !== undefined && given.type !== null)
       fields.issuetype = { id: (await this.issueType(given.type, what)).id };
