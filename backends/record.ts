@@ -78,6 +78,11 @@ export interface RecordSchema {
   readonly fields: readonly FieldSpec[];
   /** The frontmatter fields holding the concurrency token: the version number (if any) and the update time. */
   readonly tokenFields: { readonly version: string | undefined; readonly updatedAt: string };
+  /**
+   * The frontmatter field holding the record's key (`BackendRecord.key`), by which a pushed file names its
+   * record; default `id`. The tracker's is `key` (`TEST-42`): its files are named by it.
+   */
+  readonly keyField?: string;
   /** The canonical file of the record with this key: `issues/0042.md`. Records are never renamed. */
   readonly fileName: (key: string) => string;
   /**
@@ -107,6 +112,12 @@ export interface RecordSchema {
 }
 
 export type RecordFields = Readonly<Record<string, FieldValue>>;
+
+/** The record key a file's fields name (`schema.keyField`, else `id`), or undefined for a new record. */
+export function recordKeyOf(schema: RecordSchema, fields: RecordFields): string | undefined {
+  const key = fields[schema.keyField ?? "id"];
+  return key === undefined || key === null ? undefined : String(key);
+}
 
 /** What a record file holds: frontmatter fields and the body. */
 export interface RecordContent {

@@ -45,7 +45,10 @@ test("svc init tracker::TEST clones 180 issues over four search pages, asking on
   }
   const basic = `Basic ${Buffer.from(`${tracker.email}:${tracker.apiToken}`).toString("base64")}`;
   t.true(tracker.requests.every((request) => request.headers.authorization === basic));
-  t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), trackerRemote(tracker.url, "TEST"));
+  t.is(
+    await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }),
+    trackerRemote(tracker.url, "TEST"),
+  );
   t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
   t.false(init.stderr.includes(tracker.apiToken));
 });
@@ -81,11 +84,11 @@ test("golden bytes: a record whose description holds a table, a panel and a ment
       'title: "Login fails: \\"quotes\\" & ünïcödé"',
       'status: "In Progress"',
       "priority: High",
-      "labels: [kind=test, ui]",
+      'labels: ["kind=test", ui]',
       'assignee: "557058:alice-0002"',
       "parent: null",
-      'created_at: "2026-11-20T08:30:00.250Z"',
-      'updated_at: "2026-11-20T08:30:00.250Z"',
+      "created_at: 2026-11-20T08:30:00.250Z",
+      "updated_at: 2026-11-20T08:30:00.250Z",
       "---",
       "## Steps",
       "",
@@ -133,7 +136,7 @@ test("a delta fetch in an account at UTC−10 finds a change made a minute ago",
 
   const from = tracker.requests.length;
   await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
-  t.regex(readWorkFile(env, "d", trackerPath(key)), /^title: Changed a minute ago in Honolulu$/m);
+  t.regex(readWorkFile(env, "d", trackerPath(key)), /^title: "Changed a minute ago in Honolulu"$/m);
   const [jql = ""] = trackerSearches(tracker, from);
   // A delta listing, in the account's wall clock: at or before the change, and not hours before it.
   const match = /updated >= "(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2})"/.exec(jql);
@@ -144,7 +147,10 @@ test("a delta fetch in an account at UTC−10 finds a change made a minute ago",
   t.true(instant <= changedAt, `${jql} is after the change`);
   t.true(changedAt - instant < 15 * 60_000, `${jql} asks for far more than the overlap`);
   t.true(tracker.requests.slice(from).some((request) => request.path === "/rest/api/3/myself"));
-  t.regex(readWorkFile(env, "d", trackerPath(key)), /^updated_at: "\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"$/m);
+  t.regex(
+    readWorkFile(env, "d", trackerPath(key)),
+    /^updated_at: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/m,
+  );
 });
 
 test("429 with Retry-After: 2 is waited out, and the fetch goes on", async (t) => {
@@ -163,7 +169,7 @@ test("429 with Retry-After: 2 is waited out, and the fetch goes on", async (t) =
   const next = after[limited + 1];
   t.truthy(next);
   t.true((next?.receivedAt ?? 0) - (after[limited]?.receivedAt ?? 0) >= 1900, "waited for Retry-After");
-  t.regex(readWorkFile(env, "d", trackerPath("TEST-1")), /^title: After the limit$/m);
+  t.regex(readWorkFile(env, "d", trackerPath("TEST-1")), /^title: "After the limit"$/m);
 });
 
 test("a search page that repeats its nextPageToken is an error, not an endless listing", async (t) => {

@@ -26,7 +26,12 @@ import { type GitEnv, git, gitOk, givenGitEnv } from "../testing/git.js";
 import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
 import { trackerPath, trackerRemote, trackerVars } from "../testing/tracker.js";
 
-const REAL_VARS = ["TRACKER_EMAIL", "TRACKER_API_TOKEN", "SVC_TRACKER_INSTANCE", "SVC_ALLOWED_ORIGINS"] as const;
+const REAL_VARS = [
+  "TRACKER_EMAIL",
+  "TRACKER_API_TOKEN",
+  "SVC_TRACKER_INSTANCE",
+  "SVC_ALLOWED_ORIGINS",
+] as const;
 const SUMMARY_PREFIX = "[svc-test]";
 const TEST_LABEL = "kind=test";
 
@@ -53,7 +58,10 @@ class TrackerApi {
   readonly created = new Set<string>();
 
   constructor(private readonly target: ContractTarget) {
-    this.http = new HttpClient({ agent: "svc-tracker-contract-test", allowedOrigins: target.vars.SVC_ALLOWED_ORIGINS });
+    this.http = new HttpClient({
+      agent: "svc-tracker-contract-test",
+      allowedOrigins: target.vars.SVC_ALLOWED_ORIGINS,
+    });
   }
 
   private async call(method: string, path: string, body?: unknown) {
@@ -115,7 +123,9 @@ class TrackerApi {
 
 async function givenClone(t: ExecutionContext, target: ContractTarget): Promise<GitEnv> {
   const env = givenGitEnv(t, { ...target.vars, SVC_SYNC_INTERVAL: "0" });
-  await gitOk(t, env, ["clone", "-q", trackerRemote(target.baseUrl, target.project), "d"], { timeoutMs: 120_000 });
+  await gitOk(t, env, ["clone", "-q", trackerRemote(target.baseUrl, target.project), "d"], {
+    timeoutMs: 120_000,
+  });
   await gitOk(t, env, ["config", "pull.rebase", "false"], { cwd: "d" });
   return env;
 }
@@ -132,7 +142,10 @@ async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<
     const issue = await api.issue(sample);
     const file = readWorkFile(env, "d", trackerPath(sample));
     t.regex(file, new RegExp(`^key: ${sample}$`, "m"));
-    t.is(parseRecordFile(TRACKER_SCHEMA, trackerPath(sample), file).fields.title, issue?.fields.summary);
+    t.is(
+      parseRecordFile(TRACKER_SCHEMA, trackerPath(sample), file).fields.title as string,
+      issue?.fields.summary as string,
+    );
   }
 }
 
@@ -211,7 +224,11 @@ if (missing.length === 0) {
     const value = env[name];
     if (value) vars[name] = value;
   }
-  const target: ContractTarget = { vars, baseUrl: trackerConfig(env).baseUrl, project: defaultTrackerProject(env) };
+  const target: ContractTarget = {
+    vars,
+    baseUrl: trackerConfig(env).baseUrl,
+    project: defaultTrackerProject(env),
+  };
   test.serial("real: read checks", (t) => readChecks(t, target));
   test.serial("real: write checks", (t) => writeChecks(t, target));
 } else {

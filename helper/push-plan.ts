@@ -24,8 +24,8 @@ import {
   type FieldValue,
   parseRecordFile,
   type RecordContent,
-  type RecordFields,
   type RecordSchema,
+  recordKeyOf,
 } from "../backends/record.js";
 import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
 import { shellWord, UserFacingError } from "../core/errors.js";
@@ -117,11 +117,6 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** The largest file the planner reads: far above any backend's record size, a bound on memory only. */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
 
-function keyOf(fields: RecordFields): string | undefined {
-  const id = fields.id;
-  return id === undefined || id === null ? undefined : String(id);
-}
-
 function count(n: number): string {
   return n.toLocaleString("en-US");
 }
@@ -209,26 +204,26 @@ class Planner {
     const deletedKeys = new Map<string, DiffEntry>();
     for (const entry of entries) {
       if (entry.status !== "D" || !this.isRecordEntry(entry, false)) continue;
-      const key = keyOfBlob(this.parse(entry.path, entry.oldOid));
+      const key = keyOfBlob(this.input.schema, this.parse(entry.path, entry.oldOid));
       if (key) deletedKeys.set(key, entry);
     }
     const renamed = new Set<string>();
     for (const entry of entries) {
       if (entry.status !== "A" || !this.isRecordEntry(entry, false)) continue;
-      const key = keyOfBlob(this.parse(entry.path, entry.newOid));
+      const key = keyOfBlob(this.input.schema, this.parse(entry.path, entry.newOid));
       if (key && deletedKeys.has(key)) renamed.add(key);
     }
     const addedIds = new Map<string, string>();
     for (const entry of entries) {
       if (!this.isRecordEntry(entry, true)) continue;
       if (entry.status === "D") {
-        const key = keyOfBlob(this.parse(entry.path, entry.oldOid));
+        const key = keyOfBlob(this.input.schema, this.parse(entry.path, entry.oldOid));
         if (!key || !renamed.has(key)) this.planDelete(entry);
         continue;
       }
       const mine = this.parse(entry.path, entry.newOid);
       if (!mine) continue;
-      const mineKey = keyOf(mine.fields);
+      const mineKey = recordKeyOf(this.input.schema, mine.fields);
       if (entry.status === "A" && mineKey !== undefined) {
         const other = addedIds.get(mineKey);
         if (other) {
@@ -256,7 +251,7 @@ class Planner {
       }
       const base = this.parse(entry.path, entry.oldOid);
       if (!base) continue;
-      const baseKey = keyOf(base.fields);
+      const baseKey = recordKeyOf(this.input.schema, base.fields);
       if (baseKey) this.planUpdate(baseKey, entry.path, base, mine);
       else this.planIdless(entry, base, mine);
     }
@@ -420,7 +415,7 @@ class Planner {
   private planDelete(entry: DiffEntry): void {
     const base = this.parse(entry.path, entry.oldOid);
     if (!base) return;
-    const key = keyOf(base.fields);
+    const key = recordKeyOf(this.input.schema, base.fields);
     const match = key ? undefined : this.input.journal(entry.path, entry.oldOid);
     // A file this user created in a push that never reached the server: nothing to delete.
     if (!key && !match) return;
@@ -434,8 +429,8 @@ class Planner {
   }
 }
 
-function keyOfBlob(content: RecordContent | undefined): string | undefined {
-  return content && keyOf(content.fields);
+function keyOfBlob(schema: RecordSchema, content: RecordContent | undefined): string | undefined {
+  return content && recordKeyOf(schema, content.fields);
 }
 
 /** A one-line summary of a plan's problems for git's `[remote rejected]` line. */

@@ -16,7 +16,7 @@
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
-import { parseRecordFile, type RecordContent } from "../backends/record.js";
+import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
@@ -266,8 +266,8 @@ interface Changes {
 function idOf(context: PushContext, path: string, content: Buffer | undefined): string | undefined {
   if (!content) return undefined;
   try {
-    const id = parseRecordFile(context.backend.schema, path, content.toString("utf8")).fields.id;
-    return id === undefined || id === null ? undefined : String(id);
+    const schema = context.backend.schema;
+    return recordKeyOf(schema, parseRecordFile(schema, path, content.toString("utf8")).fields);
   } catch {
     return undefined;
   }

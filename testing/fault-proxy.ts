@@ -103,7 +103,8 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
   const waiters: { method: string; path: string | undefined; resolve: () => void }[] = [];
   const notify = (method: string, path: string) => {
     for (const waiter of waiters.splice(0)) {
-      const matches = waiter.method === method && (waiter.path === undefined || waiter.path === path.split("?")[0]);
+      const matches =
+        waiter.method === method && (waiter.path === undefined || waiter.path === path.split("?")[0]);
       if (matches) waiter.resolve();
       else waiters.push(waiter);
     }

@@ -59,8 +59,16 @@ export const TABLE = {
     {
       type: "tableRow",
       content: [
-        { type: "tableHeader", attrs: {}, content: [{ type: "paragraph", content: [{ type: "text", text: "Step" }] }] },
-        { type: "tableCell", attrs: {}, content: [{ type: "paragraph", content: [{ type: "text", text: "Open" }] }] },
+        {
+          type: "tableHeader",
+          attrs: {},
+          content: [{ type: "paragraph", content: [{ type: "text", text: "Step" }] }],
+        },
+        {
+          type: "tableCell",
+          attrs: {},
+          content: [{ type: "paragraph", content: [{ type: "text", text: "Open" }] }],
+        },
       ],
     },
   ],
@@ -83,11 +91,22 @@ export const RICH_DESCRIPTION = {
   version: 1,
   content: [
     { type: "heading", attrs: { level: 2 }, content: [{ type: "text", text: "Steps" }] },
-    { type: "paragraph", content: [{ type: "text", text: "It fails " }, { type: "text", text: "badly", marks: [{ type: "strong" }] }, { type: "text", text: "." }] },
+    {
+      type: "paragraph",
+      content: [
+        { type: "text", text: "It fails " },
+        { type: "text", text: "badly", marks: [{ type: "strong" }] },
+        { type: "text", text: "." },
+      ],
+    },
     TABLE,
     PANEL,
     MENTION,
-    { type: "bulletList", content: [{ type: "listItem", content: [{ type: "paragraph", content: [{ type: "text", text: "one" }] }] }] },
+    {
+      type: "bulletList",
+      content: [
+        { type: "listItem", content: [{ type: "paragraph", content: [{ type: "text", text: "one" }] }] },
+      ],
+    },
   ],
 };
-

@@ -165,7 +165,10 @@ export class TrackerBackend implements WritableBackend {
             if (typeof message === "string") parts.push(excerpt(message, 300));
         if (isObject(value.errors))
           for (const [name, message] of Object.entries(value.errors))
-            if (typeof message === "string") parts.push(`${excerpt(name, 60)}: ${excerpt(message, 300)}`);
+            if (typeof message === "string")
+              parts.push(
+                `${/^[\w.:-]{1,60}$/.test(name) ? name : excerpt(name, 60)}: ${excerpt(message, 300)}`,
+              );
         if (parts.length > 0) return parts.slice(0, 20).join("; ");
       }
     } catch {
@@ -392,7 +395,8 @@ export class TrackerBackend implements WritableBackend {
     if (changes.body !== undefined) {
       const doc = markdownToAdf(changes.body);
       // A new issue without a description sends none; an edit that empties it sends null.
-      if (current ? !isDeepStrictEqual(doc, current.description ?? null) : doc !== null) fields.description = doc;
+      if (current ? !isDeepStrictEqual(doc, current.description ?? null) : doc !== null)
+        fields.description = doc;
     }
     if (current && given.type !== undefined && given.type !== null)
       fields.issuetype = { id: (await this.issueType(given.type, what)).id };
@@ -441,11 +445,17 @@ export class TrackerBackend implements WritableBackend {
     const response = await this.mutate("POST", this.issuePath(key, "/transitions"), {
       transition: { id: transition.id },
     });
-    if (response.status !== 204 && response.status !== 200)
-      throw this.failure(
-        `the workflow transition ${JSON.stringify(transition.name)} of ${key} (to ${JSON.stringify(transition.to)})`,
-        response,
-      );
+    if (response.status === 204 || response.status === 200) return;
+    const failure = this.failure(
+      `the workflow transition ${JSON.stringify(transition.name)} of ${key} (to ${JSON.stringify(transition.to)})`,
+      response,
+    );
+    if (response.status !== 400) throw failure;
+    throw new SvcError(
+      "SVC_BACKEND",
+      `${failure.message}. svc sends no fields with a transition: make this one in the tracker (then git pull), or set another status`,
+      { data: failure.data },
+    );
   }
 
   async create(changes: RecordChanges): Promise<BackendRecord> {

@@ -38,6 +38,8 @@ export const TRACKER_SCHEMA: RecordSchema = {
     field("updated_at", "timestamp", { serverControlled: true, required: true }),
   ],
   tokenFields: { version: undefined, updatedAt: "updated_at" },
+  // Records are known by their issue key, as their files are named.
+  keyField: "key",
   fileName: (key) => trackerFileName(key),
   // A new issue starts in the workflow's initial status; another status is a transition after the create.
   setAfterCreate: ["status"],
