@@ -144,7 +144,7 @@ test("a remote URL with a user name and password: git clone refuses without echo
   t.true(
     refused.stderr.includes(
       "svc: a remote URL must not carry a user name or password; svc reads credentials from the environment " +
-        "(VENDOR_EMAIL and VENDOR_API_KEY for a wiki, FORGE_TOKEN for a forge; the simulator needs none). Use the URL without them: " +
+        "(VENDOR_EMAIL and VENDOR_API_KEY for a wiki, TRACKER_EMAIL and TRACKER_API_TOKEN for a tracker, FORGE_TOKEN for a forge; the simulator needs none). Use the URL without them: " +
         `git clone ${clean} (in an existing clone: git remote set-url origin ${clean})\n`,
     ),
     refused.stderr,

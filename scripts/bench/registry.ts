@@ -7,6 +7,7 @@ import { benchClone } from "./clone.js";
 import { benchForge } from "./forge.js";
 import { benchPush } from "./push.js";
 import { benchSim } from "./sim.js";
+import { benchTracker } from "./tracker.js";
 
 export interface Benchmark {
   readonly name: string;
@@ -35,5 +36,11 @@ export const BENCHMARKS: readonly Benchmark[] = [
     description:
       "svc init of a 5,000-issue repository on the fake forge and two no-op fetches, REST calls counted",
     run: benchForge,
+  },
+  {
+    name: "tracker",
+    description:
+      "svc init of a 10,000-issue project on the fake tracker and two no-op fetches, REST calls counted",
+    run: benchTracker,
   },
 ];
