@@ -1,6 +1,7 @@
+import { isDeepStrictEqual } from "node:util";
 import test from "ava";
 import fc from "fast-check";
-import { isLoopbackHost, isObject, RFC3339, rfc3339Pattern } from "./checks.js";
+import { isLoopbackHost, isObject, jsonEqual, RFC3339, rfc3339Pattern } from "./checks.js";
 
 test("isObject: plain objects only", (t) => {
   const cases: readonly [unknown, boolean][] = [
@@ -130,3 +131,30 @@ for (const { name, old, built } of BEFORE) {
     t.pass();
   });
 }
+
+test("jsonEqual answers as util.isDeepStrictEqual for JSON values, member order ignored", (t) => {
+  const json = fc.jsonValue().map((value) => JSON.parse(JSON.stringify(value)) as unknown);
+  /** The same value with each object's members in reverse order. */
+  const reordered = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(reordered)
+      : value !== null && typeof value === "object"
+        ? Object.fromEntries(
+            Object.entries(value)
+              .reverse()
+              .map(([key, item]) => [key, reordered(item)]),
+          )
+        : value;
+  fc.assert(
+    fc.property(
+      json,
+      json,
+      (a, b) => jsonEqual(a, b) === isDeepStrictEqual(a, b) && jsonEqual(a, reordered(a)) && jsonEqual(a, a),
+    ),
+    { numRuns: 500 },
+  );
+  t.true(jsonEqual({ a: [1, { b: null }], c: "x" }, { c: "x", a: [1, { b: null }] }));
+  t.false(jsonEqual({ a: 1 }, { a: 1, b: undefined }));
+  t.false(jsonEqual([1], { 0: 1 }));
+  t.false(jsonEqual(null, {}));
+});

@@ -50,3 +50,25 @@ export function rfc3339Pattern(leniency: Rfc3339Leniency = {}): RegExp {
 
 /** The strict RFC 3339 shape: what records and backend responses carry (`2026-01-31T12:00:00.000Z`). */
 export const RFC3339 = rfc3339Pattern();
+
+/**
+ * Deep equality of two JSON values (what `JSON.parse` gives: objects, arrays, strings, numbers, booleans,
+ * null), member order ignored. `util.isDeepStrictEqual` answers the same for such values, several times
+ * slower: it also weighs prototypes, symbols and the other things JSON cannot hold.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  for (const key of keys) if (!Object.hasOwn(right, key) || !jsonEqual(left[key], right[key])) return false;
+  return true;
+}

@@ -205,8 +205,18 @@ function readToken(source: string, i: number): { tokens: Token[]; next: number }
   if (char === "]" && next === "(") return readLinkClose(source, i) ?? text("]", i + 1);
   if (char === "*" || char === "_") return readEmphasisRun(source, i);
   if (char === "~" && next === "~") return toggle("strike", "~~", i + 2);
-  return text(char, i + 1);
+  if (char !== undefined && !INLINE_SPECIAL.test(char)) {
+    // A run of characters none of which starts anything is one token (a token per character made long
+    // descriptions cost a merge per character).
+    let end = i + 1;
+    while (end < source.length && !INLINE_SPECIAL.test(source[end] ?? "")) end++;
+    return text(source.slice(i, end), end);
+  }
+  return text(char ?? "", i + 1);
 }
+
+/** The characters `readToken` looks at: anything else is plain text. */
+const INLINE_SPECIAL = /[\\\n`[\]*_~]/;
 
 function text(value: string, next: number): { tokens: Token[]; next: number } {
   return { tokens: [{ kind: "text", text: value }], next };
@@ -360,7 +370,8 @@ function withMarks(value: string, marks: readonly AdfMark[]): AdfNode {
 }
 
 function sameMarks(a: readonly AdfMark[], b: readonly AdfMark[]): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  if (a.length !== b.length) return false;
+  return a.length === 0 || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /**

@@ -26,7 +26,7 @@
  * document is then one fence) are fences. A description that is absent (`null`) is the empty string.
  */
 
-import { isDeepStrictEqual } from "node:util";
+import { jsonEqual } from "../../core/checks.js";
 import { excerpt, UserFacingError } from "../../core/errors.js";
 import { parseInline, renderInline } from "./adf-inline.js";
 
@@ -71,7 +71,7 @@ export function adfToMarkdown(doc: unknown): string {
   }
   if (!isCanonicalDoc(doc)) return `${fence(doc)}\n`;
   const markdown = `${joinBlocks(doc.content.map(renderBlock), "loose")}\n`;
-  if (isDeepStrictEqual(parseMarkdown(markdown), doc.content)) return markdown;
+  if (jsonEqual(parseMarkdown(markdown), doc.content)) return markdown;
   return `${joinBlocks(doc.content.map(fence), "loose")}\n`;
 }
 
@@ -106,7 +106,7 @@ function fence(node: unknown): string {
  */
 function renderBlock(node: AdfNode): string {
   const markdown = renderMarkdownForm(node);
-  if (markdown !== undefined && isDeepStrictEqual(parseMarkdown(markdown), [node])) return markdown;
+  if (markdown !== undefined && jsonEqual(parseMarkdown(markdown), [node])) return markdown;
   return fence(node);
 }
 

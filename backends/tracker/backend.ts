@@ -18,8 +18,7 @@
  * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
  *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
  */
-import { isDeepStrictEqual } from "node:util";
-import { isObject } from "../../core/checks.js";
+import { isObject, jsonEqual } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
 import { HttpClient, type HttpResponse } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
@@ -202,15 +201,25 @@ export class TrackerBackend implements WritableBackend {
     );
   }
 
-  /** The project's issue types; a project the account cannot see is an error. Read once. */
+  /**
+   * The project's issue types (`GET /project/{key}`, else the create metadata's
+   * `GET /issue/createmeta/{key}/issuetypes`); a project the account cannot see is an error. Read once.
+   */
   private issueTypes(what: string): Promise<readonly IssueType[]> {
     this.types ??= (async () => {
-      const response = await this.call("GET", this.api(`/project/${encodeURIComponent(this.project)}`));
+      const key = encodeURIComponent(this.project);
+      let response = await this.call("GET", this.api(`/project/${key}`));
+      if (response.status === 404)
+        response = await this.call("GET", this.api(`/issue/createmeta/${key}/issuetypes`));
       if (response.status === 404) throw this.noProject(what);
       if (response.status !== 200) throw this.failure(`${what}: reading project ${this.project}`, response);
       const value = this.parse(`reading project ${this.project}`, response);
-      const list = isObject(value) && Array.isArray(value.issueTypes) ? value.issueTypes : [];
-      return list.flatMap((item) =>
+      const list = isObject(value)
+        ? Array.isArray(value.issueTypes)
+          ? value.issueTypes
+          : value.values
+        : undefined;
+      return (Array.isArray(list) ? list : []).flatMap((item) =>
         isObject(item) && typeof item.id === "string" && typeof item.name === "string"
           ? [
               {
@@ -395,8 +404,7 @@ export class TrackerBackend implements WritableBackend {
     if (changes.body !== undefined) {
       const doc = markdownToAdf(changes.body);
       // A new issue without a description sends none; an edit that empties it sends null.
-      if (current ? !isDeepStrictEqual(doc, current.description ?? null) : doc !== null)
-        fields.description = doc;
+      if (current ? !jsonEqual(doc, current.description ?? null) : doc !== null) fields.description = doc;
     }
     if (current && given.type !== undefined && given.type !== null)
       fields.issuetype = { id: (await this.issueType(given.type, what)).id };
