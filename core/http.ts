@@ -275,6 +275,15 @@ const MAX_WAIT_S = 600;
 /** origin → the instant (ms) before which no request may be sent to it. */
 const gates = new Map<string, number>();
 
+/**
+ * The instant (ms) of an HTTP `Date` header, a second early (the header has second precision, so the server's
+ * clock may be up to a second later); undefined when absent or unreadable.
+ */
+export function serverClockFloor(date: string | undefined): number | undefined {
+  const ms = date === undefined ? Number.NaN : Date.parse(date);
+  return Number.isNaN(ms) ? undefined : ms - 1000;
+}
+
 /** Whole seconds from a `Retry-After` header (the delta form), capped at 60; undefined if absent or unreadable. */
 export function parseRetryAfter(value: string | undefined): number | undefined {
   if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;

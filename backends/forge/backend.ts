@@ -16,7 +16,7 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse } from "../../core/http.js";
+import { HttpClient, type HttpResponse, serverClockFloor } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import { progress } from "../../core/progress.js";
 import type {
@@ -598,6 +598,6 @@ function keptPage(value: unknown): { keys: string[]; next: string | undefined } 
 
 /** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
 function serverTime(date: string | undefined): string | undefined {
-  const ms = date === undefined ? Number.NaN : Date.parse(date);
-  return Number.isNaN(ms) ? undefined : new Date(ms - 1000).toISOString().replace(/\.\d+Z$/, "Z");
+  const ms = serverClockFloor(date);
+  return ms === undefined ? undefined : new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
 }

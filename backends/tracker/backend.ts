@@ -20,7 +20,7 @@
  */
 import { isObject, jsonEqual } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse } from "../../core/http.js";
+import { HttpClient, type HttpResponse, serverClockFloor } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
@@ -588,6 +588,6 @@ function labelUpdate(current: TrackerIssue, wanted: FieldValue | undefined): Rec
 
 /** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
 function serverTime(date: string | undefined): string | undefined {
-  const ms = date === undefined ? Number.NaN : Date.parse(date);
-  return Number.isNaN(ms) ? undefined : new Date(ms - 1000).toISOString();
+  const ms = serverClockFloor(date);
+  return ms === undefined ? undefined : new Date(ms).toISOString();
 }

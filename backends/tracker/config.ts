@@ -7,6 +7,7 @@
  * precedence: `TRACKER_TEST_PROJECT`, then `SVC_TRACKER_PROJECT`, then `TEST`. Nothing is sent anywhere here.
  */
 import { UserFacingError } from "../../core/errors.js";
+import { checkSubdomain } from "../../core/subdomain.js";
 
 export const TRACKER_VENDOR_DOMAIN = "atlassian.net";
 const REQUIRED = [
@@ -26,17 +27,11 @@ export interface TrackerConfig {
 
 /** Throws unless `instance` is a bare subdomain: `[a-z0-9-]`, 1 to 63 characters. */
 export function checkInstance(instance: string): void {
-  if (/^[a-z0-9-]{1,63}$/.test(instance)) return;
-  const why =
-    instance === ""
-      ? "it is empty"
-      : instance.length > 63
-        ? `it has ${instance.length} characters, at most 63 are allowed`
-        : "only lower-case letters, digits and '-' are allowed (the subdomain alone: no scheme, no dots)";
-  throw new UserFacingError(
-    "SVC_USAGE",
-    `invalid tracker instance subdomain: ${JSON.stringify(instance.slice(0, 80))}: ${why}; set SVC_TRACKER_INSTANCE to e.g. acme for https://acme.${TRACKER_VENDOR_DOMAIN}`,
-  );
+  checkSubdomain(instance, {
+    what: "tracker instance",
+    variable: "SVC_TRACKER_INSTANCE",
+    domain: TRACKER_VENDOR_DOMAIN,
+  });
 }
 
 /** `SVC_TRACKER_BASE_URL` checked, without a trailing slash; undefined when unset. */

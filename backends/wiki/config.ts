@@ -3,6 +3,7 @@
  * message naming every missing one, the tenant checked before anything else, nothing sent anywhere.
  */
 import { UserFacingError } from "../../core/errors.js";
+import { checkSubdomain } from "../../core/subdomain.js";
 
 export const WIKI_VENDOR_DOMAIN = "atlassian.net";
 const REQUIRED = ["VENDOR_API_KEY", "VENDOR_EMAIL", "SVC_WIKI_TENANT", "SVC_ALLOWED_ORIGINS"] as const;
@@ -18,18 +19,7 @@ export interface WikiConfig {
 
 /** Throws unless `tenant` is a bare subdomain: `[a-z0-9-]`, 1 to 63 characters. */
 export function checkTenant(tenant: string): void {
-  if (!/^[a-z0-9-]{1,63}$/.test(tenant)) {
-    const why =
-      tenant === ""
-        ? "it is empty"
-        : tenant.length > 63
-          ? `it has ${tenant.length} characters, at most 63 are allowed`
-          : "only lower-case letters, digits and '-' are allowed (the subdomain alone: no scheme, no dots)";
-    throw new UserFacingError(
-      "SVC_USAGE",
-      `invalid wiki tenant subdomain: ${JSON.stringify(tenant.slice(0, 80))}: ${why}; set SVC_WIKI_TENANT to e.g. acme for https://acme.${WIKI_VENDOR_DOMAIN}`,
-    );
-  }
+  checkSubdomain(tenant, { what: "wiki tenant", variable: "SVC_WIKI_TENANT", domain: WIKI_VENDOR_DOMAIN });
 }
 
 export function wikiConfig(env: NodeJS.ProcessEnv = process.env): WikiConfig {
