@@ -23,6 +23,7 @@ import { givenFakeForge } from "../testing/fake-forge.js";
 import { forgeRemote, forgeVars } from "../testing/forge.js";
 import { type GitEnv, git, gitOk, givenGitEnv } from "../testing/git.js";
 import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
+import { whenRealBackend } from "../testing/real-backend.js";
 
 const REAL_VARS = ["FORGE_TOKEN", "SVC_ALLOWED_ORIGINS", "SVC_FORGE_TEST_REPO"] as const;
 const TITLE_PREFIX = "[svc-test]";
@@ -192,28 +193,12 @@ test("fake: write checks", async (t) => {
 // ---------------------------------------------------------------------------------------------------------
 // Against the real repository: only when asked for and configured.
 
-const missing = [
-  ...(process.env.SVC_REAL_BACKEND_TESTS === "1" ? [] : ["SVC_REAL_BACKEND_TESTS=1"]),
-  ...REAL_VARS.filter((name) => !process.env[name]),
-];
-
-if (missing.length === 0) {
-  const env = process.env;
-  const vars: Record<string, string> = {};
-  for (const name of [...REAL_VARS, "SVC_FORGE_BASE_URL"]) {
-    const value = env[name];
-    if (value) vars[name] = value;
-  }
+whenRealBackend(REAL_VARS, ["SVC_FORGE_BASE_URL"], ["real: read checks", "real: write checks"], (vars) => {
   const target: ContractTarget = {
     vars,
-    baseUrl: (env.SVC_FORGE_BASE_URL || FORGE_DEFAULT_BASE_URL).replace(/\/+$/, ""),
-    repo: env.SVC_FORGE_TEST_REPO ?? "",
+    baseUrl: (vars.SVC_FORGE_BASE_URL || FORGE_DEFAULT_BASE_URL).replace(/\/+$/, ""),
+    repo: vars.SVC_FORGE_TEST_REPO ?? "",
   };
   test.serial("real: read checks", (t) => readChecks(t, target));
   test.serial("real: write checks", (t) => writeChecks(t, target));
-} else {
-  for (const name of ["real: read checks", "real: write checks"]) {
-    process.stderr.write(`SKIP: env vars unset (${missing.join(", ")}): ${name}\n`);
-    test.skip(name, () => {});
-  }
-}
+});

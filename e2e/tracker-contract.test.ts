@@ -24,6 +24,7 @@ import { HttpClient } from "../core/http.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { type GitEnv, git, gitOk, givenGitEnv } from "../testing/git.js";
 import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
+import { whenRealBackend } from "../testing/real-backend.js";
 import { trackerPath, trackerRemote, trackerVars } from "../testing/tracker.js";
 
 const REAL_VARS = [
@@ -212,28 +213,17 @@ test("fake: write checks", async (t) => {
 // ---------------------------------------------------------------------------------------------------------
 // Against the real project: only when asked for and configured.
 
-const missing = [
-  ...(process.env.SVC_REAL_BACKEND_TESTS === "1" ? [] : ["SVC_REAL_BACKEND_TESTS=1"]),
-  ...REAL_VARS.filter((name) => !process.env[name]),
-];
-
-if (missing.length === 0) {
-  const env = process.env;
-  const vars: Record<string, string> = {};
-  for (const name of [...REAL_VARS, "SVC_TRACKER_BASE_URL", "TRACKER_TEST_PROJECT", "SVC_TRACKER_PROJECT"]) {
-    const value = env[name];
-    if (value) vars[name] = value;
-  }
-  const target: ContractTarget = {
-    vars,
-    baseUrl: trackerConfig(env).baseUrl,
-    project: defaultTrackerProject(env),
-  };
-  test.serial("real: read checks", (t) => readChecks(t, target));
-  test.serial("real: write checks", (t) => writeChecks(t, target));
-} else {
-  for (const name of ["real: read checks", "real: write checks"]) {
-    process.stderr.write(`SKIP: env vars unset (${missing.join(", ")}): ${name}\n`);
-    test.skip(name, () => {});
-  }
-}
+whenRealBackend(
+  REAL_VARS,
+  ["SVC_TRACKER_BASE_URL", "TRACKER_TEST_PROJECT", "SVC_TRACKER_PROJECT"],
+  ["real: read checks", "real: write checks"],
+  (vars) => {
+    const target: ContractTarget = {
+      vars,
+      baseUrl: trackerConfig(vars).baseUrl,
+      project: defaultTrackerProject(vars),
+    };
+    test.serial("real: read checks", (t) => readChecks(t, target));
+    test.serial("real: write checks", (t) => writeChecks(t, target));
+  },
+);

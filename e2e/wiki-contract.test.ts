@@ -20,6 +20,7 @@ import { HttpClient } from "../core/http.js";
 import { givenFakeWiki } from "../testing/fake-wiki.js";
 import { type GitEnv, git, gitOk, givenGitEnv, svc } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
+import { skipReal, whenRealBackend } from "../testing/real-backend.js";
 import { pageFileBody, wikiRemote, wikiVars, wikiWrites } from "../testing/wiki.js";
 
 const REAL_VARS = [
@@ -570,48 +571,41 @@ test("fake: the litmus refuses a page labelled as a durable fixture before writi
 // ---------------------------------------------------------------------------------------------------------
 // Against the real test space: only when asked for and configured.
 
-const missing = [
-  ...(process.env.SVC_REAL_BACKEND_TESTS === "1" ? [] : ["SVC_REAL_BACKEND_TESTS=1"]),
-  ...REAL_VARS.filter((name) => !process.env[name]),
-];
+const REAL_TESTS = [
+  "real: read checks",
+  "real: write checks",
+  "real: hierarchy check (durable pair, or a seeded test pair)",
+  "real: litmus on the sacrificial page",
+] as const;
 
-if (missing.length === 0) {
-  const env = process.env;
-  const vars: Record<string, string> = {};
-  for (const name of [...REAL_VARS, "SVC_WIKI_BASE_URL"]) {
-    const value = env[name];
-    if (value) vars[name] = value;
-  }
-  const target: ContractTarget = {
-    vars,
-    baseUrl: (env.SVC_WIKI_BASE_URL || `https://${env.SVC_WIKI_TENANT}.atlassian.net`).replace(/\/+$/, ""),
-    space: env.SVC_WIKI_TEST_SPACE ?? "",
-  };
-  test.serial("real: read checks", (t) => readChecks(t, target));
-  test.serial("real: write checks", (t) => writeChecks(t, target));
-  test.serial("real: hierarchy check (durable pair, or a seeded test pair)", async (t) => {
-    await hierarchyChecks(t, target, {
-      parentId: env.SVC_WIKI_DURABLE_PARENT_ID || undefined,
-      childId: env.SVC_WIKI_DURABLE_CHILD_ID || undefined,
+whenRealBackend(
+  REAL_VARS,
+  [
+    "SVC_WIKI_BASE_URL",
+    "SVC_WIKI_DURABLE_PARENT_ID",
+    "SVC_WIKI_DURABLE_CHILD_ID",
+    "SVC_WIKI_SACRIFICIAL_PAGE_ID",
+  ],
+  REAL_TESTS,
+  (vars) => {
+    const target: ContractTarget = {
+      vars,
+      baseUrl: (vars.SVC_WIKI_BASE_URL || `https://${vars.SVC_WIKI_TENANT}.atlassian.net`).replace(
+        /\/+$/,
+        "",
+      ),
+      space: vars.SVC_WIKI_TEST_SPACE ?? "",
+    };
+    test.serial(REAL_TESTS[0], (t) => readChecks(t, target));
+    test.serial(REAL_TESTS[1], (t) => writeChecks(t, target));
+    test.serial(REAL_TESTS[2], async (t) => {
+      await hierarchyChecks(t, target, {
+        parentId: vars.SVC_WIKI_DURABLE_PARENT_ID || undefined,
+        childId: vars.SVC_WIKI_DURABLE_CHILD_ID || undefined,
+      });
     });
-  });
-  const sacrificial = env.SVC_WIKI_SACRIFICIAL_PAGE_ID;
-  if (sacrificial)
-    test.serial("real: litmus on the sacrificial page", (t) => litmusCheck(t, target, sacrificial));
-  else {
-    process.stderr.write(
-      "SKIP: env vars unset (SVC_WIKI_SACRIFICIAL_PAGE_ID): real: litmus on the sacrificial page\n",
-    );
-    test.skip("real: litmus on the sacrificial page", () => {});
-  }
-} else {
-  for (const name of [
-    "real: read checks",
-    "real: write checks",
-    "real: hierarchy check (durable pair, or a seeded test pair)",
-    "real: litmus on the sacrificial page",
-  ]) {
-    process.stderr.write(`SKIP: env vars unset (${missing.join(", ")}): ${name}\n`);
-    test.skip(name, () => {});
-  }
-}
+    const sacrificial = vars.SVC_WIKI_SACRIFICIAL_PAGE_ID;
+    if (sacrificial) test.serial(REAL_TESTS[3], (t) => litmusCheck(t, target, sacrificial));
+    else skipReal(REAL_TESTS[3], ["SVC_WIKI_SACRIFICIAL_PAGE_ID"]);
+  },
+);

@@ -29,8 +29,8 @@
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
+import { closeServer, listenOnLoopback } from "./loopback.js";
 
 export interface FakeForgeRepoSpec {
   readonly owner: string;
@@ -352,23 +352,6 @@ function send(res: ServerResponse, answer: Answer, payload: string | undefined):
   }
   res.writeHead(answer.status, headers);
   res.end(payload);
-}
-
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    });
-  });
-}
-
-function stop(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 /** A weak validator derived from the body alone, so the same body always carries the same ETag. */
@@ -1334,7 +1317,7 @@ class FakeForgeServer implements FakeForge {
   }
 
   close(): Promise<void> {
-    this.closing ??= stop(this.server);
+    this.closing ??= closeServer(this.server);
     return this.closing;
   }
 }
@@ -1349,7 +1332,7 @@ export async function startFakeForge(options: FakeForgeOptions = {}): Promise<Fa
   );
   const limits = new RateLimits(options.quota ?? 5000, clock);
   const server = createServer();
-  const origin = await listen(server);
+  const origin = await listenOnLoopback(server);
   const fake = new FakeForgeServer(
     server,
     origin,

@@ -19,10 +19,10 @@
  * Failure switches (`fail`) answer every `getUpdates` (or the next `times`) with 401, 409, 429 or 5xx.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
 import { FailureSwitch } from "./failure-switch.js";
+import { closeServer, listenOnLoopback } from "./loopback.js";
 
 export const FAKE_BOT_TOKEN = "123456789:AAFakeBotToken_0123456789-abcdefghijk";
 
@@ -131,13 +131,7 @@ class FakeMessengerServer implements FakeMessenger {
   }
 
   async listen(): Promise<void> {
-    const server = this.server;
-    this.url = await new Promise<string>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () =>
-        resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-      );
-    });
+    this.url = await listenOnLoopback(this.server);
   }
 
   pending(): readonly FakeUpdate[] {
@@ -167,10 +161,7 @@ class FakeMessengerServer implements FakeMessenger {
   close(): Promise<void> {
     if (this.waiter) clearTimeout(this.waiter.timer);
     this.waiter = undefined;
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return closeServer(this.server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -13,11 +13,11 @@
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
+import { closeServer, listenOnLoopback } from "./loopback.js";
 import { repoRoot } from "./paths.js";
 
 export type FakeTokenMode =
@@ -159,9 +159,7 @@ class FakeTokenServer implements FakeTokenEndpoint {
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.origin = `http://127.0.0.1:${port}`;
+    this.origin = await listenOnLoopback(this.server);
     this.url = `${this.origin}/oauth/token`;
   }
 
@@ -197,8 +195,7 @@ class FakeTokenServer implements FakeTokenEndpoint {
     this.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 
   /** Records the request, waits while held or delayed, then answers by the current mode. */

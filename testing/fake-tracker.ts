@@ -40,9 +40,9 @@
  * switches (`setTimeZone`, `rateLimitNext`, `repeatNextPageToken`) and read `requests`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
+import { closeServer, listenOnLoopback } from "./loopback.js";
 
 /** An ADF document or node as JSON (kept byte-for-byte as received: store the parsed JSON value). */
 export type AdfJson = { readonly type: string; readonly [member: string]: unknown };
@@ -2053,23 +2053,6 @@ function send(res: ServerResponse, answer: Answer): void {
   res.end(payload);
 }
 
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    });
-  });
-}
-
-function stop(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
 /** `Authorization: Basic base64(email:token)` → whether it names this account (the scheme is case-insensitive). */
 function authenticates(header: string | undefined, email: string, apiToken: string): boolean {
   const encoded = /^basic\s+(\S+)\s*$/i.exec(header ?? "")?.[1];
@@ -2237,7 +2220,7 @@ class FakeTrackerServer implements FakeTracker {
   }
 
   close(): Promise<void> {
-    this.closing ??= stop(this.server);
+    this.closing ??= closeServer(this.server);
     return this.closing;
   }
 }
@@ -2260,7 +2243,7 @@ export async function startFakeTracker(options: FakeTrackerOptions = {}): Promis
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
   });
   const server = createServer();
-  const origin = await listen(server);
+  const origin = await listenOnLoopback(server);
   const fake = new FakeTrackerServer(server, origin, email, options.apiToken ?? DEFAULT_TOKEN, tracker);
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     fake.handle(req, res).catch((error: unknown) => {

@@ -22,8 +22,8 @@
  * rules" 2), so any test can assert `baseHits === 0`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ExecutionContext } from "ava";
+import { closeServer, listenOnLoopback } from "./loopback.js";
 
 export type SpaceType = "global" | "collaboration" | "knowledge_base" | "personal";
 export type PageStatus = "current" | "archived" | "trashed";
@@ -534,24 +534,6 @@ function streamJson(
   });
 }
 
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      const address = server.address() as AddressInfo;
-      resolve(`http://127.0.0.1:${address.port}`);
-    });
-  });
-}
-
-function stop(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
 interface Logged {
   method: string;
   path: string;
@@ -700,7 +682,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       // hit counter gives it away.
       send(res, { status: 200, body: { results: [], _links: {} } });
     });
-    hostileOrigin = await listen(hostile);
+    hostileOrigin = await listenOnLoopback(hostile);
   }
 
   const server = createServer((req, res) => {
@@ -710,9 +692,9 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
   });
   let origin: string;
   try {
-    origin = await listen(server);
+    origin = await listenOnLoopback(server);
   } catch (error) {
-    if (hostile) await stop(hostile);
+    if (hostile) await closeServer(hostile);
     throw error;
   }
   const requestedBase = options.linksBase ?? "hostile";
@@ -1442,7 +1424,9 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       return { ...findSpace(keyOrAlias) };
     },
     close() {
-      closing ??= Promise.all([stop(server), hostile ? stop(hostile) : undefined]).then(() => undefined);
+      closing ??= Promise.all([closeServer(server), hostile ? closeServer(hostile) : undefined]).then(
+        () => undefined,
+      );
       return closing;
     },
   };
