@@ -17,6 +17,8 @@ export interface BackendRecord {
   readonly content: RecordContent;
   /** The record as the server sent it (after validation), kept in the cache. */
   readonly raw: unknown;
+  /** Who made this version, where the server says (the wiki: the version's author); `svc log` shows it. */
+  readonly changedBy?: string;
 }
 
 export interface Listing {

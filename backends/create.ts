@@ -9,6 +9,7 @@
 import { HttpClient } from "../core/http.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import type { Backend } from "./backend.js";
+import type { RecordSchema } from "./record.js";
 
 export async function createBackend(
   remote: RemoteUrl,
@@ -61,4 +62,12 @@ export async function createBackend(
     remote.project,
     agent,
   );
+}
+
+/** The record schema of a backend kind, without its configuration or a request (`svc log` needs no server). */
+export async function schemaOf(kind: RemoteUrl["kind"]): Promise<RecordSchema> {
+  if (kind === "sim") return (await import("./sim/schema.js")).SIM_SCHEMA;
+  if (kind === "wiki") return (await import("./wiki/schema.js")).WIKI_SCHEMA;
+  if (kind === "forge") return (await import("./forge/schema.js")).FORGE_SCHEMA;
+  return (await import("./tracker/schema.js")).TRACKER_SCHEMA;
 }

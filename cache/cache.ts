@@ -20,7 +20,7 @@ import {
 import { join } from "node:path";
 import { SvcError, UserFacingError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
-import { CacheDb } from "./db.js";
+import { CacheDb, type TipOp } from "./db.js";
 import { GitCommandError, readObjects, runGit, spawnGit } from "./git.js";
 import { hasObject } from "./object-store.js";
 import { writeLooseObject } from "./objects.js";
@@ -186,9 +186,10 @@ export class ProjectCache {
   /**
    * Moves `refs/heads/main` the way git does: create `main.lock` exclusively, write, rename. Callers hold
    * the database's write lock (`db.exclusive`), and only svc moves this ref, so a `main.lock` found here was
-   * left by a process killed between the two steps: it is removed and the move goes on.
+   * left by a process killed between the two steps: it is removed and the move goes on. The move is noted in
+   * `tip_history` with `op` (and the user's commit, for a push), in the caller's transaction.
    */
-  setTip(oid: string): void {
+  setTip(oid: string, op: TipOp, pushedCommit?: string): void {
     const dir = join(this.repo, "refs", "heads");
     mkdirSync(dir, { recursive: true });
     const lock = join(dir, "main.lock");
@@ -211,6 +212,7 @@ export class ProjectCache {
     } finally {
       closeSync(fd);
     }
+    this.db.noteTip(oid, op, pushedCommit);
     renameSync(lock, join(dir, "main"));
   }
 

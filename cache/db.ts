@@ -9,7 +9,7 @@ import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -129,7 +129,46 @@ const MIGRATIONS: Record<number, string> = {
       payload TEXT NOT NULL
     );
   `,
+  // The history of the cache's main as this machine saw it (svc log, svc init --at): one row each time main
+  // moved, with when and why, append-only like the audit table. Who made a version, where the backend says
+  // (the wiki names the author of each page version), is kept with the version's blob. A cache made before
+  // this revision gets the tips its audit rows name (syncs and pushes), so its history does not start empty.
+  6: `
+    CREATE TABLE tip_history (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      commit_oid TEXT NOT NULL,
+      at_ms INTEGER NOT NULL,
+      op TEXT NOT NULL,
+      pushed_commit TEXT
+    );
+    CREATE TRIGGER tip_history_no_update BEFORE UPDATE ON tip_history
+      BEGIN SELECT RAISE(ABORT, 'tip_history is append-only'); END;
+    CREATE TRIGGER tip_history_no_delete BEFORE DELETE ON tip_history
+      BEGIN SELECT RAISE(ABORT, 'tip_history is append-only'); END;
+    ALTER TABLE oid_map ADD COLUMN changed_by TEXT;
+    INSERT INTO tip_history (commit_oid, at_ms, op, pushed_commit)
+      SELECT commit_oid, CAST(round((julianday(ts) - 2440587.5) * 86400000) AS INTEGER), op, pushed_commit FROM (
+        SELECT id, ts, json_extract(detail, '$.commit') AS commit_oid, 'sync' AS op, NULL AS pushed_commit
+          FROM audit_events_cache WHERE op = 'sync'
+        UNION ALL
+        SELECT id, ts, json_extract(detail, '$.result'), 'push', oid
+          FROM audit_events_cache WHERE op = 'push-accept'
+      ) WHERE commit_oid IS NOT NULL ORDER BY id;
+  `,
 };
+
+/** Why the cache's main moved (tip_history.op). */
+export type TipOp = "import" | "sync" | "push" | "continue" | "found-deleted";
+
+/** One move of the cache's main (tip_history). */
+export interface TipRow {
+  readonly id: number;
+  readonly commit_oid: string;
+  readonly at_ms: number;
+  readonly op: TipOp;
+  /** For a push: the user's commit it carried. */
+  readonly pushed_commit: string | null;
+}
 
 /** One create of the journal (`create_journal`). */
 export interface JournalRow {
@@ -240,7 +279,12 @@ function objectStatements(db: Database.Database) {
     dropStateTrees: db.prepare("DELETE FROM state_trees"),
     dirtyPaths: db.prepare("SELECT DISTINCT path FROM state_dirty").pluck(),
     clearDirty: db.prepare("DELETE FROM state_dirty"),
-    insertOid: db.prepare("INSERT INTO oid_map (oid, key, content) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"),
+    insertOid: db.prepare(
+      "INSERT INTO oid_map (oid, key, content, changed_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    ),
+    changedBy: db.prepare(
+      "SELECT oid, changed_by FROM oid_map WHERE changed_by IS NOT NULL AND oid IN (SELECT value FROM json_each(?))",
+    ),
     oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
     unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
     markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid IN (SELECT value FROM json_each(?))"),
@@ -296,6 +340,8 @@ function bookkeepingStatements(db: Database.Database) {
     recordPush: db.prepare(
       "INSERT INTO pushes (user_commit, result_commit) VALUES (?, ?) ON CONFLICT (user_commit) DO UPDATE SET result_commit = excluded.result_commit",
     ),
+    noteTip: db.prepare("INSERT INTO tip_history (commit_oid, at_ms, op, pushed_commit) VALUES (?, ?, ?, ?)"),
+    tips: db.prepare("SELECT id, commit_oid, at_ms, op, pushed_commit FROM tip_history ORDER BY id"),
     audit: db.prepare(
       `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -451,8 +497,15 @@ export class CacheDb {
     })();
   }
 
-  rememberBlob(oid: string, key: string, content: Buffer): void {
-    this.statements.insertOid.run(oid, key, content);
+  /** Keeps the contents of blob `oid` (record `key`'s file), and who made that version when the backend says. */
+  rememberBlob(oid: string, key: string, content: Buffer, changedBy?: string): void {
+    this.statements.insertOid.run(oid, key, content, changedBy ?? null);
+  }
+
+  /** oid → who made that version, for those of `oids` whose backend said. */
+  changedBy(oids: readonly string[]): Map<string, string> {
+    const rows = this.statements.changedBy.all(JSON.stringify(oids)) as { oid: string; changed_by: string }[];
+    return new Map(rows.map((row) => [row.oid, row.changed_by]));
   }
 
   blob(oid: string): { oid: string; content: Buffer; written: number } | undefined {
@@ -594,6 +647,16 @@ export class CacheDb {
       etag: validator.etag,
       payload: validator.payload,
     });
+  }
+
+  /** Notes that main moved to `commit` now, and why; call it in the transaction that moves it. */
+  noteTip(commit: string, op: TipOp, pushedCommit?: string): void {
+    this.statements.noteTip.run(commit, Date.now(), op, pushedCommit ?? null);
+  }
+
+  /** Every move of main this cache noted, oldest first. */
+  tips(): TipRow[] {
+    return this.statements.tips.all() as TipRow[];
   }
 
   audit(event: AuditEvent): void {

@@ -265,7 +265,7 @@ export async function continueUserHistory(
     const tip = cache.tip();
     const parents = tip === undefined ? [known.commit] : [tip, known.commit];
     const message = `svc: continue the history of a working tree in the rebuilt cache of ${backend.kind} project ${backend.project}\n`;
-    cache.setTip(writeStateCommit(cache, parents, message));
+    cache.setTip(writeStateCommit(cache, parents, message), "continue");
   });
   log(
     `svc: the cache ${cache.dir} was rebuilt since your last fetch; the server state continues your ${shortRef(known.ref)} (${known.commit.slice(0, 7)}), so git pull fast-forwards`,

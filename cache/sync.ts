@@ -70,7 +70,7 @@ export function rememberRecord(
   known?: { rendered_oid: string; path: string },
 ): boolean {
   const blob = renderBlob(backend, record);
-  cache.db.rememberBlob(blob.oid, record.key, blob.content);
+  cache.db.rememberBlob(blob.oid, record.key, blob.content, record.changedBy);
   cache.db.upsertRecord({
     key: record.key,
     path: record.path,
@@ -167,7 +167,7 @@ export async function syncCache(
     let commit: string | undefined;
     if (changed > 0 || deleted > 0 || tip === undefined) {
       commit = writeSyncCommit(cache, backend, tip, options.continues, changed, deleted);
-      cache.setTip(commit);
+      cache.setTip(commit, tip === undefined ? "import" : "sync");
       tip = commit;
     }
     cache.db.setSyncState({

@@ -19,7 +19,20 @@ export const EXIT = {
 } as const;
 
 export abstract class SvcCommand extends Command {
+  /**
+   * The command line as typed (runCli sets it): clipanion folds the words after `--` into the positionals,
+   * and a command whose positionals mean different things on either side of `--` (`svc log [dir] -- <file>`)
+   * reads them here.
+   */
+  argv: readonly string[] = [];
+
   abstract run(): Promise<number>;
+
+  /** How many words follow `--` on the command line (0 without one). */
+  protected wordsAfterDashes(): number {
+    const at = this.argv.indexOf("--");
+    return at === -1 ? 0 : this.argv.length - at - 1;
+  }
 
   async execute(): Promise<number> {
     try {

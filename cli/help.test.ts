@@ -16,6 +16,7 @@ Usage: svc <command> [arguments] [options]
 Working with records
   svc init                  Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree
   svc sync                  Bring a clone's cache up to date with the server, then git fetch
+  svc log                   What changed on the server and when, as this machine's cache saw it
   svc list                  List the records of a project: wiki pages, tracker, forge or simulator issues
   svc spaces                List the wiki spaces the configured account can read
 
@@ -38,9 +39,11 @@ Each command's arguments, options and examples: svc <command> --help, e.g. svc i
 
 const INIT_HELP = `svc init: Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree
 
-Usage: svc init <kind::project> [dir] [--origin <url>]
+Usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
 
 Options
+  --at <time>     Check out the project as this machine's cache saw it at that
+                  time (read-only; see svc log --help for the forms)
   --origin <url>  Where the simulator runs, for sim:: (default $SVC_SIM_ORIGIN,
                   else http://127.0.0.1:7878)
 
@@ -74,6 +77,11 @@ git clone of the same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a
 checkout of more files than that is refused, with the git sparse-checkout
 command to run instead.
 
+--at <time> checks out the state this machine's cache held at that time (the
+last sync or push before it; svc log lists them) instead of the server's current
+one. It is what this machine saw, not the server's own history, and the working
+tree is read-only: git push there is refused.
+
 Examples
   Clone project demo of the simulator into the folder demo:
     svc init sim::demo demo
@@ -85,6 +93,8 @@ Examples
     svc init forge::acme/widgets widgets
   Clone the tracker project TEST into the folder test:
     svc init tracker::TEST test
+  The project demo as this machine's cache saw it at noon UTC on 22 November 2026:
+    svc init sim::demo demo-then --at 2026-11-22T12:00Z
 `;
 
 /** The words a POSIX shell makes of `line` (plain words and single quotes: what the help prints). */
@@ -119,7 +129,7 @@ test("svc init --help names the backends of this version, --origin and the compl
 
 test("every command's --help: its usage line, no #0 placeholder, prose within 80 columns", async (t) => {
   const paths = COMMANDS.map((command) => describeCommand(command).path);
-  t.is(paths.length, 13);
+  t.is(paths.length, 14);
   for (const path of paths) {
     const run = await runSvcInProcess([...path, "--help"]);
     const name = `svc ${path.join(" ")}`;

@@ -10,7 +10,7 @@
 import { execFileSync } from "node:child_process";
 import { type BaseContext, Builtins, Cli, type CommandClass } from "clipanion";
 import { SVC_VERSION } from "../core/version.js";
-import { EXIT } from "./command.js";
+import { EXIT, SvcCommand } from "./command.js";
 import {
   type CommandSpec,
   describeCommand,
@@ -20,6 +20,7 @@ import {
 } from "./command-spec.js";
 import { InitCommand } from "./commands/init.js";
 import { ListCommand } from "./commands/list.js";
+import { LogCommand } from "./commands/log.js";
 import { PulseBackupCommand } from "./commands/pulse-backup.js";
 import { PulseDaemonCommand } from "./commands/pulse-daemon.js";
 import { PulseHeartbeatCommand } from "./commands/pulse-heartbeat.js";
@@ -38,6 +39,7 @@ import { explainRefusal } from "./usage-error.js";
 export const COMMANDS: readonly CommandClass[] = [
   InitCommand,
   SyncCommand,
+  LogCommand,
   ListCommand,
   SpacesCommand,
   SimCommand,
@@ -84,6 +86,7 @@ export async function runCli(argv: readonly string[], context: Partial<BaseConte
     full.stderr.write(explainRefusal(words, commandSpecs(), { insideSvcClone }, (error as Error).message));
     return EXIT.broken;
   }
+  if (command instanceof SvcCommand) command.argv = argv;
   return cli.run(command, full);
 }
 

@@ -53,7 +53,6 @@ const GIT_IN_CLONE = new Set([
   "fetch",
   "status",
   "commit",
-  "log",
   "diff",
   "add",
   "rm",

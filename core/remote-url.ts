@@ -4,7 +4,7 @@
  * marker is the simulator. Pure parsing; the egress allowlist is checked by the HTTP client.
  */
 import { isLoopbackHost } from "./checks.js";
-import { UserFacingError } from "./errors.js";
+import { shellWord, UserFacingError } from "./errors.js";
 
 export type BackendKind = "sim" | "wiki" | "tracker" | "forge";
 
@@ -65,4 +65,14 @@ export function parseRemoteUrl(input: string): RemoteUrl {
     );
   }
   return { kind, origin: url.origin, project: rest.join("/"), url: text };
+}
+
+/**
+ * The `svc init` command line that makes a working tree of `remote` in `dir` (the simulator's origin as
+ * `--origin`; the other backends take theirs from the same environment as before).
+ */
+export function initCommandFor(remote: RemoteUrl, dir: string): string {
+  const words = ["svc", "init", `${remote.kind}::${remote.project}`, dir];
+  if (remote.kind === "sim") words.push("--origin", remote.origin);
+  return words.map(shellWord).join(" ");
 }

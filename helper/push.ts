@@ -823,7 +823,7 @@ async function commitResult(
     const tip = cache.tip() ?? tipBefore;
     const parents = tip === tipSeen ? parentsSeen : [tip, commit];
     const written = writeStateCommit(cache, parents, message);
-    cache.setTip(written);
+    cache.setTip(written, "push", commit);
     cache.db.recordPush(commit, written);
     settleCreates(cache, push.worktree, push.diff);
     return written;
@@ -854,7 +854,7 @@ function recordServerDeletion(context: PushContext, key: string): void {
       tip ? [tip] : [],
       `svc: sync ${backend.kind} project ${backend.project}\n\n0 changed, 1 removed\n`,
     );
-    cache.setTip(commit);
+    cache.setTip(commit, "found-deleted");
   });
 }
 

@@ -4,6 +4,7 @@
  * enough, which is then said on stderr; never for lazy blob fetches; with the cached state, and its age,
  * when the backend cannot be reached but the cache has one).
  */
+import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
@@ -18,7 +19,7 @@ import {
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError } from "../core/http.js";
-import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
+import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
 import { blobLimit, refusalMessage } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
@@ -297,6 +298,15 @@ class CacheSession implements Session {
   async push(specs: readonly string[]): Promise<string[]> {
     const replies: string[] = [];
     const [settings, { pushMain }] = await Promise.all([this.userSettings(), import("./push.js")]);
+    const at = settings.get("svc.at");
+    if (at !== undefined) {
+      const reason = `read-only: this working tree shows the records as svc saw them at ${at} (svc init --at)`;
+      this.log(
+        `svc: this working tree shows ${this.backend.description} as this machine's cache saw it at ${at} (made by svc init --at); it is read-only, and nothing was written.\n` +
+          `  To change records, make a working tree of the current state and edit there:\n  ${initCommandFor(this.remote, `${resolve(process.cwd())}-now`)}`,
+      );
+      return specs.map((spec) => `error ${spec.split(":")[1] ?? ""} ${reason}`);
+    }
     await continueUserHistory(this.cache, this.backend, this.user, this.log);
     for (const spec of specs) {
       const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");

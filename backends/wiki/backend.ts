@@ -85,6 +85,10 @@ export function wikiPageToRecord(value: unknown): BackendRecord | string {
     updatedAt,
     content: { fields, body },
     raw: { ...fields },
+    // An account id (svc log shows it); anything else the server put there is not shown.
+    ...(typeof version.authorId === "string" && /^[A-Za-z0-9:_-]{1,128}$/.test(version.authorId)
+      ? { changedBy: version.authorId }
+      : {}),
   };
 }
 

@@ -126,6 +126,10 @@ export class InitCommand extends SvcCommand {
       The checkout is complete whatever the project's size: every record file, as with git clone of the
       same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a checkout of more files than that is
       refused, with the git sparse-checkout command to run instead.
+
+      --at <time> checks out the state this machine's cache held at that time (the last sync or push before
+      it; svc log lists them) instead of the server's current one. It is what this machine saw, not the
+      server's own history, and the working tree is read-only: git push there is refused.
     `,
     examples: [
       ["Clone project demo of the simulator into the folder demo", "svc init sim::demo demo"],
@@ -133,11 +137,22 @@ export class InitCommand extends SvcCommand {
       ["Clone the wiki space DOCS into the folder docs", "svc init wiki::DOCS docs"],
       ["Clone the issues of the forge repository acme/widgets", "svc init forge::acme/widgets widgets"],
       ["Clone the tracker project TEST into the folder test", "svc init tracker::TEST test"],
+      [
+        "The project demo as this machine's cache saw it at noon UTC on 22 November 2026",
+        "svc init sim::demo demo-then --at 2026-11-22T12:00Z",
+      ],
     ],
   });
 
   spec = Option.String({ name: "kind::project" });
   dir = Option.String({ name: "dir", required: false });
+  at = withValueName(
+    "time",
+    Option.String("--at", {
+      description:
+        "Check out the project as this machine's cache saw it at that time (read-only; see svc log --help for the forms)",
+    }),
+  );
   origin = withValueName(
     "url",
     Option.String("--origin", {
@@ -149,26 +164,42 @@ export class InitCommand extends SvcCommand {
     const url = remoteUrlFor(this.spec, this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN);
     // forge::acme/widgets clones into widgets, as git clone of a repository URL does.
     const dir = this.dir ?? this.spec.split("::")[1]?.split("/").pop() ?? "";
+    const again = (folder: string) =>
+      ["svc", "init", this.spec, folder, ...(this.origin ? ["--origin", this.origin] : [])]
+        .map(shellWord)
+        .join(" ");
     if (existsSync(dir) && readdirSync(dir).length > 0) {
-      const again = ["svc", "init", this.spec, `${dir}-2`, ...(this.origin ? ["--origin", this.origin] : [])];
+      const suggestion = `${again(`${dir}-2`)}${this.at === undefined ? "" : ` --at ${shellWord(this.at)}`}`;
       throw new UserFacingError(
         "SVC_USAGE",
-        `${dir} exists and is not empty; pick a new folder, e.g. ${again.map(shellWord).join(" ")}`,
+        `${dir} exists and is not empty; pick a new folder, e.g. ${suggestion}`,
       );
     }
+    // Which state --at shows is settled before anything is cloned: a time the cache never saw is refused.
+    const past =
+      this.at === undefined
+        ? undefined
+        : (await import("../history.js")).stateOfCacheAt(parseRemoteUrl(url), this.at, again(dir));
     const [{ helperEnvironment, ownBinDir }, { userGit }] = await Promise.all([
       import("../helper-path.js"),
       import("../../helper/user-git.js"),
     ]);
     const { env, helperOnPath } = helperEnvironment();
     const stderr = new CloneStderr(this.context.stderr);
-    const clone = await userGit(["clone", "--filter=blob:none", "--origin", "origin", url, dir], {
-      // The checkout wants every record file: the helper sends them with the clone's own fetch when the
-      // blob limit allows, instead of git starting it again for them (stateless-connect.ts). The commands
-      // it prints `cd` from the user's folder.
-      env: { ...env, [CLONE_WITH_BLOBS_VARIABLE]: "1", [USER_CWD_VARIABLE]: process.cwd() },
-      stream: stderr,
-    });
+    const clone = await userGit(
+      ["clone", "--filter=blob:none", ...(past ? ["--no-checkout"] : []), "--origin", "origin", url, dir],
+      {
+        // The checkout wants every record file: the helper sends them with the clone's own fetch when the
+        // blob limit allows, instead of git starting it again for them (stateless-connect.ts); not for --at,
+        // whose checkout is an older state. The commands it prints `cd` from the user's folder.
+        env: {
+          ...env,
+          ...(past ? {} : { [CLONE_WITH_BLOBS_VARIABLE]: "1" }),
+          [USER_CWD_VARIABLE]: process.cwd(),
+        },
+        stream: stderr,
+      },
+    );
     await new Promise<void>((resolve) => stderr.end(resolve));
     const cloned = existsSync(join(dir, ".git"));
     if (cloned) {
@@ -190,6 +221,30 @@ export class InitCommand extends SvcCommand {
           : `svc: git clone of ${url} failed (exit ${clone.code}); the lines above say why\n`,
       );
       return EXIT.broken;
+    }
+    if (past) {
+      // The state is an ancestor of the server's main the clone fetched (every move of the cache's main
+      // builds on the one before); its files come in one lazy batch.
+      const { commit_oid: state, at_ms: seenMs } = past.tip;
+      const steps: (readonly string[])[] = [
+        ["reset", "--quiet", "--hard", state],
+        ["config", "svc.at", new Date(past.atMs).toISOString()],
+      ];
+      for (const args of steps) {
+        const step = await userGit(args, { cwd: dir, env, stream: this.context.stderr });
+        if (step.code !== 0) {
+          this.context.stderr.write(
+            `svc: the clone in ${dir} is made, but git ${args.join(" ")} there failed (exit ${step.code}); the lines above say why. Remove it and run the command again: rm -rf ${shellWord(dir)} && ${again(dir)} --at ${shellWord(this.at ?? "")}\n`,
+          );
+          return EXIT.broken;
+        }
+      }
+      this.context.stderr.write(
+        `svc: ${dir} shows ${url.slice(5)} as this machine's cache saw it at ${new Date(past.atMs).toISOString()} ` +
+          `(state ${state.slice(0, 12)}, seen ${new Date(seenMs).toISOString()}); it is read-only: git push there is refused. ` +
+          `What changed since: svc log ${shellWord(dir)} --since ${new Date(seenMs).toISOString()}\n`,
+      );
+      return EXIT.ok;
     }
     if (!helperOnPath) {
       this.context.stderr.write(

@@ -1,6 +1,4 @@
 import { Command, Option } from "clipanion";
-import { UserFacingError } from "../../core/errors.js";
-import { parseRemoteUrl } from "../../core/remote-url.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 
@@ -36,27 +34,17 @@ export class SyncCommand extends SvcCommand {
       { createBackend },
       { openProjectCache },
       { syncCache },
+      { svcRemoteOf },
     ] = await Promise.all([
       import("../helper-path.js"),
       import("../../helper/user-git.js"),
       import("../../backends/create.js"),
       import("../../cache/open.js"),
       import("../../cache/sync.js"),
+      import("../working-tree.js"),
     ]);
     const dir = this.dir ?? ".";
-    const config = await userGit(["config", "--get", `remote.${this.remote}.url`], {
-      cwd: dir,
-      stream: this.context.stderr,
-      captureStdout: true,
-    });
-    const url = config.stdout.trim();
-    if (config.code !== 0 || !url.startsWith("svc::")) {
-      throw new UserFacingError(
-        "SVC_USAGE",
-        `${dir} has no svc remote named ${this.remote}${url ? ` (its URL is ${url})` : ""}; run svc sync inside a folder made by svc init`,
-      );
-    }
-    const remote = parseRemoteUrl(url);
+    const remote = await svcRemoteOf(dir, this.remote, "svc sync", this.context.stderr);
     const agent = `svc-${process.pid}`;
     const log = (message: string) => this.context.stderr.write(`${message}\n`);
     const backend = await createBackend(remote, agent);

@@ -1,0 +1,44 @@
+import test from "ava";
+import { UserFacingError } from "./errors.js";
+import { parseTimeArgument } from "./time-arg.js";
+
+const NOW = Date.parse("2026-11-23T12:00:00.000Z");
+
+test("RFC 3339 times with Z or an offset are read exactly", (t) => {
+  t.is(parseTimeArgument("--at", "2026-11-23T10:00:00Z", NOW), Date.parse("2026-11-23T10:00:00Z"));
+  t.is(parseTimeArgument("--at", "2026-11-23T10:00:00.123Z", NOW), Date.parse("2026-11-23T10:00:00.123Z"));
+  t.is(parseTimeArgument("--at", "2026-11-23T11:00:00+01:00", NOW), Date.parse("2026-11-23T10:00:00Z"));
+  t.is(parseTimeArgument("--at", "2026-11-23 11:00:00+0100", NOW), Date.parse("2026-11-23T10:00:00Z"));
+  t.is(parseTimeArgument("--at", "2026-11-23t10:00z", NOW), Date.parse("2026-11-23T10:00:00Z"));
+});
+
+test("a time without a zone is local time, and a date alone is local midnight, as git reads them", (t) => {
+  t.is(parseTimeArgument("--since", "2026-11-23 14:30", NOW), new Date(2026, 10, 23, 14, 30).getTime());
+  t.is(parseTimeArgument("--since", "2026-11-23", NOW), new Date(2026, 10, 23).getTime());
+});
+
+test("relative forms count back from now; @seconds and now", (t) => {
+  t.is(parseTimeArgument("--since", "3 hours ago", NOW), NOW - 3 * 3_600_000);
+  t.is(parseTimeArgument("--since", "1 day ago", NOW), NOW - 86_400_000);
+  t.is(parseTimeArgument("--since", "2 Weeks ago", NOW), NOW - 14 * 86_400_000);
+  t.is(parseTimeArgument("--since", "@1795530600", NOW), 1_795_530_600_000);
+  t.is(parseTimeArgument("--since", "now", NOW), NOW);
+});
+
+test("anything else is refused with the option, the text and the forms", (t) => {
+  for (const text of [
+    "last tuesday",
+    "2026-02-30",
+    "2026-02-30T10:00:00Z",
+    "2026-11-23T25:00Z",
+    "",
+    "yesterday",
+    "3 fortnights ago",
+  ]) {
+    const error = t.throws(() => parseTimeArgument("--at", text, NOW), { instanceOf: UserFacingError });
+    t.true(
+      error?.message.startsWith(`--at ${JSON.stringify(text)} is not a time svc can read; use one of: `),
+      text,
+    );
+  }
+});
