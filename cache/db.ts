@@ -11,7 +11,7 @@ import { migrateSchema } from "../core/settings.js";
 
 const SCHEMA_VERSION = 6;
 
-const MIGRATIONS: Record<number, string> = {
+export const CACHE_MIGRATIONS: Record<number, string> = {
   1: `
     CREATE TABLE records (
       key TEXT PRIMARY KEY,
@@ -380,7 +380,7 @@ export class CacheDb {
   private migrate(path: string): void {
     migrateSchema(
       this.db,
-      MIGRATIONS,
+      CACHE_MIGRATIONS,
       SCHEMA_VERSION,
       (current) =>
         `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,

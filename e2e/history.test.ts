@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { givenFakeWiki } from "../testing/fake-wiki.js";
 import {
   deleteIssue,
   type GitEnv,
@@ -17,6 +18,7 @@ import {
   svc,
 } from "../testing/git.js";
 import { givenProject, givenSim } from "../testing/sim.js";
+import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
 
 interface ServerIssue {
   readonly frontmatter: { readonly id: number; readonly updated_at: string };
@@ -264,4 +266,23 @@ test("svc log without a cache says which command makes one", async (t) => {
   const fix = /; (svc sync \S+) makes one/.exec(log.stderr)?.[1] ?? "false";
   t.is((await run(other, "sh", ["-c", fix])).code, 0);
   t.is((await svc(other, ["log", join(env.dir, "d")])).code, 0);
+});
+
+test("svc log names who made each wiki page version, as the wiki says", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const [id] = wiki.seedPages("SVC", 2);
+  const env = givenWikiEnv(t, wiki);
+  await gitOk(t, env, ["clone", "--filter=blob:none", wikiRemote(wiki.url, "SVC"), "d"]);
+  const edited = wiki.editPage(id ?? "", { title: "Retitled on the server" });
+  await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
+  const log = await logJson(t, env, ["d"]);
+  const change = log.states[0]?.changes[0] as unknown as {
+    path: string;
+    fields: string[];
+    changedBy: string;
+  };
+  t.is(change.path, `pages/${id}.md`);
+  t.deepEqual(change.fields, ["title"]);
+  t.is(change.changedBy, edited.version.authorId);
+  t.regex((await svc(env, ["log", "d"])).stdout, new RegExp(`by ${edited.version.authorId}\\n`));
 });

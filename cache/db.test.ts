@@ -1,0 +1,52 @@
+import { join } from "node:path";
+import test from "ava";
+import Database from "better-sqlite3";
+import { givenTempDir } from "../testing/sim.js";
+import { CACHE_MIGRATIONS, CacheDb } from "./db.js";
+
+const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
+const A = "a".repeat(40);
+const B = "b".repeat(40);
+const USER = "c".repeat(40);
+
+test("revision 6 gives a cache made before it the tips its audit rows name: syncs that wrote a commit and pushes", (t) => {
+  const path = join(givenTempDir(t), "cache.db");
+  const old = new Database(path);
+  for (let revision = 1; revision <= 5; revision++) old.exec(CACHE_MIGRATIONS[revision] ?? "");
+  old.pragma("user_version = 5");
+  const audit = old.prepare(
+    "INSERT INTO audit_events_cache (ts, op, backend, project, oid, agent, detail) VALUES (?, ?, 'sim', 'demo', ?, 'x', ?)",
+  );
+  audit.run("2026-11-20T10:00:00.000Z", "sync", null, JSON.stringify({ full: true, commit: A }));
+  audit.run("2026-11-20T10:05:00.000Z", "sync", null, JSON.stringify({ full: false, commit: null }));
+  audit.run("2026-11-20T10:06:00.250Z", "push-accept", USER, JSON.stringify({ update: 1, result: B }));
+  audit.run("2026-11-20T10:07:00.000Z", "rpc", null, null);
+  old.close();
+
+  const db = new CacheDb(path, IDENTITY);
+  t.teardown(() => db.close());
+  t.deepEqual(
+    db.tips().map(({ commit_oid, at_ms, op, pushed_commit }) => [commit_oid, at_ms, op, pushed_commit]),
+    [
+      [A, Date.parse("2026-11-20T10:00:00.000Z"), "sync", null],
+      [B, Date.parse("2026-11-20T10:06:00.250Z"), "push", USER],
+    ],
+  );
+});
+
+test("tip_history is append-only, as the audit table is", (t) => {
+  const db = new CacheDb(join(givenTempDir(t), "cache.db"), IDENTITY);
+  t.teardown(() => db.close());
+  db.noteTip(A, "import");
+  t.throws(() => db.db.exec("UPDATE tip_history SET op = 'sync'"), { any: true, message: /append-only/ });
+  t.throws(() => db.db.exec("DELETE FROM tip_history"), { any: true, message: /append-only/ });
+  t.is(db.tips().length, 1);
+});
+
+test("who made a version is kept with its blob, for the versions whose backend said", (t) => {
+  const db = new CacheDb(join(givenTempDir(t), "cache.db"), IDENTITY);
+  t.teardown(() => db.close());
+  db.rememberBlob(A, "1", Buffer.from("one"), "account-1");
+  db.rememberBlob(B, "2", Buffer.from("two"));
+  t.deepEqual([...db.changedBy([A, B, USER])], [[A, "account-1"]]);
+});
