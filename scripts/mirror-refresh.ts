@@ -36,12 +36,14 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { Backend } from "../backends/backend.js";
+import { createBackend } from "../backends/create.js";
+import { WikiBackend } from "../backends/wiki/backend.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { readObjects, runGit, spawnGit } from "../cache/git.js";
 import { encodeCommit, writeLooseObject } from "../cache/objects.js";
-import type { UserRepository } from "../cache/open.js";
+import { openProjectCache, type UserRepository } from "../cache/open.js";
 import { spliceTree } from "../cache/state-tree.js";
-import type { SyncResult } from "../cache/sync.js";
+import { type SyncResult, syncCache } from "../cache/sync.js";
 import { excerpt, failureReport, SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { SVC_VERSION } from "../core/version.js";
@@ -439,10 +441,6 @@ async function syncedCache(
   agent: string,
   log: (message: string) => void,
 ): Promise<{ cache: ProjectCache; result: SyncResult }> {
-  const [{ openProjectCache }, { syncCache }] = await Promise.all([
-    import("../cache/open.js"),
-    import("../cache/sync.js"),
-  ]);
   const { cache, built } = await openProjectCache({ remote, agent, backend, user: NO_USER_REPOSITORY, log });
   try {
     const result = built ?? (await syncCache(cache, backend, { reconcile: true }));
@@ -459,14 +457,15 @@ async function syncedCache(
 }
 
 /** Whether the wiki remote names the space `SVC_WIKI_TEST_SPACE` names: the same words, or the same space id. */
-async function isWikiTestSpace(remote: RemoteUrl, backend: Backend, testSpace: string): Promise<boolean> {
+async function isWikiTestSpace(
+  remote: RemoteUrl,
+  backend: Backend,
+  testSpace: string,
+  env: NodeJS.ProcessEnv,
+): Promise<boolean> {
   if (remote.project === testSpace) return true;
-  const [{ WikiBackend }, { createBackend }] = await Promise.all([
-    import("../backends/wiki/backend.js"),
-    import("../backends/create.js"),
-  ]);
   if (!(backend instanceof WikiBackend)) return false;
-  const other = await createBackend({ ...remote, project: testSpace }, `svc-mirror-${process.pid}`);
+  const other = await createBackend({ ...remote, project: testSpace }, `svc-mirror-${process.pid}`, env);
   if (!(other instanceof WikiBackend)) return false;
   try {
     return (await other.resolveSpace()) === (await backend.resolveSpace());
@@ -489,7 +488,8 @@ async function checkDurableFixtures(
   io: MirrorIo,
 ): Promise<void> {
   const testSpace = io.env.SVC_WIKI_TEST_SPACE;
-  if (remote.kind !== "wiki" || !testSpace || !(await isWikiTestSpace(remote, backend, testSpace))) return;
+  if (remote.kind !== "wiki" || !testSpace || !(await isWikiTestSpace(remote, backend, testSpace, io.env)))
+    return;
   const where = `${remote.project} is the wiki test space (SVC_WIKI_TEST_SPACE=${testSpace})`;
   const variables = ["SVC_WIKI_DURABLE_PARENT_ID", "SVC_WIKI_DURABLE_CHILD_ID"] as const;
   const unset = variables.filter((name) => !io.env[name]);
@@ -497,20 +497,22 @@ async function checkDurableFixtures(
     throw new UserFacingError(
       "SVC_USAGE",
       `${where}, and its mirror must hold the two durable fixture pages (Document 3 "Rules for test fixtures" 1), but ${unset.join(" and ")} ${unset.length === 1 ? "is" : "are"} not set; nothing was pushed. ` +
-        `Set both to the ids of the parent and child pages labelled ${DURABLE_LABEL}, then run: ` +
-        `SVC_WIKI_DURABLE_PARENT_ID=<id> SVC_WIKI_DURABLE_CHILD_ID=<id> ${io.rerun}`,
+        `Export both, set to the ids of the parent and the child page labelled ${DURABLE_LABEL}, then run: ${io.rerun}`,
     );
   }
-  const { WikiBackend } = await import("../backends/wiki/backend.js");
   for (const name of variables) {
     const id = io.env[name] as string;
-    const fix = `restore the page (Document 3: the durable pages are never deleted), or set ${name} to the durable page's id, then run: ${io.rerun}`;
-    if (!/^[0-9]+$/.test(id))
-      throw new UserFacingError("SVC_USAGE", `${name}=${excerpt(id, 40)} is not a page id (digits); ${fix}`);
+    if (!/^[0-9]+$/.test(id)) {
+      throw new UserFacingError(
+        "SVC_USAGE",
+        `${name}=${excerpt(id, 40)} is not a page id (digits); set it to the durable page's id, then run: ${io.rerun}`,
+      );
+    }
     if (!paths.has(backend.schema.fileName(id))) {
       throw new UserFacingError(
         "SVC_USAGE",
-        `${where}, and its durable fixture page ${id} (${name}) is not in the listing of the space: it was deleted, trashed or moved; nothing was pushed. To fix: ${fix}`,
+        `${where}, and its durable fixture page ${id} (${name}) is not in the listing of the space: it was deleted, trashed or moved; nothing was pushed. ` +
+          `Restore it (Document 3: the durable pages are never deleted), or set ${name} to the durable page's id; then run: ${io.rerun}`,
       );
     }
     const labels = backend instanceof WikiBackend ? await backend.pageLabels(id) : [];
@@ -568,7 +570,6 @@ export async function refreshMirror(args: MirrorArgs, io: MirrorIo): Promise<num
       throw usageError(`--branch ${JSON.stringify(args.branch)} is not a valid branch name`);
     const remote = parseRemoteUrl(args.remote);
     const agent = `svc-mirror-${process.pid}`;
-    const { createBackend } = await import("../backends/create.js");
     const backend = await createBackend(remote, agent, io.env);
     // Before the listing: an unreachable mirror is found in a second, not after a long sync.
     await remoteTip(work, args.mirror, ref, io.rerun);
@@ -619,7 +620,17 @@ async function buildAndPush(refresh: Refresh, work: string, ref: string): Promis
   writeFileSync(join(work, "objects", "info", "alternates"), `${join(cache.repo, "objects")}\n`);
 
   const listed = await remoteTip(work, args.mirror, ref, io.rerun);
-  const base = listed === undefined ? undefined : await fetchTip(work, args.mirror, ref, "refs/mirror/base");
+  let base: string | undefined;
+  try {
+    base = listed === undefined ? undefined : await fetchTip(work, args.mirror, ref, "refs/mirror/base");
+  } catch (error) {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `cannot fetch ${args.branch} of the mirror ${args.mirror} (${(error as Error).message}); nothing was pushed. ` +
+        `Check that \`git fetch --depth=1 ${shellWord(args.mirror)} ${ref}\` works from here, then run: ${io.rerun}`,
+      { cause: error },
+    );
+  }
   const baseFacts =
     base === undefined ? undefined : commitFacts((await readObjects(work, [base])).get(base), base);
   const baseTreeContent =
