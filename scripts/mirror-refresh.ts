@@ -553,6 +553,11 @@ interface Refresh {
   readonly scratch: string;
 }
 
+/**
+ * One run (the steps in this file's header); resolves with the exit code of a push refused or a
+ * verification failed, throws for the rest (usage, configuration, backend). Its temporary folder is removed
+ * at the end, on an error, and on SIGINT/SIGTERM.
+ */
 export async function refreshMirror(args: MirrorArgs, io: MirrorIo): Promise<number> {
   const scratch = mkdtempSync(join(tmpdir(), "svc-mirror-"));
   const removeScratch = () => rmSync(scratch, { recursive: true, force: true });
@@ -603,26 +608,41 @@ export async function refreshMirror(args: MirrorArgs, io: MirrorIo): Promise<num
   }
 }
 
+/** The mirror's branch tip as read into the work repository. */
+interface MirrorTip {
+  readonly commit: string;
+  readonly tree: string;
+  /** Committer time, seconds. */
+  readonly time: number;
+  /** The tree object's raw content. */
+  readonly treeContent: Buffer;
+}
+
 /**
- * Reads the mirror's tip into `work` (alternates: the cache's objects), builds the commit that overlays the
- * records folder, and pushes it (or, for a dry run, lists what would change). Returns the exit code so far.
+ * Makes `work` see the cache's objects (alternates) and writes the records' blobs there: the cache's trees
+ * name blobs it writes only when git asks for them, and the push needs exactly those.
  */
-async function buildAndPush(refresh: Refresh, work: string, ref: string): Promise<number> {
-  const { args, io, cache, folder, records } = refresh;
+async function shareCacheObjects(refresh: Refresh, work: string): Promise<void> {
+  const { cache, records } = refresh;
   const materialized = await cache.materialize(records.files.map((file) => file.oid));
-  if (materialized.written > 0)
+  if (materialized.written > 0) {
     cache.db.audit({
       op: "materialize",
       bytes: materialized.bytes,
       detail: { blobs: materialized.written, wants: records.files.length, mirror: true },
     });
+  }
   mkdirSync(join(work, "objects", "info"), { recursive: true });
   writeFileSync(join(work, "objects", "info", "alternates"), `${join(cache.repo, "objects")}\n`);
+}
 
-  const listed = await remoteTip(work, args.mirror, ref, io.rerun);
-  let base: string | undefined;
+/** Reads the branch tip (the commit and its tree only) into `work`; undefined when the branch is absent. */
+async function readMirrorTip(refresh: Refresh, work: string, ref: string): Promise<MirrorTip | undefined> {
+  const { args, io } = refresh;
+  if ((await remoteTip(work, args.mirror, ref, io.rerun)) === undefined) return undefined;
+  let commit: string;
   try {
-    base = listed === undefined ? undefined : await fetchTip(work, args.mirror, ref, "refs/mirror/base");
+    commit = await fetchTip(work, args.mirror, ref, "refs/mirror/base");
   } catch (error) {
     throw new UserFacingError(
       "SVC_USAGE",
@@ -631,61 +651,96 @@ async function buildAndPush(refresh: Refresh, work: string, ref: string): Promis
       { cause: error },
     );
   }
-  const baseFacts =
-    base === undefined ? undefined : commitFacts((await readObjects(work, [base])).get(base), base);
-  const baseTreeContent =
-    baseFacts === undefined
-      ? Buffer.alloc(0)
-      : ((await readObjects(work, [baseFacts.tree])).get(baseFacts.tree) ?? Buffer.alloc(0));
-  // A file (or link) named like the folder goes too: a tree cannot hold both.
-  const tree = writeLooseObject(
-    work,
-    "tree",
-    spliceTree(
-      baseTreeContent,
-      new Map([
-        [folder, undefined],
-        [`${folder}/`, records.tree],
-      ]),
-    ),
-  );
-  const changes = parseTreeDiff(
-    (await runGit(work, ["diff-tree", "-r", "-z", "--no-renames", baseFacts?.tree ?? EMPTY_TREE, tree]))
-      .stdout,
-  );
-  const counts = countChanges(changes);
-  const where = `${args.mirror} ${args.branch}`;
-  const upToDate = base !== undefined && baseFacts?.tree === tree;
+  const facts = commitFacts((await readObjects(work, [commit])).get(commit), commit);
+  const treeContent = (await readObjects(work, [facts.tree])).get(facts.tree);
+  if (treeContent === undefined) throw new SvcError("SVC_STORE", `the tree of ${commit} was not fetched`);
+  return { commit, ...facts, treeContent };
+}
 
-  if (args.dryRun) {
-    for (const change of changes) io.stdout(`${change.status}\t${change.path}\n`);
-    io.stderr(
-      upToDate
-        ? `svc: dry run: ${where} is up to date (${base?.slice(0, 12)}); nothing was pushed\n`
-        : `svc: dry run: ${where} would ${base === undefined ? "get its first commit" : `be fast-forwarded from ${base.slice(0, 12)}`} (${describeCounts(counts)}); nothing was pushed\n`,
-    );
-    return MIRROR_EXIT.ok;
-  }
-  if (upToDate) {
-    io.stderr(`svc: ${where} is up to date (${base?.slice(0, 12)})\n`);
-    return MIRROR_EXIT.ok;
-  }
+/**
+ * The tip's tree with the records folder replaced by the cache's (removed when the cache has no records),
+ * written into `work`, and the files that differ. A file (or link) named like the folder goes too: a tree
+ * cannot hold both.
+ */
+async function overlayRecords(
+  refresh: Refresh,
+  work: string,
+  tip: MirrorTip | undefined,
+): Promise<{ tree: string; changes: FolderChange[] }> {
+  const edits = new Map([
+    [refresh.folder, undefined],
+    [`${refresh.folder}/`, refresh.records.tree],
+  ]);
+  const tree = writeLooseObject(work, "tree", spliceTree(tip?.treeContent ?? Buffer.alloc(0), edits));
+  const diff = await runGit(work, ["diff-tree", "-r", "-z", "--no-renames", tip?.tree ?? EMPTY_TREE, tree]);
+  return { tree, changes: parseTreeDiff(diff.stdout) };
+}
 
-  const cacheFacts = commitFacts(
-    (await readObjects(cache.repo, [refresh.cacheTip])).get(refresh.cacheTip),
-    refresh.cacheTip,
-  );
-  const commit = writeLooseObject(
+/** The mirror commit: fixed identity, time the later of the cache tip's and the mirror tip's, parent the tip. */
+async function writeMirrorCommit(
+  refresh: Refresh,
+  work: string,
+  tree: string,
+  tip: MirrorTip | undefined,
+  counts: ChangeCounts,
+): Promise<string> {
+  const { cache, cacheTip, remote } = refresh;
+  const cacheFacts = commitFacts((await readObjects(cache.repo, [cacheTip])).get(cacheTip), cacheTip);
+  return writeLooseObject(
     work,
     "commit",
     encodeCommit({
       tree,
-      parents: base === undefined ? [] : [base],
+      parents: tip === undefined ? [] : [tip.commit],
       identity: MIRROR_IDENTITY,
-      time: Math.max(cacheFacts.time, baseFacts?.time ?? 0),
-      message: mirrorCommitMessage(refresh.remote.kind, refresh.remote.project, counts, refresh.cacheTip),
+      time: Math.max(cacheFacts.time, tip?.time ?? 0),
+      message: mirrorCommitMessage(remote.kind, remote.project, counts, cacheTip),
     }),
   );
+}
+
+/**
+ * Reads the mirror's tip, builds the commit that overlays the records folder and pushes it (for a dry run:
+ * lists what would change). Returns the exit code so far.
+ */
+async function buildAndPush(refresh: Refresh, work: string, ref: string): Promise<number> {
+  const { args, io } = refresh;
+  await shareCacheObjects(refresh, work);
+  const tip = await readMirrorTip(refresh, work, ref);
+  const { tree, changes } = await overlayRecords(refresh, work, tip);
+  const counts = countChanges(changes);
+  const where = `${args.mirror} ${args.branch}`;
+  const upToDate = tip !== undefined && tip.tree === tree;
+  if (args.dryRun) {
+    for (const change of changes) io.stdout(`${change.status}\t${change.path}\n`);
+    const would =
+      tip === undefined ? "get its first commit" : `be fast-forwarded from ${tip.commit.slice(0, 12)}`;
+    io.stderr(
+      upToDate
+        ? `svc: dry run: ${where} is up to date (${tip.commit.slice(0, 12)}); nothing was pushed\n`
+        : `svc: dry run: ${where} would ${would} (${describeCounts(counts)}); nothing was pushed\n`,
+    );
+    return MIRROR_EXIT.ok;
+  }
+  if (upToDate) {
+    io.stderr(`svc: ${where} is up to date (${tip.commit.slice(0, 12)})\n`);
+    return MIRROR_EXIT.ok;
+  }
+  const commit = await writeMirrorCommit(refresh, work, tree, tip, counts);
+  return pushMirrorCommit(refresh, work, ref, commit, tip, counts);
+}
+
+/** `git push <mirror> <commit>:<ref>`, and what came of it, on stderr. */
+async function pushMirrorCommit(
+  refresh: Refresh,
+  work: string,
+  ref: string,
+  commit: string,
+  tip: MirrorTip | undefined,
+  counts: ChangeCounts,
+): Promise<number> {
+  const { args, io } = refresh;
+  const where = `${args.mirror} ${args.branch}`;
   // No --force and no `+`: git refuses anything but a fast-forward (or a new branch).
   const push = await gitOutcome(work, [
     "push",
@@ -697,7 +752,7 @@ async function buildAndPush(refresh: Refresh, work: string, ref: string): Promis
   const outcome = push.code === 0 ? ({ kind: "pushed" } as const) : parsePushPorcelain(push.stdout, ref);
   if (outcome.kind === "moved") {
     io.stderr(
-      `svc: ${where} moved since it was read (it was ${base === undefined ? "absent" : `at ${base.slice(0, 12)}`}); ` +
+      `svc: ${where} moved since it was read (it was ${tip === undefined ? "absent" : `at ${tip.commit.slice(0, 12)}`}); ` +
         `git refused the push (${outcome.reason}) and nothing was overwritten. Run the same command again to build on its new tip: ${io.rerun}\n`,
     );
     return MIRROR_EXIT.refused;
@@ -710,9 +765,9 @@ async function buildAndPush(refresh: Refresh, work: string, ref: string): Promis
     return MIRROR_EXIT.refused;
   }
   io.stderr(
-    base === undefined
+    tip === undefined
       ? `svc: ${where}: created at ${commit.slice(0, 12)} (${describeCounts(counts)})\n`
-      : `svc: ${where}: ${base.slice(0, 12)}..${commit.slice(0, 12)} fast-forwarded (${describeCounts(counts)})\n`,
+      : `svc: ${where}: ${tip.commit.slice(0, 12)}..${commit.slice(0, 12)} fast-forwarded (${describeCounts(counts)})\n`,
   );
   return MIRROR_EXIT.ok;
 }
