@@ -1,8 +1,8 @@
 /**
  * The shipped artifact (STYLE.md rule 9): `npm pack`, unpacked into a temp folder the way npm installs it
  * (bins linked from package.json's `bin`), beside it only the production dependencies, then a clone, an
- * edit and a push with only those bins on PATH. A runtime dependency listed only in `devDependencies`
- * fails here.
+ * edit and a push with only those bins on PATH, then the shipped `scripts/mirror-refresh`. A runtime
+ * dependency listed only in `devDependencies` fails here.
  *
  * The production dependencies are copied from the project's node_modules, not installed: `npm install
  * --omit=dev <tarball>` works (the registry is reachable) but took 2 min 48 s on the 2-core test machine,
@@ -12,7 +12,7 @@
  * each package without the nested node_modules that the list names by itself.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { delimiter, join, relative, sep } from "node:path";
 import test from "ava";
 import { git, givenGitEnv, run } from "../testing/git.js";
@@ -46,7 +46,7 @@ function copyProductionDependencies(into: string): string[] {
   return packages;
 }
 
-test("the packed package has both bins and works on its own: init, edit, push", async (t) => {
+test("the packed package has both bins and works on its own: init, edit, push, mirror-refresh", async (t) => {
   const root = givenTempDir(t, "svc-pack-");
   const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", root], {
     cwd: repoRoot,
@@ -95,4 +95,20 @@ test("the packed package has both bins and works on its own: init, edit, push", 
     frontmatter: { status: string };
   };
   t.is(issue.frontmatter.status, "done");
+
+  // The mirror-refresh script as shipped (package.json "files" has scripts/): its shim, run by its path
+  // from another folder, finds the compiled script beside it and mirrors the project.
+  const shim = join(pkg, "scripts", "mirror-refresh");
+  t.true((statSync(shim).mode & 0o111) !== 0, "the shim is executable");
+  t.true(existsSync(join(pkg, "dist", "scripts", "mirror-refresh.js")));
+  t.is((await git(gitEnv, ["init", "--quiet", "--bare", "mirror.git"])).code, 0);
+  const mirrored = await run(gitEnv, shim, [`svc::${sim.url}/projects/demo`, "../mirror.git"], {
+    cwd: "d",
+    env: { PATH: path },
+  });
+  t.is(mirrored.code, 0, mirrored.stderr);
+  t.regex(
+    mirrored.stderr,
+    /^svc: verified: 2 files in issues\/ of \.\.\/mirror\.git match the cache byte for byte$/m,
+  );
 });

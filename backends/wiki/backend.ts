@@ -311,6 +311,22 @@ export class WikiBackend implements WritableBackend {
     return { records, more: false };
   }
 
+  /**
+   * The names of page `id`'s labels (`GET /pages/{id}/labels`, read-only; v2 can read labels but not add
+   * them). scripts/mirror-refresh.ts checks the durable test fixtures with it.
+   */
+  async pageLabels(id: string): Promise<string[]> {
+    const names: string[] = [];
+    const what = `reading the labels of page ${id}`;
+    for await (const item of this.paginate(
+      `/wiki/api/v2/pages/${encodeURIComponent(id)}/labels?limit=${PAGE_LIMIT}`,
+      what,
+    )) {
+      if (isObject(item) && typeof item.name === "string") names.push(item.name);
+    }
+    return names;
+  }
+
   private parsePage(what: string, response: HttpResponse): BackendRecord {
     const record = wikiPageToRecord(this.json(response, what));
     if (typeof record === "string")
