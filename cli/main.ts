@@ -18,6 +18,7 @@ import {
   leadingWords,
   longestCommand,
 } from "./command-spec.js";
+import { DoctorCommand } from "./commands/doctor.js";
 import { InitCommand } from "./commands/init.js";
 import { ListCommand } from "./commands/list.js";
 import { PulseBackupCommand } from "./commands/pulse-backup.js";
@@ -38,6 +39,7 @@ import { explainRefusal } from "./usage-error.js";
 export const COMMANDS: readonly CommandClass[] = [
   InitCommand,
   SyncCommand,
+  DoctorCommand,
   ListCommand,
   SpacesCommand,
   SimCommand,

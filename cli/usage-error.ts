@@ -69,14 +69,6 @@ const GIT_IN_CLONE = new Set([
   "checkout",
 ]);
 
-/** What `svc doctor` (DESIGN.md §8, not in this version) would check, as commands with what to look for. */
-export const DOCTOR_CHECKS = [
-  "  git --version                   # 2.28 or newer",
-  "  command -v git-remote-svc       # prints its path; if nothing, put svc's bin folder on PATH",
-  "  git remote get-url origin       # in the clone: svc::http://<host>:<port>/projects/<name>",
-  '  echo "$SVC_ALLOWED_ORIGINS"      # empty (loopback only), or it includes the server\'s origin',
-].join("\n");
-
 function explainUnknownCommand(
   argv: readonly string[],
   words: readonly string[],
@@ -95,9 +87,6 @@ function explainUnknownCommand(
     const word = words[0] as string;
     if (word === "clone") return explainClone(word, rest);
     if (GIT_IN_CLONE.has(word)) return explainGitWord(word, rest, situation);
-    if (word === "doctor") {
-      return `svc: unknown command "doctor"; this version of svc has none. Check by hand:\n${DOCTOR_CHECKS}\n`;
-    }
     if (word === "version") return `svc: unknown command "version"; run:\n  svc --version\n`;
   }
   const corrections = correctCommandWords(words, specs);
