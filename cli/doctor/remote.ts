@@ -228,40 +228,43 @@ function sources(names: readonly string[]): string {
     .join("; ");
 }
 
+/** Variables whose value the backend refuses, and the fix for each (the remote URL already names the server). */
+const REFUSED_VALUE_FIXES: readonly [string, (remote: RemoteUrl) => string][] = [
+  ["SVC_WIKI_TENANT", (remote) => exportFix(["SVC_WIKI_TENANT"], remote)],
+  ["SVC_TRACKER_INSTANCE", (remote) => exportFix(["SVC_TRACKER_INSTANCE"], remote)],
+  ["SVC_FORGE_BASE_URL", () => "unset SVC_FORGE_BASE_URL"],
+  ["SVC_TRACKER_BASE_URL", () => "unset SVC_TRACKER_BASE_URL"],
+];
+
 /**
- * Every variable the backend needs is set, by the backend's own config function (which names the missing
- * ones). `SVC_ALLOWED_ORIGINS` is the allowlist check's.
+ * Every variable the backend needs is set and has a value it accepts, by the backend's own config function
+ * (which names the missing ones). `SVC_ALLOWED_ORIGINS` is the allowlist check's.
  */
 export function checkCredentials(remote: RemoteUrl, env: NodeJS.ProcessEnv): Finding {
   if (remote.kind === "sim") return ok("credentials", "the simulator needs none");
   const read = { wiki: wikiConfig, forge: forgeConfig, tracker: trackerConfig }[remote.kind];
+  const names = CREDENTIALS[remote.kind];
   try {
-    read(env);
+    read({ ...env, SVC_ALLOWED_ORIGINS: env.SVC_ALLOWED_ORIGINS || remote.origin });
   } catch (error) {
     if (!(error instanceof SvcError)) throw error;
-    const missing = (Array.isArray(error.data.missing) ? (error.data.missing as string[]) : []).filter(
-      (name) => name !== "SVC_ALLOWED_ORIGINS",
-    );
-    if (missing.length === 0 && Array.isArray(error.data.missing)) {
-      return ok(
+    const missing = Array.isArray(error.data.missing) ? (error.data.missing as string[]) : [];
+    if (missing.length > 0) {
+      return fail(
         "credentials",
-        `the ${remote.kind} backend's variables are set (SVC_ALLOWED_ORIGINS: see allowlist)`,
+        `the ${remote.kind} backend needs ${missing.join(", ")}, not set (${sources(missing)})`,
+        exportFix(missing, remote),
+        { missing },
       );
     }
-    if (missing.length === 0)
-      return fail("credentials", error.message, {
-        advice: "set the variable it names, then run svc doctor again",
-      });
-    return fail(
-      "credentials",
-      `the ${remote.kind} backend needs ${missing.join(", ")}, not set (${sources(missing)})`,
-      exportFix(missing, remote),
-      { missing },
-    );
+    const refused = REFUSED_VALUE_FIXES.find(([name]) => error.message.includes(name));
+    return refused
+      ? fail("credentials", error.message, refused[1](remote))
+      : fail("credentials", error.message, {
+          advice: "set the variable it names, then run svc doctor again",
+        });
   }
-  return ok("credentials", `${CREDENTIALS[remote.kind].join(", ")} and the other variables are set`, {
-    variables: CREDENTIALS[remote.kind],
-  });
+  return ok("credentials", `${names.join(" and ")} set (values not shown)`, { variables: names });
 }
 
 /** The status a backend's error carries (`data.status`), if any. */
