@@ -5,7 +5,7 @@
  * The doctor changes nothing and, `--offline`, asks the server nothing; no credential value is ever printed.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { shellWord } from "../core/errors.js";
@@ -116,10 +116,28 @@ async function fixAndRecheck(
   return after.stdout + after.stderr;
 }
 
+/**
+ * Every file under `folder` with its size and modification time, except SQLite's `-shm` and `-wal` files: a
+ * reader of a WAL database creates them when they are missing (empty) and writes its read marks to `-shm`.
+ */
+function snapshot(folder: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || /-(shm|wal)$/.test(entry.name)) continue;
+    const path = join(entry.parentPath, entry.name);
+    const stat = statSync(path);
+    files[path] = `${stat.size} ${stat.mtimeMs}`;
+  }
+  return files;
+}
+
 test("a fresh clone is healthy: every check ok or info, exit 0; the one request is a read; --offline sends none", async (t) => {
   const { sim, env } = await givenClone(t);
   const before = lastSimAuditId(sim);
+  const [cacheBefore, treeBefore] = [snapshot(cacheFolder(env)), snapshot(join(env.dir, "d"))];
   const { result, report } = await doctor(t, env);
+  t.deepEqual(snapshot(cacheFolder(env)), cacheBefore, "the cache is as it was");
+  t.deepEqual(snapshot(join(env.dir, "d")), treeBefore, "the working tree and its .git are as they were");
   t.is(result.code, 0);
   t.true(report.healthy);
   t.deepEqual(

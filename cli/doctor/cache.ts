@@ -1,6 +1,7 @@
 /**
  * The project's cache (DESIGN.md §3), looked at and never changed: `cache.db` is opened read-only (no
- * migration runs), `repo.git` is read through the file system. `cache/open.ts` rebuilds a cache that is
+ * migration runs; SQLite creates the empty `-wal` and `-shm` files a reader of a WAL database needs when
+ * they are missing), `repo.git` is read through the file system. `cache/open.ts` rebuilds a cache that is
  * absent, or whose repository, database file, `main` or tip commit is gone, at the next `svc sync`; what
  * it cannot see (a database that fails `PRAGMA integrity_check`, or whose audit triggers are gone) is
  * rebuilt once the folder is moved aside.
@@ -73,6 +74,11 @@ function readDatabase(path: string): DatabaseFacts {
   }
 }
 
+/** `origin/main` for `refs/remotes/origin/main`; other refs in full. */
+function shortRef(ref: string): string {
+  return ref.replace(/^refs\/remotes\//, "");
+}
+
 /** `20260131T120000Z`: a time for a folder name. */
 function stamp(now: Date): string {
   return now
@@ -125,7 +131,9 @@ export function checkCache(
   const dir = resolve(cacheRoot(), cacheFolderName(remote));
   const repo = join(dir, "repo.git");
   if (!existsSync(dir)) {
-    const why = user ? `its folder is missing (your ${user.ref} came from one)` : "there is none yet";
+    const why = user
+      ? `its folder is missing (your ${shortRef(user.ref)} came from one)`
+      : "there is none yet";
     return [
       fail("cache", `no cache at ${dir}: ${why}; svc sync builds it from a full listing`, svcSync(place), {
         path: dir,
@@ -136,47 +144,20 @@ export function checkCache(
     ];
   }
 
-  // Each problem, and whether svc sync sees it by itself (ProjectCache.check) or needs the folder moved.
-  const problems: { why: string; moveAside: boolean }[] = [];
   const repoFound = existsSync(join(repo, "HEAD"));
-  if (!repoFound) problems.push({ why: "its repository repo.git is missing", moveAside: false });
   const dbPath = join(dir, "cache.db");
   const facts: DatabaseFacts = existsSync(dbPath) ? readDatabase(dbPath) : {};
-  if (!existsSync(dbPath)) problems.push({ why: "its database cache.db is missing", moveAside: false });
-  if (facts.unreadable) problems.push({ why: `its database cache.db: ${facts.unreadable}`, moveAside: true });
-  if (facts.integrity && facts.integrity.join() !== "ok") {
-    problems.push({
-      why: `PRAGMA integrity_check of cache.db says: ${facts.integrity.slice(0, 3).join("; ").slice(0, 300)}`,
-      moveAside: true,
-    });
-  }
-  if (facts.missingTriggers && facts.missingTriggers.length > 0) {
-    problems.push({
-      why: `the audit table is not append-only: cache.db lacks the trigger${facts.missingTriggers.length > 1 ? "s" : ""} ${facts.missingTriggers.join(", ")}`,
-      moveAside: true,
-    });
-  }
   const tip = repoFound ? cacheTip(repo) : undefined;
-  if (repoFound && tip === undefined && (facts.lastSyncMs ?? 0) > 0)
-    problems.push({ why: "its branch main is missing", moveAside: false });
-  if (tip !== undefined && !hasObject(repo, tip))
-    problems.push({ why: `its tip commit ${tip.slice(0, 12)} is missing from repo.git`, moveAside: false });
-
-  const findings: Finding[] = [];
+  const problems = cacheProblems({ repo, repoFound, dbFound: existsSync(dbPath), facts, tip });
   const healthy = problems.length === 0;
+  const findings: Finding[] = [];
   if (healthy) {
-    findings.push(
-      ok(
-        "cache",
-        `${dir}: integrity_check ok, audit triggers present, tip ${tip?.slice(0, 12) ?? "none yet"}`,
-        { path: dir, tip: tip ?? null },
-      ),
-    );
+    const summary = `integrity_check ok, audit triggers present, tip ${tip?.slice(0, 12) ?? "none yet"}`;
+    findings.push(ok("cache", `${dir}: ${summary}`, { path: dir, tip: tip ?? null }));
   } else {
-    const moveAside = problems.some((problem) => problem.moveAside);
     const whys = problems.map((problem) => problem.why).join("; ");
     findings.push(
-      moveAside
+      problems.some((problem) => problem.moveAside)
         ? fail(
             "cache",
             `the cache ${dir} is broken: ${whys}; ${CACHE_LOSES}`,
@@ -189,13 +170,10 @@ export function checkCache(
             "cache",
             `the cache ${dir} is broken: ${whys}; svc sync rebuilds it from a full listing, continuing your history`,
             svcSync(place),
-            {
-              path: dir,
-            },
+            { path: dir },
           ),
     );
   }
-
   findings.push(repoFound ? checkTemporaryRefs(repo) : skipped("temp-refs", "no repo.git"));
   findings.push(checkHistory({ dir, repo, place, user, cacheUsable: healthy, now }));
   findings.push(
@@ -207,6 +185,42 @@ export function checkCache(
   findings.push(info("cache-size", `${formatBytes(bytes)} on disk`, { bytes }));
   findings.push(lastSync(facts, now));
   return findings;
+}
+
+/**
+ * What is wrong with a cache folder that is there, each problem with whether `svc sync` sees it by itself
+ * (ProjectCache.check: a missing repository, database file, `main` or tip commit; a database SQLite refuses
+ * to open) or only once the folder is moved aside.
+ */
+function cacheProblems(found: {
+  repo: string;
+  repoFound: boolean;
+  dbFound: boolean;
+  facts: DatabaseFacts;
+  tip: string | undefined;
+}): { why: string; moveAside: boolean }[] {
+  const { repo, facts, tip } = found;
+  const problems: { why: string; moveAside: boolean }[] = [];
+  if (!found.repoFound) problems.push({ why: "its repository repo.git is missing", moveAside: false });
+  if (!found.dbFound) problems.push({ why: "its database cache.db is missing", moveAside: false });
+  if (facts.unreadable) problems.push({ why: `its database cache.db: ${facts.unreadable}`, moveAside: true });
+  if (facts.integrity && facts.integrity.join() !== "ok") {
+    const said = facts.integrity.slice(0, 3).join("; ").slice(0, 300);
+    problems.push({ why: `PRAGMA integrity_check of cache.db says: ${said}`, moveAside: true });
+  }
+  const lacking = facts.missingTriggers ?? [];
+  if (lacking.length > 0) {
+    problems.push({
+      why: `the audit table is not append-only: cache.db lacks the trigger${lacking.length > 1 ? "s" : ""} ${lacking.join(", ")}`,
+      moveAside: true,
+    });
+  }
+  // Every sync leaves main set: a cache that synced and has no main lost it.
+  if (found.repoFound && tip === undefined && (facts.lastSyncMs ?? 0) > 0)
+    problems.push({ why: "its branch main is missing", moveAside: false });
+  if (tip !== undefined && !hasObject(repo, tip))
+    problems.push({ why: `its tip commit ${tip.slice(0, 12)} is missing from repo.git`, moveAside: false });
+  return problems;
 }
 
 /** `refs/svc/{base,incoming}/<pid>` of pushes that died, and their lock files: one command deletes them all. */
@@ -237,8 +251,7 @@ function checkHistory(context: {
   const { dir, repo, place, user } = context;
   if (!context.cacheUsable) return skipped("history", "the cache's fix comes first");
   if (!user) return skipped("history", "the working tree has no server commit yet (never fetched)");
-  const short = user.ref.replace(/^refs\/remotes\//, "");
-  const named = `your ${short} (${user.commit.slice(0, 12)})`;
+  const named = `your ${shortRef(user.ref)} (${user.commit.slice(0, 12)})`;
   if (hasObject(repo, user.commit)) return ok("history", `${named} is in the cache`, { commit: user.commit });
   if (existsSync(join(dir, REBUILT_MARKER))) {
     return fail(

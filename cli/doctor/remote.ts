@@ -67,7 +67,7 @@ const CREDENTIALS: Record<BackendKind, readonly string[]> = {
   tracker: ["TRACKER_EMAIL", "TRACKER_API_TOKEN"],
 };
 
-/** `git clone`'s answer for a folder that is no svc clone: how one is made. */
+/** For a folder that is no svc clone: how one is made, in the form of a simulator project. */
 function initExample(place: Place): string {
   return `svc init sim::<project> ${place.dir === undefined ? "<dir>" : words([place.dir])}`;
 }
