@@ -1,7 +1,8 @@
 /**
  * `svc doctor` (issue 16): healthy on a fresh clone, and on clones broken in each of the ways it checks,
  * the failing check names a fix; the fix, run through `sh -c` exactly as printed (a credential's `<…>`
- * placeholder filled in), makes the next `svc doctor` healthy. Real git, a real simulator, the fake wiki.
+ * placeholder filled in), makes the next `svc doctor` healthy. Real git, a real simulator, the fake wiki,
+ * forge and tracker.
  * The doctor changes nothing and, `--offline`, asks the server nothing; no credential value is ever printed.
  */
 import { spawn } from "node:child_process";
@@ -10,7 +11,10 @@ import { delimiter, join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { shellWord } from "../core/errors.js";
 import { SVC_VERSION } from "../core/version.js";
+import { givenFakeForge } from "../testing/fake-forge.js";
+import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
+import { givenForgeEnv } from "../testing/forge.js";
 import {
   cacheFolder,
   cacheGit,
@@ -28,6 +32,7 @@ import {
 import { repoRoot } from "../testing/paths.js";
 import { lastSimAuditId } from "../testing/push.js";
 import { givenProject, givenSim, givenTempDir } from "../testing/sim.js";
+import { givenTrackerEnv } from "../testing/tracker.js";
 import { givenWikiEnv, wikiVars } from "../testing/wiki.js";
 
 interface Check {
@@ -429,4 +434,57 @@ test("a wiki clone with a rejected token: server fails with 401 naming the varia
   });
   t.false(printed.includes(wiki.credentials.token));
   t.false(printed.includes(wrong));
+});
+
+test("a forge clone: healthy (GET of the repository); a rejected FORGE_TOKEN fails server with its fix", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.seed("acme/widgets", 3);
+  const env = givenForgeEnv(t, forge);
+  t.is((await svc(env, ["init", "forge::acme/widgets", "d"])).code, 0);
+  const healthy = await doctor(t, env);
+  t.true(healthy.report.healthy, healthy.result.stdout);
+  t.like(check(healthy.report, "remote"), { kind: "forge", project: "acme/widgets" });
+  t.true(
+    forge.requests.some((request) => request.method === "GET" && request.path === "/repos/acme/widgets"),
+  );
+
+  const wrong = "ghp_wrong0c1d2e3f";
+  const overrides = { FORGE_TOKEN: wrong };
+  const { report } = await doctor(t, env, { env: overrides });
+  t.like(check(report, "server"), { httpStatus: 401, fix: "export FORGE_TOKEN=<token>" });
+  const printed = await fixAndRecheck(t, env, report, ["server"], {
+    overrides,
+    fill: { "<token>": forge.token },
+  });
+  t.false(JSON.stringify(report).includes(wrong));
+  t.false(printed.includes(forge.token));
+});
+
+test("a tracker clone: healthy (the project's GET); a rejected API token fails server with its fix", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  tracker.seed("TEST", 3);
+  const env = givenTrackerEnv(t, tracker);
+  t.is((await svc(env, ["init", "tracker::TEST", "d"])).code, 0);
+  const healthy = await doctor(t, env);
+  t.true(healthy.report.healthy, healthy.result.stdout);
+  t.like(check(healthy.report, "remote"), { kind: "tracker", project: "TEST" });
+  t.true(
+    tracker.requests.some(
+      (request) => request.method === "GET" && request.path === "/rest/api/3/project/TEST",
+    ),
+  );
+
+  const wrong = "wrong-api-token-8c2e";
+  const overrides = { TRACKER_API_TOKEN: wrong };
+  const { report } = await doctor(t, env, { env: overrides });
+  t.like(check(report, "server"), {
+    httpStatus: 401,
+    fix: "export TRACKER_EMAIL=<account-email> TRACKER_API_TOKEN=<api-token>",
+  });
+  const printed = await fixAndRecheck(t, env, report, ["server"], {
+    overrides,
+    fill: { "<account-email>": tracker.email, "<api-token>": tracker.apiToken },
+  });
+  t.false(JSON.stringify(report).includes(wrong));
+  t.false(printed.includes(tracker.apiToken));
 });
