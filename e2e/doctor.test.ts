@@ -441,11 +441,14 @@ test("a forge clone: healthy (GET of the repository); a rejected FORGE_TOKEN fai
   forge.seed("acme/widgets", 3);
   const env = givenForgeEnv(t, forge);
   t.is((await svc(env, ["init", "forge::acme/widgets", "d"])).code, 0);
+  const from = forge.requests.length;
   const healthy = await doctor(t, env);
   t.true(healthy.report.healthy, healthy.result.stdout);
   t.like(check(healthy.report, "remote"), { kind: "forge", project: "acme/widgets" });
   t.true(
-    forge.requests.some((request) => request.method === "GET" && request.path === "/repos/acme/widgets"),
+    forge.requests
+      .slice(from)
+      .some((request) => request.method === "GET" && request.path === "/repos/acme/widgets"),
   );
 
   const wrong = "ghp_wrong0c1d2e3f";
@@ -465,13 +468,14 @@ test("a tracker clone: healthy (the project's GET); a rejected API token fails s
   tracker.seed("TEST", 3);
   const env = givenTrackerEnv(t, tracker);
   t.is((await svc(env, ["init", "tracker::TEST", "d"])).code, 0);
+  const from = tracker.requests.length;
   const healthy = await doctor(t, env);
   t.true(healthy.report.healthy, healthy.result.stdout);
   t.like(check(healthy.report, "remote"), { kind: "tracker", project: "TEST" });
   t.true(
-    tracker.requests.some(
-      (request) => request.method === "GET" && request.path === "/rest/api/3/project/TEST",
-    ),
+    tracker.requests
+      .slice(from)
+      .some((request) => request.method === "GET" && request.path === "/rest/api/3/project/TEST"),
   );
 
   const wrong = "wrong-api-token-8c2e";
