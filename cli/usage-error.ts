@@ -5,8 +5,8 @@
  * the current folder (`Situation`), asked only for git's own words (`svc pull`).
  *
  * - An unknown command: git's words map to what does that job (`svc clone x` → `svc init sim::x`, `svc pull`
- *   → `git pull` in the clone), `svc doctor` (not in this version) to the checks it would make, anything else
- *   to the nearest command by edit distance, with the rest of the line kept.
+ *   → `git pull` in the clone), anything else to the nearest command by edit distance, with the rest of the
+ *   line kept.
  * - A known command with bad arguments: each problem named once (an unknown option with the nearest valid
  *   one), the usage line once, and the corrected command line when every problem has a sure fix.
  */
