@@ -77,6 +77,12 @@ export interface Backend {
   listChangedSince(since: string): Promise<Listing>;
   /** Backends that make conditional requests are handed the cache's validators before a sync or a push. */
   useValidators?(store: ValidatorStore): void;
+  /**
+   * One read-only request, for `svc doctor`: resolves when the server accepts the credentials and knows the
+   * project; throws the backend's usual error otherwise (a 401 names the credential variables, and its
+   * `data.status` is the server's status).
+   */
+  probe?(): Promise<void>;
 }
 
 /** The fields (writable ones only) and body a write sends; absent members are left as they are. */

@@ -61,11 +61,22 @@ function sqliteCorruption(error: unknown): string | undefined {
 }
 
 /** git 2.28 added the protocol v2 response-end packet the tunnel relies on. */
-const MIN_GIT = [2, 28] as const;
+export const MIN_GIT = [2, 28] as const;
 
 export function parseGitVersion(text: string): [number, number] | undefined {
   const match = /git version (\d+)\.(\d+)/.exec(text);
   return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+/**
+ * The commit `refs/heads/main` of the cache repository `repo` points at, or undefined when it has none. Only
+ * svc moves it, always as a loose ref (never packed: the cache is never `gc`'d).
+ */
+export function cacheTip(repo: string): string | undefined {
+  const path = join(repo, "refs", "heads", "main");
+  if (!existsSync(path)) return undefined;
+  const oid = readFileSync(path, "utf8").trim();
+  return /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
 }
 
 /**
@@ -177,10 +188,7 @@ export class ProjectCache {
 
   /** The commit `refs/heads/main` points at, or undefined before the first sync. */
   tip(): string | undefined {
-    const path = join(this.repo, "refs", "heads", "main");
-    if (!existsSync(path)) return undefined;
-    const oid = readFileSync(path, "utf8").trim();
-    return /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
+    return cacheTip(this.repo);
   }
 
   /**

@@ -17,6 +17,7 @@ Working with records
   svc init                  Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree
   svc sync                  Bring a clone's cache up to date with the server, then git fetch
   svc log                   What changed on the server and when, as this machine's cache saw it
+  svc doctor                Check a clone and what svc needs, each problem with the command that fixes it
   svc list                  List the records of a project: wiki pages, tracker, forge or simulator issues
   svc spaces                List the wiki spaces the configured account can read
 
@@ -129,7 +130,7 @@ test("svc init --help names the backends of this version, --origin and the compl
 
 test("every command's --help: its usage line, no #0 placeholder, prose within 80 columns", async (t) => {
   const paths = COMMANDS.map((command) => describeCommand(command).path);
-  t.is(paths.length, 14);
+  t.is(paths.length, 15);
   for (const path of paths) {
     const run = await runSvcInProcess([...path, "--help"]);
     const name = `svc ${path.join(" ")}`;

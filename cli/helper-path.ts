@@ -16,10 +16,8 @@ const helperScript = fileURLToPath(new URL("../helper/bin.js", import.meta.url))
  * `bin/` folder) a folder in the cache root with a link to the compiled helper.
  */
 export function ownBinDir(): string {
-  if (existsSync(join(checkoutBinDir, "git-remote-svc"))) return checkoutBinDir;
-  const dir = join(cacheRoot(), "bin");
-  const link = join(dir, "git-remote-svc");
-  if (!existsSync(link)) {
+  const { dir, link } = ownBinDirPlan();
+  if (link) {
     mkdirSync(dir, { recursive: true });
     try {
       symlinkSync(helperScript, link);
@@ -30,17 +28,30 @@ export function ownBinDir(): string {
   return dir;
 }
 
-function onPath(name: string, path: string | undefined): boolean {
+/**
+ * The folder `ownBinDir()` returns, creating nothing (for `svc doctor`): when `git-remote-svc` is not in it
+ * yet, `link` is the symbolic link `ownBinDir()` would make there and `target` the helper it points to.
+ */
+export function ownBinDirPlan(): { dir: string; link?: string; target: string } {
+  if (existsSync(join(checkoutBinDir, "git-remote-svc")))
+    return { dir: checkoutBinDir, target: helperScript };
+  const dir = join(cacheRoot(), "bin");
+  const link = join(dir, "git-remote-svc");
+  return existsSync(link) ? { dir, target: helperScript } : { dir, link, target: helperScript };
+}
+
+/** The first executable `name` in the folders of `path` (a `PATH` value), as the shell would find it. */
+export function findOnPath(name: string, path: string | undefined): string | undefined {
   for (const dir of (path ?? "").split(delimiter)) {
     if (dir === "") continue;
     try {
       accessSync(join(dir, name), constants.X_OK);
-      return true;
+      return join(dir, name);
     } catch {
       // not in this folder
     }
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -48,7 +59,7 @@ function onPath(name: string, path: string | undefined): boolean {
  * is not on it, and `helperOnPath` says whether the user's own PATH has it (later `git pull`s need that).
  */
 export function helperEnvironment(): { env: NodeJS.ProcessEnv; helperOnPath: boolean } {
-  const helperOnPath = onPath("git-remote-svc", process.env.PATH);
+  const helperOnPath = findOnPath("git-remote-svc", process.env.PATH) !== undefined;
   if (helperOnPath) return { env: process.env, helperOnPath };
   return {
     env: { ...process.env, PATH: `${ownBinDir()}${delimiter}${process.env.PATH ?? ""}` },

@@ -18,6 +18,7 @@ import {
   leadingWords,
   longestCommand,
 } from "./command-spec.js";
+import { DoctorCommand } from "./commands/doctor.js";
 import { InitCommand } from "./commands/init.js";
 import { ListCommand } from "./commands/list.js";
 import { LogCommand } from "./commands/log.js";
@@ -40,6 +41,7 @@ export const COMMANDS: readonly CommandClass[] = [
   InitCommand,
   SyncCommand,
   LogCommand,
+  DoctorCommand,
   ListCommand,
   SpacesCommand,
   SimCommand,

@@ -137,7 +137,7 @@ test("an unknown command: the nearest command by edit distance with the rest of 
   );
   t.is(
     await refused(["frobnicate"]),
-    `svc: unknown command "frobnicate"; the commands are init, sync, log, list, spaces, sim, pulse. What each does:\n  svc --help\n`,
+    `svc: unknown command "frobnicate"; the commands are init, sync, log, doctor, list, spaces, sim, pulse. What each does:\n  svc --help\n`,
   );
   t.is(
     await refused(["pulse", "frobnicate"]),
@@ -191,16 +191,9 @@ See svc init --help for more.
   t.is(asked, 0, "the folder is looked at only for git's words");
 });
 
-test("svc doctor (a later version) names the checks it would make, each a command runnable as printed", async (t) => {
-  t.is(
-    await refused(["doctor"]),
-    `svc: unknown command "doctor"; this version of svc has none. Check by hand:
-  git --version                   # 2.28 or newer
-  command -v git-remote-svc       # prints its path; if nothing, put svc's bin folder on PATH
-  git remote get-url origin       # in the clone: svc::http://<host>:<port>/projects/<name>
-  echo "$SVC_ALLOWED_ORIGINS"      # empty (loopback only), or it includes the server's origin
-`,
-  );
+test("svc doctor takes no such option: the nearest one, its usage line and the corrected command", async (t) => {
+  t.regex(await refused(["doctor", "--ofline"]), /--offline/);
+  t.regex(await refused(["doctor", "--ofline"]), /usage: svc doctor \[dir\]/);
 });
 
 test("correctCommandWords: every path tied nearest, none when nothing is near", (t) => {

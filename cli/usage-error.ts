@@ -5,8 +5,8 @@
  * the current folder (`Situation`), asked only for git's own words (`svc pull`).
  *
  * - An unknown command: git's words map to what does that job (`svc clone x` → `svc init sim::x`, `svc pull`
- *   → `git pull` in the clone), `svc doctor` (not in this version) to the checks it would make, anything else
- *   to the nearest command by edit distance, with the rest of the line kept.
+ *   → `git pull` in the clone), anything else to the nearest command by edit distance, with the rest of the
+ *   line kept.
  * - A known command with bad arguments: each problem named once (an unknown option with the nearest valid
  *   one), the usage line once, and the corrected command line when every problem has a sure fix.
  */
@@ -68,14 +68,6 @@ const GIT_IN_CLONE = new Set([
   "checkout",
 ]);
 
-/** What `svc doctor` (DESIGN.md §8, not in this version) would check, as commands with what to look for. */
-export const DOCTOR_CHECKS = [
-  "  git --version                   # 2.28 or newer",
-  "  command -v git-remote-svc       # prints its path; if nothing, put svc's bin folder on PATH",
-  "  git remote get-url origin       # in the clone: svc::http://<host>:<port>/projects/<name>",
-  '  echo "$SVC_ALLOWED_ORIGINS"      # empty (loopback only), or it includes the server\'s origin',
-].join("\n");
-
 function explainUnknownCommand(
   argv: readonly string[],
   words: readonly string[],
@@ -94,9 +86,6 @@ function explainUnknownCommand(
     const word = words[0] as string;
     if (word === "clone") return explainClone(word, rest);
     if (GIT_IN_CLONE.has(word)) return explainGitWord(word, rest, situation);
-    if (word === "doctor") {
-      return `svc: unknown command "doctor"; this version of svc has none. Check by hand:\n${DOCTOR_CHECKS}\n`;
-    }
     if (word === "version") return `svc: unknown command "version"; run:\n  svc --version\n`;
   }
   const corrections = correctCommandWords(words, specs);

@@ -50,3 +50,17 @@ test("an unexpected error in the helper prints internal error, its stack and the
   );
   t.is(run.stdout, "");
 });
+
+test("git-remote-svc --version prints its version on stdout and exits 0, reading nothing", async (t) => {
+  const stdout = capturedStream();
+  const stderr = capturedStream();
+  const stdin = new PassThrough();
+  const exit = await main(["--version"], {
+    stdin: stdin as unknown as typeof process.stdin,
+    stdout: stdout.stream as unknown as typeof process.stdout,
+    stderr: stderr.stream as unknown as typeof process.stderr,
+  });
+  t.is(exit, 0);
+  t.is(stdout.text(), `git-remote-svc ${SVC_VERSION}\n`);
+  t.is(stderr.text(), "");
+});

@@ -1,7 +1,7 @@
 /**
  * `git-remote-svc <remote> <url>`: the remote helper (gitremote-helpers(7); DESIGN.md §4). It speaks
  * `stateless-connect` (fetch and clone, protocol v2), `import` (git's fallback for fetch), `push`, `list` and
- * `option`.
+ * `option`. `git-remote-svc --version` prints `git-remote-svc <version>` (svc doctor compares it with svc's).
  *
  * stdout carries only the protocol; everything for people goes to stderr. Startup is on the hot path (git
  * starts the helper once per lazy fetch), so this module loads only the pkt-line reader; the cache, SQLite
@@ -136,6 +136,12 @@ export async function main(
 ): Promise<number> {
   const [remote = "", url = ""] = argv;
   const log = (message: string) => io.stderr.write(`${message}\n`);
+  if (argv.length === 1 && remote === "--version") {
+    // For `svc doctor`, which compares it with svc's own. git always passes a URL as well.
+    const { SVC_VERSION } = await import("../core/version.js");
+    io.stdout.write(`git-remote-svc ${SVC_VERSION}\n`);
+    return 0;
+  }
   const trace = traceTo(log);
   if (url === "") {
     log(

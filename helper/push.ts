@@ -94,26 +94,34 @@ function dieAfterWrites(): number | undefined {
   return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
-/** `refs/svc/base/<pid>` and `refs/svc/incoming/<pid>` of pushes whose process is gone (killed mid-push). */
-function staleTemporaryRefs(cache: ProjectCache): string[] {
+/**
+ * `refs/svc/base/<pid>` and `refs/svc/incoming/<pid>` in the cache repository `repo` of pushes whose process
+ * is gone (killed mid-push), and the lock files such a push left beside them (git refuses to touch a ref
+ * while its lock is there). Reads only: `svc doctor` reports them, a push deletes them. A running push's
+ * refs, and `self`'s, are not in it.
+ */
+export function staleTemporaryRefs(
+  repo: string,
+  self: number = process.pid,
+): { refs: string[]; locks: string[] } {
   const refs: string[] = [];
+  const locks: string[] = [];
   for (const kind of ["base", "incoming"]) {
     let names: string[] = [];
     try {
-      names = readdirSync(join(cache.repo, "refs", "svc", kind));
+      names = readdirSync(join(repo, "refs", "svc", kind));
     } catch {
       continue;
     }
     for (const name of names) {
       const match = /^(\d+)(\.lock)?$/.exec(name);
       const pid = Number(match?.[1]);
-      if (!match || !Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
-      // A lock file of a dead process is no ref: git would refuse to touch the ref while it is there.
-      if (match[2]) rmSync(join(cache.repo, "refs", "svc", kind, name), { force: true });
+      if (!match || !Number.isSafeInteger(pid) || pid === self || isRunning(pid)) continue;
+      if (match[2]) locks.push(join(repo, "refs", "svc", kind, name));
       else refs.push(`refs/svc/${kind}/${name}`);
     }
   }
-  return refs;
+  return { refs, locks };
 }
 
 export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
@@ -130,7 +138,9 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
 
   const incomingRef = `refs/svc/incoming/${process.pid}`;
   const baseRef = `refs/svc/base/${process.pid}`;
-  const leftovers = staleTemporaryRefs(cache);
+  const stale = staleTemporaryRefs(cache.repo);
+  for (const lock of stale.locks) rmSync(lock, { force: true });
+  const leftovers = stale.refs;
   try {
     // The newest server state (staleness is judged against it) and the copy of the user's commits into the
     // cache do not depend on each other: both at once. Both settle before anything else happens, so a

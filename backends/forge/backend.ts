@@ -108,6 +108,12 @@ export class ForgeBackend implements WritableBackend {
     return new ForgeBackend(config, project, http);
   }
 
+  /** `GET /repos/{owner}/{repo}` ("Get a repository"): the token works and can see the repository. */
+  async probe(): Promise<void> {
+    const response = await this.call("GET", this.repoPath());
+    if (response.status !== 200) throw this.failure(`reading repository ${this.project}`, response);
+  }
+
   useValidators(store: ValidatorStore): void {
     this.validators = store;
   }

@@ -5,7 +5,7 @@
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError } from "../../core/errors.js";
-import type { HttpClient } from "../../core/http.js";
+import type { HttpClient, HttpResponse } from "../../core/http.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -88,6 +88,28 @@ export class SimBackend implements WritableBackend {
     this.description = `sim project ${project} at ${origin}`;
   }
 
+  /** `GET /projects/<slug>` (Document 1 "Endpoints"): the project exists. The simulator has no credentials. */
+  async probe(): Promise<void> {
+    const response = await this.http.request({ method: "GET", url: this.base });
+    if (response.status !== 200) throw this.refusal("reading the project", this.base, response);
+  }
+
+  /** An answer other than 200: a 404 names the project as missing. */
+  private refusal(what: string, url: string, response: HttpResponse): SvcError {
+    if (response.status === 404) {
+      return new SvcError(
+        "SVC_BACKEND",
+        `${this.description}: no such project (404); check the slug with GET ${new URL(url).origin}/projects`,
+        { data: { status: 404 } },
+      );
+    }
+    return new SvcError(
+      "SVC_BACKEND",
+      `${this.description}: ${what} answered ${response.status}: ${excerpt(response.body.toString("utf8"), 200)}`,
+      { data: { status: response.status } },
+    );
+  }
+
   listAll(): Promise<Listing> {
     return this.list(`${this.base}/issues`);
   }
@@ -103,18 +125,7 @@ export class SimBackend implements WritableBackend {
       // Never below the client's own cap, which SVC_HTTP_MAX_RESPONSE_MIB may have raised.
       maxResponseBytes: Math.max(LISTING_MAX_BYTES, this.http.maxResponseBytes),
     });
-    if (response.status === 404) {
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: no such project (404); check the slug with GET ${new URL(url).origin}/projects`,
-      );
-    }
-    if (response.status !== 200) {
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: listing issues answered ${response.status}: ${excerpt(response.body.toString("utf8"), 200)}`,
-      );
-    }
+    if (response.status !== 200) throw this.refusal("listing issues", url, response);
     let value: unknown;
     try {
       value = JSON.parse(response.body.toString("utf8"));

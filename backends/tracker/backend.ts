@@ -101,6 +101,11 @@ export class TrackerBackend implements WritableBackend {
     return new TrackerBackend(config, project, http);
   }
 
+  /** `GET /rest/api/3/project/{key}` (through the issue types): the credentials work and the project is there. */
+  async probe(): Promise<void> {
+    await this.issueTypes(`checking project ${this.project}`);
+  }
+
   // -------------------------------------------------------------------------------------------------------
   // Requests
 

@@ -116,6 +116,11 @@ export class WikiBackend implements WritableBackend {
     return new WikiBackend(config, project, new HttpClient({ agent, allowedOrigins: config.allowedOrigins }));
   }
 
+  /** Looks the space up (`GET /wiki/api/v2/spaces?keys=<KEY>`): the credentials work and the space is readable. */
+  async probe(): Promise<void> {
+    await this.resolveSpace();
+  }
+
   private async call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
     const response = await this.http.request({
       method,

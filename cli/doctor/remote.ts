@@ -1,0 +1,316 @@
+/**
+ * The working tree's svc remote and what reaching its server takes: the URL (core/remote-url.ts), the egress
+ * allowlist (core/http.ts decides, as for every request), the backend's variables (its own config module
+ * names the missing ones) and one read-only request (`Backend.probe`). Credentials are named, never shown.
+ */
+import { forgeConfig } from "../../backends/forge/config.js";
+import { TRACKER_VENDOR_DOMAIN, trackerConfig } from "../../backends/tracker/config.js";
+import { WIKI_VENDOR_DOMAIN, wikiConfig } from "../../backends/wiki/config.js";
+import { isObject } from "../../core/checks.js";
+import { SvcError } from "../../core/errors.js";
+import { DEFAULT_ALLOWED_ORIGINS, isOriginAllowed, parseAllowlist } from "../../core/http.js";
+import { type BackendKind, parseRemoteUrl, type RemoteUrl } from "../../core/remote-url.js";
+import { userGit } from "../../helper/user-git.js";
+import { exportCommand, gitIn, type Place, words } from "./place.js";
+import { type Finding, fail, ok, skipped } from "./report.js";
+
+/** A variable a backend needs, the placeholder its fix shows and where its value comes from (README). */
+interface Variable {
+  readonly name: string;
+  readonly placeholder: string;
+  readonly source: string;
+}
+
+const VARIABLES: Record<string, Variable> = {
+  VENDOR_EMAIL: {
+    name: "VENDOR_EMAIL",
+    placeholder: "<account-email>",
+    source: "the email of the wiki account the API token was issued to",
+  },
+  VENDOR_API_KEY: {
+    name: "VENDOR_API_KEY",
+    placeholder: "<api-token>",
+    source: "a user API token of that wiki account",
+  },
+  SVC_WIKI_TENANT: {
+    name: "SVC_WIKI_TENANT",
+    placeholder: "<tenant>",
+    source: `the <tenant> of https://<tenant>.${WIKI_VENDOR_DOMAIN}`,
+  },
+  FORGE_TOKEN: {
+    name: "FORGE_TOKEN",
+    placeholder: "<token>",
+    source: "a forge token that can read and write the repository's issues",
+  },
+  TRACKER_EMAIL: {
+    name: "TRACKER_EMAIL",
+    placeholder: "<account-email>",
+    source: "the email of the tracker account",
+  },
+  TRACKER_API_TOKEN: {
+    name: "TRACKER_API_TOKEN",
+    placeholder: "<api-token>",
+    source: "an API token of that tracker account",
+  },
+  SVC_TRACKER_INSTANCE: {
+    name: "SVC_TRACKER_INSTANCE",
+    placeholder: "<instance>",
+    source: `the <instance> of https://<instance>.${TRACKER_VENDOR_DOMAIN}`,
+  },
+};
+
+/** The variables that carry the account: what a 401 or 403 asks to check. */
+const CREDENTIALS: Record<BackendKind, readonly string[]> = {
+  sim: [],
+  wiki: ["VENDOR_EMAIL", "VENDOR_API_KEY"],
+  forge: ["FORGE_TOKEN"],
+  tracker: ["TRACKER_EMAIL", "TRACKER_API_TOKEN"],
+};
+
+/** For a folder that is no svc clone: how one is made, in the form of a simulator project. */
+function initExample(place: Place): string {
+  return `svc init sim::<project> ${place.dir === undefined ? "<dir>" : words([place.dir])}`;
+}
+
+/** `url` without a user name or password (a non-svc remote may carry a token there). */
+function withoutUserinfo(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.href;
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//");
+  }
+}
+
+/** The working tree and its remote's URL; `remote` is undefined when there is no usable svc remote. */
+export async function checkRemote(place: Place): Promise<{ finding: Finding; remote?: RemoteUrl }> {
+  const cwd = place.dir ?? ".";
+  const named = place.dir === undefined ? "the current folder" : place.dir;
+  const tree = await userGit(["rev-parse", "--is-inside-work-tree"], { cwd });
+  if (tree.code === null) {
+    return {
+      finding: fail(
+        "remote",
+        `${named} does not exist; make a clone there with svc init`,
+        initExample(place),
+      ),
+    };
+  }
+  if (tree.code !== 0 || tree.stdout.trim() !== "true") {
+    return {
+      finding: fail(
+        "remote",
+        `${named} is not in a git working tree (${tree.stderr.trim().split("\n")[0] || tree.stdout.trim()}); make a clone with svc init`,
+        initExample(place),
+      ),
+    };
+  }
+  const config = await userGit(["config", "--get", `remote.${place.remote}.url`], { cwd });
+  const url = config.stdout.trim();
+  if (config.code !== 0 || url === "") {
+    return {
+      finding: fail(
+        "remote",
+        `${named} is a git working tree without a remote named ${place.remote}; svc's are made by svc init`,
+        initExample(place),
+      ),
+    };
+  }
+  if (!url.startsWith("svc::")) {
+    return {
+      finding: fail(
+        "remote",
+        `the remote ${place.remote} of ${named} is ${withoutUserinfo(url)}, not an svc:: URL; svc's are made by svc init`,
+        initExample(place),
+      ),
+    };
+  }
+  let remote: RemoteUrl;
+  try {
+    remote = parseRemoteUrl(url);
+  } catch (error) {
+    if (!(error instanceof SvcError)) throw error;
+    return {
+      finding: fail(
+        "remote",
+        error.message,
+        gitIn(place, ["remote", "set-url", place.remote, "svc::http://127.0.0.1:7878/projects/<project>"]),
+      ),
+    };
+  }
+  return {
+    finding: ok("remote", `${place.remote} is svc::${remote.url}: ${remote.kind} project ${remote.project}`, {
+      url: `svc::${remote.url}`,
+      kind: remote.kind,
+      project: remote.project,
+      origin: remote.origin,
+    }),
+    remote,
+  };
+}
+
+/**
+ * Whether the egress allowlist lets svc reach `remote.origin`. The simulator's requests fall back to the
+ * default list when `SVC_ALLOWED_ORIGINS` is unset; the other backends require the variable.
+ */
+export function checkAllowlist(remote: RemoteUrl, env: NodeJS.ProcessEnv): Finding {
+  const set = env.SVC_ALLOWED_ORIGINS;
+  const current = set ?? (remote.kind === "sim" ? DEFAULT_ALLOWED_ORIGINS : "");
+  const entries = current
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+  // The entries the client accepts, each checked alone: a fix keeps them and drops the malformed ones.
+  const valid = entries.filter((entry) => {
+    try {
+      parseAllowlist(entry);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const fix = exportCommand([["SVC_ALLOWED_ORIGINS", [...valid, remote.origin].join(",")]]);
+  const where =
+    set === undefined ? `SVC_ALLOWED_ORIGINS is not set` : `SVC_ALLOWED_ORIGINS is ${JSON.stringify(set)}`;
+  if (valid.length < entries.length) {
+    const bad = entries.filter((entry) => !valid.includes(entry));
+    return fail(
+      "allowlist",
+      `${where}: ${bad.map((entry) => JSON.stringify(entry)).join(", ")} is not scheme://host[:port|:*]`,
+      fix,
+    );
+  }
+  if (!isOriginAllowed(new URL(remote.origin), parseAllowlist(current))) {
+    const fallback =
+      set === undefined && remote.kind === "sim" ? ` (the default is ${DEFAULT_ALLOWED_ORIGINS})` : "";
+    return fail(
+      "allowlist",
+      `${where}${fallback}: it does not include ${remote.origin}, so svc refuses to send it anything; the fix adds it, if you trust it`,
+      fix,
+      { origin: remote.origin },
+    );
+  }
+  return ok(
+    "allowlist",
+    `${remote.origin} is allowed by ${set === undefined ? `the default ${DEFAULT_ALLOWED_ORIGINS}` : "SVC_ALLOWED_ORIGINS"}`,
+    { origin: remote.origin },
+  );
+}
+
+/** The subdomain of `origin` under `domain` (`acme` of `https://acme.atlassian.net`), if it is one. */
+function subdomainOf(origin: string, domain: string): string | undefined {
+  const host = new URL(origin).hostname;
+  const name = host.endsWith(`.${domain}`) ? host.slice(0, -domain.length - 1) : "";
+  return /^[a-z0-9-]{1,63}$/.test(name) ? name : undefined;
+}
+
+/** What an `export` of `names` sets each to: the value the remote URL tells, else a placeholder. */
+function exportFix(names: readonly string[], remote: RemoteUrl): string {
+  return exportCommand(
+    names.map((name) => {
+      const known =
+        name === "SVC_WIKI_TENANT"
+          ? subdomainOf(remote.origin, WIKI_VENDOR_DOMAIN)
+          : name === "SVC_TRACKER_INSTANCE"
+            ? subdomainOf(remote.origin, TRACKER_VENDOR_DOMAIN)
+            : undefined;
+      return [name, known ?? VARIABLES[name]?.placeholder ?? "<value>"] as const;
+    }),
+  );
+}
+
+function sources(names: readonly string[]): string {
+  return names
+    .map((name) => `${name}: ${VARIABLES[name]?.source ?? "see svc's README, Configuration"}`)
+    .join("; ");
+}
+
+/** Variables whose value the backend refuses, and the fix for each (the remote URL already names the server). */
+const REFUSED_VALUE_FIXES: readonly [string, (remote: RemoteUrl) => string][] = [
+  ["SVC_WIKI_TENANT", (remote) => exportFix(["SVC_WIKI_TENANT"], remote)],
+  ["SVC_TRACKER_INSTANCE", (remote) => exportFix(["SVC_TRACKER_INSTANCE"], remote)],
+  ["SVC_FORGE_BASE_URL", () => "unset SVC_FORGE_BASE_URL"],
+  ["SVC_TRACKER_BASE_URL", () => "unset SVC_TRACKER_BASE_URL"],
+];
+
+/**
+ * Every variable the backend needs is set and has a value it accepts, by the backend's own config function
+ * (which names the missing ones). `SVC_ALLOWED_ORIGINS` is the allowlist check's.
+ */
+export function checkCredentials(remote: RemoteUrl, env: NodeJS.ProcessEnv): Finding {
+  if (remote.kind === "sim") return ok("credentials", "the simulator needs none");
+  const read = { wiki: wikiConfig, forge: forgeConfig, tracker: trackerConfig }[remote.kind];
+  const names = CREDENTIALS[remote.kind];
+  try {
+    read({ ...env, SVC_ALLOWED_ORIGINS: env.SVC_ALLOWED_ORIGINS || remote.origin });
+  } catch (error) {
+    if (!(error instanceof SvcError)) throw error;
+    const missing = Array.isArray(error.data.missing) ? (error.data.missing as string[]) : [];
+    if (missing.length > 0) {
+      return fail(
+        "credentials",
+        `the ${remote.kind} backend needs ${missing.join(", ")}, not set (${sources(missing)})`,
+        exportFix(missing, remote),
+        { missing },
+      );
+    }
+    const refused = REFUSED_VALUE_FIXES.find(([name]) => error.message.includes(name));
+    return refused
+      ? fail("credentials", error.message, refused[1](remote))
+      : fail("credentials", error.message, {
+          advice: "set the variable it names, then run svc doctor again",
+        });
+  }
+  return ok("credentials", `${names.join(" and ")} set (values not shown)`, { variables: names });
+}
+
+/** The status a backend's error carries (`data.status`), if any. */
+function statusOf(error: unknown): number | undefined {
+  const data = error instanceof SvcError ? error.data : undefined;
+  return isObject(data) && typeof data.status === "number" ? data.status : undefined;
+}
+
+/** One read-only request to the server (`Backend.probe`); skipped `--offline` or when the checks before it failed. */
+export async function checkServer(
+  remote: RemoteUrl,
+  options: { offline: boolean; blockedBy: readonly Finding[]; env: NodeJS.ProcessEnv },
+): Promise<Finding> {
+  if (options.offline) return skipped("server", "--offline: no request sent");
+  const blockers = options.blockedBy.filter((finding) => finding.status === "fail");
+  if (blockers.length > 0) {
+    return skipped(
+      "server",
+      `no request sent until ${blockers.map((finding) => finding.id).join(" and ")} is fixed`,
+    );
+  }
+  const { createBackend } = await import("../../backends/create.js");
+  try {
+    const backend = await createBackend(remote, `svc-doctor-${process.pid}`, options.env);
+    if (!backend.probe) return skipped("server", `the ${remote.kind} backend has no read-only probe`);
+    await backend.probe();
+    return ok("server", `${backend.description} answered`);
+  } catch (error) {
+    if (!(error instanceof SvcError)) throw error;
+    const status = statusOf(error);
+    const names = CREDENTIALS[remote.kind];
+    if ((status === 401 || status === 403) && names.length > 0) {
+      return fail(
+        "server",
+        `the server answered ${status} to a read-only request: ${error.message}; check ${names.join(" and ")} (${sources(names)})`,
+        exportFix(names, remote),
+        { httpStatus: status },
+      );
+    }
+    return fail(
+      "server",
+      error.message,
+      { advice: "the message says what to change; then run svc doctor again" },
+      {
+        ...(status === undefined ? {} : { httpStatus: status }),
+      },
+    );
+  }
+}

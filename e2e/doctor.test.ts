@@ -1,0 +1,494 @@
+/**
+ * `svc doctor` (issue 16): healthy on a fresh clone, and on clones broken in each of the ways it checks,
+ * the failing check names a fix; the fix, run through `sh -c` exactly as printed (a credential's `<…>`
+ * placeholder filled in), makes the next `svc doctor` healthy. Real git, a real simulator, the fake wiki,
+ * forge and tracker.
+ * The doctor changes nothing and, `--offline`, asks the server nothing; no credential value is ever printed.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import test, { type ExecutionContext } from "ava";
+import { shellWord } from "../core/errors.js";
+import { SVC_VERSION } from "../core/version.js";
+import { givenFakeForge } from "../testing/fake-forge.js";
+import { givenFakeTracker } from "../testing/fake-tracker.js";
+import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
+import { givenForgeEnv } from "../testing/forge.js";
+import {
+  cacheFolder,
+  cacheGit,
+  type GitEnv,
+  git,
+  gitOk,
+  givenGitEnv,
+  manyIssues,
+  openCacheDb,
+  patchIssue,
+  type RunResult,
+  run,
+  svc,
+} from "../testing/git.js";
+import { repoRoot } from "../testing/paths.js";
+import { lastSimAuditId } from "../testing/push.js";
+import { givenProject, givenSim, givenTempDir } from "../testing/sim.js";
+import { givenTrackerEnv } from "../testing/tracker.js";
+import { givenWikiEnv, wikiVars } from "../testing/wiki.js";
+
+interface Check {
+  readonly id: string;
+  readonly status: "ok" | "fail" | "skipped" | "info";
+  readonly message: string;
+  readonly fix: string | null;
+  readonly [detail: string]: unknown;
+}
+
+interface Report {
+  readonly healthy: boolean;
+  readonly checks: readonly Check[];
+}
+
+type Overrides = Readonly<Record<string, string | undefined>>;
+
+const SLUG = "doc";
+
+function parseReport(t: ExecutionContext, result: RunResult): Report {
+  try {
+    return JSON.parse(result.stdout) as Report;
+  } catch {
+    t.log(`svc doctor printed:\n${result.stdout}\n${result.stderr}`);
+    throw new Error(`svc doctor --json did not print JSON (exit ${result.code})`);
+  }
+}
+
+/** `svc doctor --json [args] d` in the environment's work folder. */
+async function doctor(
+  t: ExecutionContext,
+  env: GitEnv,
+  options: { args?: readonly string[]; env?: Overrides } = {},
+): Promise<{ result: RunResult; report: Report }> {
+  const result = await svc(env, ["doctor", "--json", ...(options.args ?? []), "d"], { env: options.env });
+  t.is(result.stderr, "", "svc doctor writes nothing to stderr");
+  return { result, report: parseReport(t, result) };
+}
+
+function check(report: Report, id: string): Check {
+  const found = report.checks.find((item) => item.id === id);
+  if (!found) throw new Error(`no check ${id} in ${JSON.stringify(report)}`);
+  return found;
+}
+
+function failing(report: Report): string[] {
+  return report.checks.filter((item) => item.status === "fail").map((item) => item.id);
+}
+
+/** A simulator with project `doc` and its clone `d` made by `svc init`. */
+async function givenClone(t: ExecutionContext, extra: Readonly<Record<string, string>> = {}) {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, SLUG, manyIssues(3));
+  const env = givenGitEnv(t, { SVC_SIM_ORIGIN: sim.url, ...extra });
+  const init = await svc(env, ["init", `sim::${SLUG}`, "d"]);
+  t.is(init.code, 0, init.stderr);
+  return { sim, env };
+}
+
+/**
+ * Asserts `report` fails exactly `ids` (all of them, nothing else), then runs the fix of `ids[0]` as printed
+ * (with `fill` replacing placeholders) followed by `svc doctor --json d`, in one `sh -c` with `overrides`;
+ * that doctor must be healthy. Returns everything printed, for the credential assertions.
+ */
+async function fixAndRecheck(
+  t: ExecutionContext,
+  env: GitEnv,
+  report: Report,
+  ids: readonly string[],
+  options: { overrides?: Overrides; fill?: Readonly<Record<string, string>> } = {},
+): Promise<string> {
+  t.false(report.healthy);
+  t.deepEqual(failing(report), [...ids]);
+  const failed = check(report, ids[0] as string);
+  t.is(typeof failed.fix, "string", `${failed.id} names a fix`);
+  let fix = failed.fix as string;
+  for (const [placeholder, value] of Object.entries(options.fill ?? {})) {
+    t.true(fix.includes(placeholder), `${fix} has ${placeholder}`);
+    fix = fix.split(placeholder).join(shellWord(value));
+  }
+  const after = await run(env, "sh", ["-c", `${fix} && svc doctor --json d`], { env: options.overrides });
+  const again = parseReport(t, after);
+  t.deepEqual(failing(again), [], `after ${failed.fix}: ${after.stdout}\n${after.stderr}`);
+  t.true(again.healthy);
+  t.is(after.code, 0);
+  return after.stdout + after.stderr;
+}
+
+/**
+ * Every file under `folder` with its size and modification time, except SQLite's `-shm` and `-wal` files: a
+ * reader of a WAL database creates them when they are missing (empty) and writes its read marks to `-shm`.
+ */
+function snapshot(folder: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(folder, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || /-(shm|wal)$/.test(entry.name)) continue;
+    const path = join(entry.parentPath, entry.name);
+    const stat = statSync(path);
+    files[path] = `${stat.size} ${stat.mtimeMs}`;
+  }
+  return files;
+}
+
+test("a fresh clone is healthy: every check ok or info, exit 0; the one request is a read; --offline sends none", async (t) => {
+  const { sim, env } = await givenClone(t);
+  const before = lastSimAuditId(sim);
+  const [cacheBefore, treeBefore] = [snapshot(cacheFolder(env)), snapshot(join(env.dir, "d"))];
+  const { result, report } = await doctor(t, env);
+  t.deepEqual(snapshot(cacheFolder(env)), cacheBefore, "the cache is as it was");
+  t.deepEqual(snapshot(join(env.dir, "d")), treeBefore, "the working tree and its .git are as they were");
+  t.is(result.code, 0);
+  t.true(report.healthy);
+  t.deepEqual(
+    report.checks.map((item) => `${item.id} ${item.status}`),
+    [
+      "git-version ok",
+      "helper ok",
+      "remote ok",
+      "allowlist ok",
+      "credentials ok",
+      "server ok",
+      "cache ok",
+      "temp-refs ok",
+      "history ok",
+      "sparse-checkout ok",
+      "pull-config ok",
+      "records info",
+      "cache-size info",
+      "last-sync info",
+    ],
+  );
+  t.like(check(report, "remote"), { kind: "sim", project: SLUG, url: `svc::${sim.url}/projects/${SLUG}` });
+  t.like(check(report, "records"), { records: 3 });
+  t.like(check(report, "helper"), { version: SVC_VERSION });
+  t.regex(check(report, "last-sync").message, /full listing, 3 listed/);
+  t.true((check(report, "cache-size").bytes as number) > 0);
+  const asked = sim.store.auditRows().filter((row) => row.id > before);
+  t.deepEqual(
+    asked.map((row) => `${row.method} ${row.path}`),
+    [`GET /projects/${SLUG}`],
+  );
+
+  const offlineFrom = lastSimAuditId(sim);
+  const offline = await doctor(t, env, { args: ["--offline"] });
+  t.is(offline.result.code, 0);
+  t.like(check(offline.report, "server"), { status: "skipped" });
+  t.is(lastSimAuditId(sim), offlineFrom, "--offline: the simulator got no request");
+
+  const text = await svc(env, ["doctor", "d"]);
+  t.is(text.code, 0);
+  t.regex(text.stdout, /^ok {6}git-version: git version /m);
+  t.regex(text.stdout, /^info {4}records: 3 records in the cache$/m);
+  t.true(text.stdout.endsWith("svc doctor: healthy\n"));
+});
+
+test("the human report: FAIL lines, each followed by its fix, and the count of problems last; exit 1", async (t) => {
+  const { env } = await givenClone(t);
+  await gitOk(t, env, ["-C", "d", "config", "pull.ff", "only"]);
+  const result = await svc(env, ["doctor", "d"], { env: { SVC_ALLOWED_ORIGINS: "https://example.test" } });
+  t.is(result.code, 1);
+  t.regex(result.stdout, /^FAIL {4}allowlist: .*\n {2}fix: export SVC_ALLOWED_ORIGINS=/m);
+  t.regex(result.stdout, /^FAIL {4}pull-config: .*\n {2}fix: git -C d config pull\.ff true$/m);
+  t.regex(result.stdout, /^skipped server: no request sent until allowlist is fixed$/m);
+  t.true(result.stdout.endsWith("svc doctor: 2 problems\n"));
+});
+
+test("the cache deleted: cache fails, svc sync d rebuilds it", async (t) => {
+  const { env } = await givenClone(t);
+  rmSync(cacheFolder(env), { recursive: true, force: true });
+  const { result, report } = await doctor(t, env);
+  t.is(result.code, 1);
+  t.is(check(report, "cache").fix, "svc sync d");
+  t.like(check(report, "history"), { status: "skipped" });
+  await fixAndRecheck(t, env, report, ["cache"]);
+});
+
+test("cache.db overwritten with garbage: cache fails, the fix moves it aside and syncs", async (t) => {
+  const { env } = await givenClone(t);
+  const folder = cacheFolder(env);
+  for (const name of ["cache.db-wal", "cache.db-shm"]) rmSync(join(folder, name), { force: true });
+  writeFileSync(join(folder, "cache.db"), Buffer.alloc(8192, "garbage\n"));
+  const { report } = await doctor(t, env);
+  const cache = check(report, "cache");
+  t.regex(cache.message, /not a usable SQLite database \(file is not a database\)/);
+  t.regex(cache.fix ?? "", new RegExp(`^mv ${folder} ${folder}\\.broken-\\d{8}T\\d{6}Z && svc sync d$`));
+  t.regex(cache.message, /create journal of an interrupted push/, "it says what is lost");
+  await fixAndRecheck(t, env, report, ["cache"]);
+});
+
+test("an audit trigger dropped: cache fails (svc sync alone would not see it), the move-aside fix rebuilds", async (t) => {
+  const { env } = await givenClone(t);
+  const db = openCacheDb(env, { writable: true });
+  db.exec("DROP TRIGGER audit_events_cache_no_delete");
+  db.close();
+  const { report } = await doctor(t, env);
+  t.regex(check(report, "cache").message, /lacks the trigger audit_events_cache_no_delete/);
+  t.regex(check(report, "cache").fix ?? "", /^mv .* && svc sync d$/);
+  // What the fix is for: svc sync by itself keeps the cache, and the doctor still finds it broken.
+  t.is((await svc(env, ["sync", "d"])).code, 0);
+  t.deepEqual(failing((await doctor(t, env)).report), ["cache"]);
+  await fixAndRecheck(t, env, report, ["cache"]);
+});
+
+test("the cache's tip commit object removed: cache fails, svc sync d rebuilds it", async (t) => {
+  const { env } = await givenClone(t);
+  const repo = join(cacheFolder(env), "repo.git");
+  const tip = readFileSync(join(repo, "refs", "heads", "main"), "utf8").trim();
+  rmSync(join(repo, "objects", tip.slice(0, 2), tip.slice(2)));
+  const { report } = await doctor(t, env);
+  t.regex(check(report, "cache").message, new RegExp(`its tip commit ${tip.slice(0, 12)} is missing`));
+  t.is(check(report, "cache").fix, "svc sync d");
+  await fixAndRecheck(t, env, report, ["cache"]);
+});
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid as number;
+}
+
+test("a temporary ref of a dead push is a finding, one of a running process is not; the fix deletes only the dead one", async (t) => {
+  const { env } = await givenClone(t);
+  const tip = (await cacheGit(env, ["rev-parse", "main"])).stdout.trim();
+  const dead = await deadPid();
+  const alive = process.pid;
+  for (const ref of [`refs/svc/base/${dead}`, `refs/svc/incoming/${alive}`])
+    t.is((await cacheGit(env, ["update-ref", ref, tip])).code, 0);
+  const { report } = await doctor(t, env);
+  const refs = check(report, "temp-refs");
+  t.deepEqual(refs.refs, [`refs/svc/base/${dead}`]);
+  t.is(refs.fix, `git --git-dir=${join(cacheFolder(env), "repo.git")} update-ref -d refs/svc/base/${dead}`);
+  await fixAndRecheck(t, env, report, ["temp-refs"]);
+  const left = (await cacheGit(env, ["for-each-ref", "--format=%(refname)", "refs/svc/"])).stdout.trim();
+  t.is(left, `refs/svc/incoming/${alive}`);
+});
+
+test("pull.ff=only: pull-config fails, the fix sets the clone's own pull.ff", async (t) => {
+  const { env } = await givenClone(t);
+  await gitOk(t, env, ["-C", "d", "config", "pull.ff", "only"]);
+  const { report } = await doctor(t, env);
+  t.is(check(report, "pull-config").fix, "git -C d config pull.ff true");
+  await fixAndRecheck(t, env, report, ["pull-config"]);
+});
+
+test("pull.rebase=true in the global config: the fix sets false in the clone, the global value stays", async (t) => {
+  const { env } = await givenClone(t);
+  await gitOk(t, env, ["config", "--global", "pull.rebase", "true"]);
+  await gitOk(t, env, ["-C", "d", "config", "--unset", "pull.rebase"]);
+  const { report } = await doctor(t, env);
+  t.like(check(report, "pull-config"), { scope: "global", value: "true" });
+  t.is(check(report, "pull-config").fix, "git -C d config pull.rebase false");
+  await fixAndRecheck(t, env, report, ["pull-config"]);
+  t.is(await gitOk(t, env, ["config", "--global", "--get", "pull.rebase"]), "true");
+});
+
+test("a sparse-checkout pattern that matches no file: the fix keeps the others; with none left, disable", async (t) => {
+  const { env } = await givenClone(t);
+  await gitOk(t, env, ["-C", "d", "sparse-checkout", "set", "--no-cone", "issues/0001.md", "nomatch/*"]);
+  const first = (await doctor(t, env)).report;
+  t.deepEqual(check(first, "sparse-checkout").unmatched, ["nomatch/*"]);
+  t.is(check(first, "sparse-checkout").fix, "git -C d sparse-checkout set --no-cone issues/0001.md");
+  await fixAndRecheck(t, env, first, ["sparse-checkout"]);
+  t.is(await gitOk(t, env, ["-C", "d", "sparse-checkout", "list"]), "issues/0001.md");
+
+  await gitOk(t, env, ["-C", "d", "sparse-checkout", "set", "--no-cone", "issues/9*"]);
+  const second = (await doctor(t, env)).report;
+  t.is(check(second, "sparse-checkout").fix, "git -C d sparse-checkout disable");
+  await fixAndRecheck(t, env, second, ["sparse-checkout"]);
+});
+
+test("SVC_ALLOWED_ORIGINS without the simulator: allowlist fails, the server is not asked; the export fixes it", async (t) => {
+  const { sim, env } = await givenClone(t);
+  const overrides = { SVC_ALLOWED_ORIGINS: "https://example.test" };
+  const before = lastSimAuditId(sim);
+  const { report } = await doctor(t, env, { env: overrides });
+  t.is(check(report, "allowlist").fix, `export SVC_ALLOWED_ORIGINS=https://example.test,${sim.url}`);
+  t.like(check(report, "server"), { status: "skipped" });
+  t.is(lastSimAuditId(sim), before, "nothing was sent to an origin the allowlist refuses");
+  await fixAndRecheck(t, env, report, ["allowlist"], { overrides });
+});
+
+test("git-remote-svc not on PATH: helper fails, the fix puts svc's bin folder on PATH", async (t) => {
+  const { env } = await givenClone(t);
+  const bin = join(repoRoot, "bin");
+  const path = env.env.PATH?.split(delimiter)
+    .filter((dir) => dir !== bin)
+    .join(delimiter);
+  const { report } = await doctor(t, env, { env: { PATH: path } });
+  t.regex(check(report, "helper").message, /git-remote-svc is not on PATH/);
+  t.is(check(report, "helper").fix, `export PATH="${bin}:$PATH"`);
+  await fixAndRecheck(t, env, report, ["helper"], { overrides: { PATH: path } });
+});
+
+test("another version of git-remote-svc first on PATH: helper names both versions and the path found", async (t) => {
+  const { env } = await givenClone(t);
+  const other = givenTempDir(t, "svc-other-helper-");
+  const helper = join(other, "git-remote-svc");
+  writeFileSync(helper, "#!/bin/sh\necho 'git-remote-svc 0.0.1'\n");
+  chmodSync(helper, 0o755);
+  const overrides = { PATH: `${other}${delimiter}${env.env.PATH}` };
+  const { report } = await doctor(t, env, { env: overrides });
+  const found = check(report, "helper");
+  t.regex(
+    found.message,
+    new RegExp(`${helper} .* says "git-remote-svc 0\\.0\\.1", not git-remote-svc ${SVC_VERSION}`),
+  );
+  t.is(found.path, helper);
+  await fixAndRecheck(t, env, report, ["helper"], { overrides });
+});
+
+test("not a clone: remote fails with the svc init form, the rest is skipped; svc init as printed makes one", async (t) => {
+  const { env } = await givenClone(t);
+  rmSync(join(env.dir, "d"), { recursive: true, force: true });
+  const { result, report } = await doctor(t, env);
+  t.is(result.code, 1);
+  t.is(check(report, "remote").fix, "svc init sim::<project> d");
+  t.deepEqual(
+    report.checks.filter((item) => item.status === "skipped").length,
+    report.checks.length - 3,
+    "everything after remote is skipped",
+  );
+  await fixAndRecheck(t, env, report, ["remote"], { fill: { "<project>": SLUG } });
+});
+
+test("history not shared: a cache built by another clone without this one's origin/main; the fixes continue both", async (t) => {
+  const { sim, env } = await givenClone(t);
+  // The cache is lost, the server changes, and another clone builds a new cache (a different first commit).
+  rmSync(cacheFolder(env), { recursive: true, force: true });
+  await patchIssue(sim.url, SLUG, 1, { title: "Changed while the cache was gone" });
+  t.is((await svc(env, ["init", `sim::${SLUG}`, "e"])).code, 0);
+  const { report } = await doctor(t, env);
+  t.regex(check(report, "history").message, /is not in the cache .* unrelated histories/);
+  t.regex(check(report, "history").fix ?? "", /^mv .* && svc sync d$/);
+  await fixAndRecheck(t, env, report, ["history"]);
+  t.is((await git(env, ["-C", "d", "pull", "--ff-only"])).code, 0, "git pull fast-forwards in d");
+
+  // The rebuilt cache continues d's history, not e's: e's doctor says so, and svc sync e continues it.
+  const other = await svc(env, ["doctor", "--json", "e"]);
+  const otherReport = parseReport(t, other);
+  t.deepEqual(failing(otherReport), ["history"]);
+  t.is(check(otherReport, "history").fix, "svc sync e");
+  const fixed = await run(env, "sh", ["-c", `${check(otherReport, "history").fix} && svc doctor --json e`]);
+  t.true(parseReport(t, fixed).healthy, fixed.stdout + fixed.stderr);
+  t.is((await git(env, ["-C", "e", "pull", "--ff-only"])).code, 0, "git pull fast-forwards in e");
+});
+
+/** A wiki space with pages and its clone `d`. */
+async function givenWikiClone(t: ExecutionContext): Promise<{ wiki: FakeWiki; env: GitEnv }> {
+  const wiki = await givenFakeWiki(t);
+  wiki.seedPages("SVC", 3);
+  const env = givenWikiEnv(t, wiki);
+  const init = await svc(env, ["init", "wiki::SVC", "d"]);
+  t.is(init.code, 0, init.stderr);
+  return { wiki, env };
+}
+
+test("a wiki clone: healthy; its credentials named, never shown", async (t) => {
+  const { wiki, env } = await givenWikiClone(t);
+  const { result, report } = await doctor(t, env);
+  t.true(report.healthy, result.stdout);
+  t.like(check(report, "remote"), { kind: "wiki", project: "SVC" });
+  t.deepEqual(check(report, "credentials").variables, ["VENDOR_EMAIL", "VENDOR_API_KEY"]);
+  t.false(result.stdout.includes(wiki.credentials.token));
+  const text = await svc(env, ["doctor", "d"]);
+  t.false(text.stdout.includes(wiki.credentials.token));
+});
+
+test("a wiki clone without VENDOR_API_KEY: credentials names it, the server is not asked; exporting it fixes it", async (t) => {
+  const { wiki, env } = await givenWikiClone(t);
+  const overrides = { VENDOR_API_KEY: undefined };
+  const before = wiki.requests.length;
+  const { report } = await doctor(t, env, { env: overrides });
+  t.is(check(report, "credentials").fix, "export VENDOR_API_KEY=<api-token>");
+  t.deepEqual(check(report, "credentials").missing, ["VENDOR_API_KEY"]);
+  t.like(check(report, "server"), { status: "skipped" });
+  t.is(wiki.requests.length, before);
+  const printed = await fixAndRecheck(t, env, report, ["credentials"], {
+    overrides,
+    fill: { "<api-token>": wiki.credentials.token },
+  });
+  t.false(printed.includes(wiki.credentials.token));
+});
+
+test("a wiki clone with a rejected token: server fails with 401 naming the variables; the right ones fix it", async (t) => {
+  const { wiki, env } = await givenWikiClone(t);
+  const wrong = "wrong-token-5f3c9a71";
+  const overrides = { VENDOR_API_KEY: wrong };
+  const { result, report } = await doctor(t, env, { env: overrides });
+  const server = check(report, "server");
+  t.like(server, { status: "fail", httpStatus: 401 });
+  t.regex(server.message, /answered 401 .*VENDOR_EMAIL and VENDOR_API_KEY/);
+  t.is(server.fix, "export VENDOR_EMAIL=<account-email> VENDOR_API_KEY=<api-token>");
+  t.false(result.stdout.includes(wrong));
+  t.false(result.stdout.includes(wiki.credentials.token));
+  const printed = await fixAndRecheck(t, env, report, ["server"], {
+    overrides,
+    fill: { "<account-email>": wikiVars(wiki).VENDOR_EMAIL as string, "<api-token>": wiki.credentials.token },
+  });
+  t.false(printed.includes(wiki.credentials.token));
+  t.false(printed.includes(wrong));
+});
+
+test("a forge clone: healthy (GET of the repository); a rejected FORGE_TOKEN fails server with its fix", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.seed("acme/widgets", 3);
+  const env = givenForgeEnv(t, forge);
+  t.is((await svc(env, ["init", "forge::acme/widgets", "d"])).code, 0);
+  const from = forge.requests.length;
+  const healthy = await doctor(t, env);
+  t.true(healthy.report.healthy, healthy.result.stdout);
+  t.like(check(healthy.report, "remote"), { kind: "forge", project: "acme/widgets" });
+  t.true(
+    forge.requests
+      .slice(from)
+      .some((request) => request.method === "GET" && request.path === "/repos/acme/widgets"),
+  );
+
+  const wrong = "ghp_wrong0c1d2e3f";
+  const overrides = { FORGE_TOKEN: wrong };
+  const { report } = await doctor(t, env, { env: overrides });
+  t.like(check(report, "server"), { httpStatus: 401, fix: "export FORGE_TOKEN=<token>" });
+  const printed = await fixAndRecheck(t, env, report, ["server"], {
+    overrides,
+    fill: { "<token>": forge.token },
+  });
+  t.false(JSON.stringify(report).includes(wrong));
+  t.false(printed.includes(forge.token));
+});
+
+test("a tracker clone: healthy (the project's GET); a rejected API token fails server with its fix", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  tracker.seed("TEST", 3);
+  const env = givenTrackerEnv(t, tracker);
+  t.is((await svc(env, ["init", "tracker::TEST", "d"])).code, 0);
+  const from = tracker.requests.length;
+  const healthy = await doctor(t, env);
+  t.true(healthy.report.healthy, healthy.result.stdout);
+  t.like(check(healthy.report, "remote"), { kind: "tracker", project: "TEST" });
+  t.true(
+    tracker.requests
+      .slice(from)
+      .some((request) => request.method === "GET" && request.path === "/rest/api/3/project/TEST"),
+  );
+
+  const wrong = "wrong-api-token-8c2e";
+  const overrides = { TRACKER_API_TOKEN: wrong };
+  const { report } = await doctor(t, env, { env: overrides });
+  t.like(check(report, "server"), {
+    httpStatus: 401,
+    fix: "export TRACKER_EMAIL=<account-email> TRACKER_API_TOKEN=<api-token>",
+  });
+  const printed = await fixAndRecheck(t, env, report, ["server"], {
+    overrides,
+    fill: { "<account-email>": tracker.email, "<api-token>": tracker.apiToken },
+  });
+  t.false(JSON.stringify(report).includes(wrong));
+  t.false(printed.includes(tracker.apiToken));
+});
