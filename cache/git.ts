@@ -66,12 +66,20 @@ export function spawnGit(
   });
 }
 
-/** Runs git on the cache repo to completion, feeding `input`; rejects with its stderr on a non-zero exit. */
-export function runGit(
+export interface GitOutcome extends GitRun {
+  /** null when git was killed by a signal. */
+  readonly code: number | null;
+}
+
+/**
+ * Runs git on the cache repo (or another repository of svc's own) to completion, feeding `input`; resolves
+ * with its exit code and output whatever the code. Rejects only when git cannot be started.
+ */
+export function gitOutcome(
   repo: string,
   args: readonly string[],
   options: { input?: Buffer | string; env?: Record<string, string> } = {},
-): Promise<GitRun> {
+): Promise<GitOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawnGit(repo, args, { env: options.env });
     const out: Buffer[] = [];
@@ -81,16 +89,25 @@ export function runGit(
     child.on("error", (error) =>
       reject(new SvcError("SVC_STORE", `cannot run git: ${error.message}`, { cause: error })),
     );
-    child.on("close", (code) => {
-      const stderr = Buffer.concat(err).toString("utf8");
-      if (code === 0) resolve({ stdout: Buffer.concat(out), stderr });
-      else reject(new GitCommandError(args, code, stderr));
-    });
+    child.on("close", (code) =>
+      resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") }),
+    );
     child.stdin?.on("error", () => {
       // git exited before reading all input; the exit code tells what happened.
     });
     child.stdin?.end(options.input);
   });
+}
+
+/** Runs git on the cache repo to completion, feeding `input`; rejects with its stderr on a non-zero exit. */
+export async function runGit(
+  repo: string,
+  args: readonly string[],
+  options: { input?: Buffer | string; env?: Record<string, string> } = {},
+): Promise<GitRun> {
+  const { code, stdout, stderr } = await gitOutcome(repo, args, options);
+  if (code !== 0) throw new GitCommandError(args, code, stderr);
+  return { stdout, stderr };
 }
 
 /** The contents of `oids` from one `git cat-file --batch`; missing objects are left out of the map. */
@@ -111,4 +128,37 @@ export async function readObjects(repo: string, oids: readonly string[]): Promis
     offset = newline + 1 + size + 1;
   }
   return objects;
+}
+
+/** One file that differs between a commit and the one it is compared with, from `git diff-tree -z --raw`. */
+export interface TreeChange {
+  readonly mode: string;
+  /** The blob before (all zeros for an added file). */
+  readonly oldOid: string;
+  /** The blob after (all zeros for a deleted file). */
+  readonly oid: string;
+  /** `A`, `M`, `D`, `T`. */
+  readonly status: string;
+  readonly path: string;
+}
+
+/**
+ * Parses `git diff-tree --stdin -z -r --raw` output: commit id → its changes against the commit(s) the input
+ * line named (its first parent when it named none). A commit without changes may be missing from the map.
+ */
+export function parseDiffTree(output: Buffer): Map<string, TreeChange[]> {
+  const tokens = output.toString("utf8").split("\0");
+  const changes = new Map<string, TreeChange[]>();
+  let current: TreeChange[] | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] ?? "";
+    if (/^[0-9a-f]{40}$/.test(token)) {
+      current = [];
+      changes.set(token, current);
+    } else if (token.startsWith(":") && current) {
+      const [, mode = "", oldOid = "", oid = "", status = ""] = token.slice(1).split(" ");
+      current.push({ mode, oldOid, oid, status: status.slice(0, 1), path: tokens[++i] ?? "" });
+    }
+  }
+  return changes;
 }

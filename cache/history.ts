@@ -9,7 +9,7 @@ import { parseRecordFile, type RecordSchema } from "../backends/record.js";
 import { jsonEqual } from "../core/checks.js";
 import type { ProjectCache } from "./cache.js";
 import type { TipOp, TipRow } from "./db.js";
-import { readObjects, runGit } from "./git.js";
+import { parseDiffTree, readObjects, runGit, type TreeChange } from "./git.js";
 
 export interface RecordChange {
   readonly path: string;
@@ -44,13 +44,6 @@ export interface HistoryOptions {
   readonly paths?: readonly string[];
 }
 
-interface RawChange {
-  readonly status: string;
-  readonly path: string;
-  readonly oldOid: string;
-  readonly newOid: string;
-}
-
 const ZERO_OID = "0".repeat(40);
 
 /** The row of the state the cache held at `atMs`: the last move of `main` at or before it. */
@@ -70,7 +63,7 @@ export async function readHistory(
   if (tips.length === 0) return [];
   const diffs = await diffConsecutive(cache, schema, tips, options.paths);
   const changedOids = [...diffs.values()].flatMap((changes) =>
-    changes.flatMap((change) => [change.oldOid, change.newOid].filter((oid) => oid !== ZERO_OID)),
+    changes.flatMap((change) => [change.oldOid, change.oid].filter((oid) => oid !== ZERO_OID)),
   );
   const contents = await cache.blobContents(new Set(changedOids));
   const changedBy = cache.db.changedBy([...new Set(changedOids)]);
@@ -114,7 +107,7 @@ async function diffConsecutive(
   schema: RecordSchema,
   tips: readonly TipRow[],
   paths: readonly string[] | undefined,
-): Promise<Map<string, RawChange[]>> {
+): Promise<Map<string, TreeChange[]>> {
   const pairs: string[] = [];
   for (let i = 1; i < tips.length; i++) {
     const [current, previous] = [tips[i], tips[i - 1]];
@@ -122,8 +115,7 @@ async function diffConsecutive(
     if (current && previous && cache.hasObject(current.commit_oid) && cache.hasObject(previous.commit_oid))
       pairs.push(`${current.commit_oid} ${previous.commit_oid}\n`);
   }
-  const diffs = new Map<string, RawChange[]>();
-  if (pairs.length === 0) return diffs;
+  if (pairs.length === 0) return new Map();
   const pathspecs = paths && paths.length > 0 ? paths : [schema.folder];
   const { stdout } = await runGit(
     cache.repo,
@@ -139,36 +131,24 @@ async function diffConsecutive(
     ],
     { input: pairs.join("") },
   );
-  const tokens = stdout.toString("utf8").split("\0");
-  let changes: RawChange[] | undefined;
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] ?? "";
-    if (/^[0-9a-f]{40}$/.test(token)) {
-      changes = [];
-      diffs.set(token, changes);
-    } else if (token.startsWith(":") && changes) {
-      const [, , oldOid = "", newOid = "", status = ""] = token.slice(1).split(" ");
-      changes.push({ status: status.slice(0, 1), path: tokens[++i] ?? "", oldOid, newOid });
-    }
-  }
-  return diffs;
+  return parseDiffTree(stdout);
 }
 
 function describeChange(
   schema: RecordSchema,
-  raw: RawChange,
+  raw: TreeChange,
   contents: ReadonlyMap<string, Buffer>,
   changedBy: ReadonlyMap<string, string>,
 ): RecordChange {
   const change = raw.status === "A" ? "created" : raw.status === "D" ? "deleted" : "changed";
   const before = parsed(schema, raw.path, contents.get(raw.oldOid));
-  const after = parsed(schema, raw.path, contents.get(raw.newOid));
+  const after = parsed(schema, raw.path, contents.get(raw.oid));
   const updated = after?.fields[schema.tokenFields.updatedAt];
   const base = {
     path: raw.path,
     change,
     updatedAt: typeof updated === "string" ? updated : undefined,
-    changedBy: change === "deleted" ? undefined : changedBy.get(raw.newOid),
+    changedBy: change === "deleted" ? undefined : changedBy.get(raw.oid),
   } as const;
   if (change !== "changed") {
     return { ...base, fields: [], bodyChanged: false, detailed: change === "deleted" || after !== undefined };

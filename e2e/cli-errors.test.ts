@@ -7,7 +7,6 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import { type GitEnv, gitOk, givenGitEnv, type RunResult, run, svc } from "../testing/git.js";
-import { repoRoot } from "../testing/paths.js";
 import { givenProject, givenSim } from "../testing/sim.js";
 
 /** The command lines a message prints for the user to run: its lines indented by exactly two spaces. */
@@ -107,28 +106,6 @@ test("svc pull, svc push in a clone made by svc init print git pull and git push
 To make a clone: svc init --help
 `,
   );
-});
-
-test("svc doctor, not in this version, prints the checks to make instead; each runs as printed in a clone", async (t) => {
-  const simUrl = await givenDemo(t);
-  const env = givenGitEnv(t);
-  const init = await svc(env, ["init", "sim::demo", "d", "--origin", simUrl]);
-  t.is(init.code, 0, init.stderr);
-
-  const refused = await svc(env, ["doctor"], { cwd: "d" });
-  t.is(refused.code, 2);
-  const checks = printedCommands(refused.stderr);
-  t.is(checks.length, 4);
-  const outputs: string[] = [];
-  for (const line of checks) {
-    const ran = await shell(env, line, "d");
-    t.is(ran.code, 0, `${line}: ${ran.stderr}`);
-    outputs.push(ran.stdout.trim());
-  }
-  t.regex(outputs[0] ?? "", /^git version \d+\.\d+/);
-  t.is(outputs[1], join(repoRoot, "bin", "git-remote-svc"));
-  t.is(outputs[2], `svc::${simUrl}/projects/demo`);
-  t.is(outputs[3], "");
 });
 
 test("a remote URL with a user name and password: git clone refuses without echoing them, and the clone it names works", async (t) => {

@@ -9,14 +9,7 @@
  */
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
-import { readObjects, runGit } from "../cache/git.js";
-
-interface Change {
-  readonly mode: string;
-  readonly oid: string;
-  readonly status: string;
-  readonly path: string;
-}
+import { parseDiffTree, readObjects, runGit, type TreeChange } from "../cache/git.js";
 
 interface ParsedCommit {
   readonly parents: string[];
@@ -49,24 +42,6 @@ export function parseCommitObject(raw: Buffer): ParsedCommit {
     else if (name !== "tree") unsupportedHeaders.push(name);
   }
   return { parents, author, committer, encoding, unsupportedHeaders, message };
-}
-
-/** Parses `git diff-tree --stdin -z -r --root --always` output: commit id → changes against the first parent. */
-export function parseDiffTree(output: Buffer): Map<string, Change[]> {
-  const tokens = output.toString("utf8").split("\0");
-  const changes = new Map<string, Change[]>();
-  let current: Change[] | undefined;
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] ?? "";
-    if (/^[0-9a-f]{40}$/.test(token)) {
-      current = [];
-      changes.set(token, current);
-    } else if (token.startsWith(":") && current) {
-      const [, newMode = "", , newOid = "", status = ""] = token.slice(1).split(" ");
-      current.push({ mode: newMode, oid: newOid, status: status.slice(0, 1), path: tokens[++i] ?? "" });
-    }
-  }
-  return changes;
 }
 
 /** A path as fast-import reads it: C-quoted when it contains a newline, a quote or a backslash. */
@@ -115,7 +90,7 @@ async function changesOf(
   cache: ProjectCache,
   commitIds: readonly string[],
   parsed: ReadonlyMap<string, ParsedCommit>,
-): Promise<Map<string, Change[]>> {
+): Promise<Map<string, TreeChange[]>> {
   const diffInput = commitIds.map((oid) => {
     const parent = parsed.get(oid)?.parents[0];
     return parent ? `${oid} ${parent}` : oid;
@@ -132,7 +107,7 @@ async function changesOf(
 /** The contents of every blob the changes add or modify: from the cache database, else its repo. */
 async function blobContents(
   cache: ProjectCache,
-  diffs: ReadonlyMap<string, readonly Change[]>,
+  diffs: ReadonlyMap<string, readonly TreeChange[]>,
 ): Promise<Map<string, Buffer>> {
   const blobIds = new Set<string>();
   for (const changes of diffs.values()) {
@@ -149,7 +124,7 @@ function writeCommit(
   commit: ParsedCommit,
   index: number,
   marks: ReadonlyMap<string, number>,
-  changes: readonly Change[],
+  changes: readonly TreeChange[],
   contents: ReadonlyMap<string, Buffer>,
 ): void {
   const mark = index + 1;

@@ -39,7 +39,7 @@ import type { Backend } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { WikiBackend } from "../backends/wiki/backend.js";
 import type { ProjectCache } from "../cache/cache.js";
-import { readObjects, runGit, spawnGit } from "../cache/git.js";
+import { gitOutcome, readObjects, runGit } from "../cache/git.js";
 import { encodeCommit, writeLooseObject } from "../cache/objects.js";
 import { openProjectCache, type UserRepository } from "../cache/open.js";
 import { spliceTree } from "../cache/state-tree.js";
@@ -348,27 +348,12 @@ export function rerunCommand(argv: readonly string[]): string {
 }
 
 /** `git <args>` on `repo` (scrubbed environment); resolves with its exit code and output, never rejects on a non-zero exit. */
-function gitOutcome(
+async function gitRun(
   repo: string,
   args: readonly string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawnGit(repo, args, { stdio: ["ignore", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-    child.on("error", (error) =>
-      reject(new SvcError("SVC_STORE", `cannot run git: ${error.message}`, { cause: error })),
-    );
-    child.on("close", (code) =>
-      resolve({
-        code,
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-      }),
-    );
-  });
+  const { code, stdout, stderr } = await gitOutcome(repo, args);
+  return { code, stdout: stdout.toString("utf8"), stderr };
 }
 
 /** git's own lines, shortened, for a message. */
@@ -403,7 +388,7 @@ async function remoteTip(
   ref: string,
   rerun: string,
 ): Promise<string | undefined> {
-  const listed = await gitOutcome(repo, ["ls-remote", mirror, ref]);
+  const listed = await gitRun(repo, ["ls-remote", mirror, ref]);
   if (listed.code !== 0) {
     throw new UserFacingError(
       "SVC_USAGE",
@@ -571,7 +556,7 @@ export async function refreshMirror(args: MirrorArgs, io: MirrorIo): Promise<num
     const work = join(scratch, "work.git");
     await makeScratchRepo(work);
     const ref = `refs/heads/${args.branch}`;
-    if ((await gitOutcome(work, ["check-ref-format", ref])).code !== 0)
+    if ((await gitRun(work, ["check-ref-format", ref])).code !== 0)
       throw usageError(`--branch ${JSON.stringify(args.branch)} is not a valid branch name`);
     const remote = parseRemoteUrl(args.remote);
     const agent = `svc-mirror-${process.pid}`;
@@ -742,13 +727,7 @@ async function pushMirrorCommit(
   const { args, io } = refresh;
   const where = `${args.mirror} ${args.branch}`;
   // No --force and no `+`: git refuses anything but a fast-forward (or a new branch).
-  const push = await gitOutcome(work, [
-    "push",
-    "--porcelain",
-    "--no-verify",
-    args.mirror,
-    `${commit}:${ref}`,
-  ]);
+  const push = await gitRun(work, ["push", "--porcelain", "--no-verify", args.mirror, `${commit}:${ref}`]);
   const outcome = push.code === 0 ? ({ kind: "pushed" } as const) : parsePushPorcelain(push.stdout, ref);
   if (outcome.kind === "moved") {
     io.stderr(
