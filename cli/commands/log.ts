@@ -1,4 +1,5 @@
 import { Command, Option } from "clipanion";
+import { UserFacingError } from "../../core/errors.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 
@@ -39,7 +40,9 @@ export class LogCommand extends SvcCommand {
     "time",
     Option.String("--since", { description: "Only changes made at or after this time" }),
   );
-  json = Option.Boolean("--json", false, { description: "One JSON object per state, newest first" });
+  json = Option.Boolean("--json", false, {
+    description: "One JSON object: the remote, the last sync and the states, newest first",
+  });
   remote = withValueName(
     "remote",
     Option.String("--remote", "origin", {
@@ -48,10 +51,9 @@ export class LogCommand extends SvcCommand {
   );
 
   async run(): Promise<number> {
-    const [{ showLog }] = await Promise.all([import("../history.js")]);
+    const { showLog } = await import("../history.js");
     const files = this.wordsAfterDashes();
     const before = this.words.slice(0, this.words.length - files);
-    const { UserFacingError } = await import("../../core/errors.js");
     if (before.length > 1) {
       throw new UserFacingError(
         "SVC_USAGE",
