@@ -5,56 +5,27 @@
  */
 import test from "ava";
 import { type FakeForge, type FakeForgeOptions, givenFakeForge } from "./fake-forge.js";
+import { callFake, type FakeCallOptions, type FakeResponse } from "./fake-http.js";
 
-interface ForgeResponse {
-  readonly status: number;
-  /** Header names in lower case. */
-  readonly headers: Readonly<Record<string, string | undefined>>;
-  readonly text: string;
-  json<T>(): T;
-}
+type ForgeResponse = FakeResponse;
 
-interface CallOptions {
-  /** `Authorization` value; `Bearer <the fake's token>` unless given (`null` sends none). */
-  readonly authorization?: string | null;
-  readonly json?: unknown;
-  /** A raw request body, sent as is. */
-  readonly raw?: string;
-  readonly headers?: Record<string, string>;
-}
-
-/** One request; `target` is a path on the fake or an absolute URL (as Link headers give them). */
-async function call(
+/** One request with the fake's token and GitHub's headers unless given; `target` is a path or an absolute URL. */
+function call(
   forge: FakeForge,
   method: string,
   target: string,
-  options: CallOptions = {},
+  options: FakeCallOptions = {},
 ): Promise<ForgeResponse> {
-  const headers: Record<string, string> = {
-    accept: "application/vnd.github+json",
-    "x-github-api-version": "2022-11-28",
-    ...options.headers,
-  };
-  const authorization = options.authorization === undefined ? `Bearer ${forge.token}` : options.authorization;
-  if (authorization !== null) headers.authorization = authorization;
-  const body = options.json === undefined ? options.raw : JSON.stringify(options.json);
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(new URL(target, forge.url), {
+  return callFake(
+    forge.url,
     method,
-    headers,
-    body,
-    redirect: "manual",
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: Object.fromEntries(response.headers),
-    text,
-    json<T>() {
-      return JSON.parse(text) as T;
+    target,
+    {
+      authorization: `Bearer ${forge.token}`,
+      headers: { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" },
     },
-  };
+    options,
+  );
 }
 
 interface UserJson {

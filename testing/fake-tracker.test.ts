@@ -4,6 +4,7 @@
  * transitions, the 429 switch and the speed of a 10,000-issue listing.
  */
 import test, { type ExecutionContext } from "ava";
+import { callFake, type FakeCallOptions, type FakeResponse } from "./fake-http.js";
 import {
   type AdfJson,
   type FakeTracker,
@@ -12,53 +13,25 @@ import {
   startFakeTracker,
 } from "./fake-tracker.js";
 
-interface TrackerResponse {
-  readonly status: number;
-  /** Header names in lower case. */
-  readonly headers: Readonly<Record<string, string | undefined>>;
-  readonly text: string;
-  json<T>(): T;
-}
-
-interface CallOptions {
-  /** `Authorization` value; Basic with the fake's credentials unless given (`null` sends none). */
-  readonly authorization?: string | null;
-  readonly json?: unknown;
-  /** A raw request body, sent as is. */
-  readonly raw?: string;
-}
+type TrackerResponse = FakeResponse;
 
 const basic = (email: string, token: string) =>
   `Basic ${Buffer.from(`${email}:${token}`).toString("base64")}`;
 
-async function call(
+/** One request with the fake's Basic credentials unless given. */
+function call(
   tracker: FakeTracker,
   method: string,
   path: string,
-  options: CallOptions = {},
+  options: FakeCallOptions = {},
 ): Promise<TrackerResponse> {
-  const headers: Record<string, string> = { accept: "application/json" };
-  const authorization =
-    options.authorization === undefined ? basic(tracker.email, tracker.apiToken) : options.authorization;
-  if (authorization !== null) headers.authorization = authorization;
-  const body = options.json === undefined ? options.raw : JSON.stringify(options.json);
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(new URL(path, tracker.url), {
+  return callFake(
+    tracker.url,
     method,
-    headers,
-    body,
-    redirect: "manual",
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: Object.fromEntries(response.headers),
-    text,
-    json<T>() {
-      return JSON.parse(text) as T;
-    },
-  };
+    path,
+    { authorization: basic(tracker.email, tracker.apiToken), headers: { accept: "application/json" } },
+    options,
+  );
 }
 
 interface StatusJson {

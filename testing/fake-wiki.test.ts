@@ -4,48 +4,25 @@
  * on PUT, trash and purge on DELETE, the 429 switch, and the hostile `_links.base` counter.
  */
 import test from "ava";
+import { callFake, type FakeCallOptions, type FakeResponse } from "./fake-http.js";
 import { basicAuthorization, type FakeWiki, givenFakeWiki, type VendorErrorBody } from "./fake-wiki.js";
 
-interface WikiResponse {
-  readonly status: number;
-  /** Header names in lower case. */
-  readonly headers: Readonly<Record<string, string | undefined>>;
-  readonly text: string;
-  json<T>(): T;
-}
+type WikiResponse = FakeResponse;
 
-interface CallOptions {
-  /** `Authorization` value; the fake's own account unless given (`null` sends none). */
-  readonly authorization?: string | null;
-  readonly json?: unknown;
-}
-
-/** One request to the fake; `path` is relative to its origin, like the vendor's `_links.next`. */
-async function call(
+/** One request to the fake as its own account unless given; `path` is relative to its origin, like `_links.next`. */
+function call(
   wiki: FakeWiki,
   method: string,
   path: string,
-  options: CallOptions = {},
+  options: FakeCallOptions = {},
 ): Promise<WikiResponse> {
-  const headers: Record<string, string> = { accept: "application/json" };
-  const authorization = options.authorization === undefined ? wiki.authorization : options.authorization;
-  if (authorization !== null) headers.authorization = authorization;
-  if (options.json !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`${wiki.url}${path}`, {
+  return callFake(
+    wiki.url,
     method,
-    headers,
-    body: options.json === undefined ? undefined : JSON.stringify(options.json),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: Object.fromEntries(response.headers),
-    text,
-    json<T>() {
-      return JSON.parse(text) as T;
-    },
-  };
+    path,
+    { authorization: wiki.authorization, headers: { accept: "application/json" }, redirect: "follow" },
+    options,
+  );
 }
 
 interface Listing<T> {
