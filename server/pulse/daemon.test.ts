@@ -427,6 +427,7 @@ test("configuration problems are all listed at once and never print a token", (t
         PULSE_MAX_CONCURRENT: "zero",
         PULSE_API_PORT: "99999",
         LOG_LEVEL: "loud",
+        PULSE_RETENTION_DAYS: "0",
       }),
     { instanceOf: ConfigError },
   );
@@ -438,10 +439,52 @@ test("configuration problems are all listed at once and never print a token", (t
     "PULSE_MAX_CONCURRENT",
     "PULSE_API_PORT",
     "LOG_LEVEL",
+    "PULSE_RETENTION_DAYS",
   ]) {
     t.regex(error.message, new RegExp(name));
   }
   t.false(error.message.includes("short-secret-value"));
+});
+
+test("the daemon purges pulses finished before PULSE_RETENTION_DAYS at start; their dedup keys make new pulses", async (t) => {
+  const fixture = givenPulseFixture(t);
+  const day = 86_400_000;
+  const db = openPulseDb(fixture.dbPath, { migrate: false });
+  const clock = { now: Date.now() - 3 * day };
+  const past = new PulseQueue(db, { now: () => clock.now });
+  const enqueueFinished = (key: string) => {
+    const { pulse } = past.enqueue({
+      prompt: key,
+      source: "test",
+      priority: "normal",
+      scheduledAt: new Date(clock.now).toISOString(),
+      runAt: clock.now,
+      dedupKey: key,
+    });
+    const claim = past.claim("earlier-daemon");
+    if (claim) past.finish(claim, { kind: "completed", exitCode: 0, outputTail: "" });
+    return pulse.id;
+  };
+  const old = enqueueFinished("three-days-ago");
+  clock.now = Date.now() - day / 2;
+  const recent = enqueueFinished("half-a-day-ago");
+  db.close();
+
+  const daemon = await givenDaemon(t, fixture, { PULSE_RETENTION_DAYS: "2" });
+  t.is(daemon.config.retentionMs, 2 * day);
+  await eventually("the old pulse purged", () => (daemon.queue.get(old) === undefined ? true : undefined));
+  t.is(daemon.queue.get(recent)?.status, "completed");
+  const answer = (key: string) =>
+    callApi(daemon.url, "POST", "/api/pulse/trigger", {
+      token: fixture.token,
+      body: { prompt: "again", scheduled_at: "+1h", dedup_key: key },
+    });
+  t.is((await answer("three-days-ago")).status, 201);
+  const kept = await answer("half-a-day-ago");
+  t.is(kept.status, 200);
+  t.is(kept.body.pulse.id, recent);
+  const log = readFileSync(fixture.env.LOG_FILE as string, "utf8");
+  t.regex(log, /"finished pulses purged".*"pulses":1.*"retention_days":2/);
 });
 
 test("the daemon queues the hourly heartbeat once and runs the keep-alive providers", async (t) => {

@@ -4,7 +4,8 @@
  *
  * One scheduler tick (every `tickMs`, and at once after a trigger):
  *   1. upkeep (every `upkeepMs`): mark this daemon alive, renew the leases of running pulses, reset pulses
- *      whose lease ran out (Document 2's stuck rule) or whose daemon is gone;
+ *      whose lease ran out (Document 2's stuck rule) or whose daemon is gone; and, hourly and at start,
+ *      purge the pulses that finished more than `PULSE_RETENTION_DAYS` (30) ago, their dedup keys with them;
  *   2. schedules: the hourly heartbeat pulse, the 4-hourly credential keep-alive;
  *   3. the runner check: if the runner or the desk is unusable nothing is claimed (pulses keep their
  *      attempts) and health says why; the check repeats every tick, so fixing it resumes work by itself;
@@ -57,6 +58,11 @@ export class ApiListenError extends UserFacingError {
 const DAEMON_BUSY_TIMEOUT_MS = 250;
 /** While a provider says the runner's credentials need a login, the keep-alive is re-run this often. */
 const LOGIN_RECHECK_MS = 5 * 60_000;
+const DAY_MS = 86_400_000;
+/** Finished pulses and their dedup keys are kept this many days unless `PULSE_RETENTION_DAYS` says otherwise. */
+export const DEFAULT_RETENTION_DAYS = 30;
+/** The purge runs in the upkeep at most this often: it is one indexed scan of the finished pulses. */
+const PURGE_EVERY_MS = 60 * 60_000;
 
 export interface DaemonConfig {
   readonly dbPath: string;
@@ -69,6 +75,8 @@ export interface DaemonConfig {
   readonly runTimeoutMs: number;
   readonly killGraceMs: number;
   readonly leaseMs: number;
+  /** How long finished pulses (and so their dedup keys) are kept: `PULSE_RETENTION_DAYS`, default 30. */
+  readonly retentionMs: number;
   readonly retryBaseMs: number;
   readonly retryCapMs: number;
   readonly shutdownGraceMs: number;
@@ -104,6 +112,7 @@ export function readDaemonConfig(env: Record<string, string | undefined>): Daemo
     runTimeoutMs: reader.duration("PULSE_RUN_TIMEOUT", 30 * 60_000),
     killGraceMs: reader.duration("PULSE_KILL_GRACE", 10_000),
     leaseMs: reader.duration("PULSE_LEASE", DEFAULT_LEASE_MS),
+    retentionMs: reader.integer("PULSE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, 1, 36_500) * DAY_MS,
     retryBaseMs: reader.duration("PULSE_RETRY_BASE", 30_000),
     retryCapMs: reader.duration("PULSE_RETRY_CAP", 30 * 60_000),
     shutdownGraceMs: reader.duration("PULSE_SHUTDOWN_GRACE", 60_000),
@@ -127,6 +136,8 @@ export interface DaemonOptions {
   readonly upkeepMs?: number;
   /** While the runner's credentials need a login, how often the keep-alive looks again (default 5 min). */
   readonly loginRecheckMs?: number;
+  /** How often finished pulses past `PULSE_RETENTION_DAYS` are purged (default 1 h; also once at start). */
+  readonly purgeMs?: number;
   /** How often the heartbeat and keep-alive schedules are looked at (default 5 s). */
   readonly schedulesMs?: number;
   readonly stderr?: NodeJS.WritableStream;
@@ -154,6 +165,7 @@ export class PulseDaemon {
   private stopping = false;
   private lastUpkeep = 0;
   private lastSchedules = 0;
+  private lastPurge = Number.NEGATIVE_INFINITY;
   private runner: RunnerCheck = { ok: false, component: "runner", reason: "not checked yet" };
   private databaseProblem: string | undefined;
   private lastTickAt = 0;
@@ -409,6 +421,16 @@ export class PulseDaemon {
     for (const pulse of this.queue.recoverExpired()) this.stopOrphan(pulse);
     for (const pulse of this.queue.recoverOrphans(this.owner)) this.stopOrphan(pulse);
     if (this.keepaliveSlot !== undefined) this.schedules.renewKeepalive(this.keepaliveSlot);
+    const now = this.queue.now();
+    if (now - this.lastPurge >= (this.options.purgeMs ?? PURGE_EVERY_MS)) {
+      this.lastPurge = now;
+      const purged = this.queue.purgeFinished(this.config.retentionMs);
+      if (purged > 0)
+        this.logger.info("finished pulses purged", {
+          pulses: purged,
+          retention_days: this.config.retentionMs / DAY_MS,
+        });
+    }
   }
 
   private runSchedules(): void {

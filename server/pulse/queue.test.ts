@@ -159,6 +159,56 @@ test("dedup: the same key returns the first pulse, even after it completed", (t)
   t.is(again.pulse.prompt, "p");
 });
 
+test("retention: finished pulses older than the retention go with their attempts and dedup keys; others stay", (t) => {
+  const { clock, queue } = givenQueues(t);
+  const day = 86_400_000;
+  const done = queue.enqueue(pulse({ dedupKey: "done" })).pulse;
+  const doneClaim = queue.claim("x");
+  if (doneClaim) queue.finish(doneClaim, { kind: "completed", exitCode: 0, outputTail: "" });
+  const cancelled = queue.enqueue(pulse({ dedupKey: "cancelled" })).pulse;
+  queue.cancel(cancelled.id);
+  // Queued long ago and still waiting (scheduled far ahead): never purged, whatever its age.
+  const waiting = queue.enqueue(pulse({ dedupKey: "waiting", runAt: Date.UTC(2027, 0, 1) })).pulse;
+  const finishedAt = clock.now;
+
+  clock.now = finishedAt + 30 * day;
+  t.is(queue.purgeFinished(30 * day), 0, "exactly 30 days after: still kept");
+  t.false(queue.enqueue(pulse({ dedupKey: "done", prompt: "again" })).created);
+
+  clock.now = finishedAt + 30 * day + 1;
+  t.is(queue.purgeFinished(30 * day), 2);
+  t.is(queue.get(done.id), undefined);
+  t.is(queue.get(cancelled.id), undefined);
+  t.is(queue.get(waiting.id)?.status, "pending");
+  const attempts = queue.db.prepare("SELECT count(*) AS n FROM pulse_attempts").get() as { n: number };
+  t.is(attempts.n, 0);
+  // The key is free again: the same dedup key makes a new pulse.
+  const again = queue.enqueue(pulse({ dedupKey: "done", prompt: "again" }));
+  t.true(again.created);
+  t.not(again.pulse.id, done.id);
+  t.false(queue.enqueue(pulse({ dedupKey: "waiting" })).created);
+});
+
+test("retention purges in batches until none is left", (t) => {
+  const { clock, queue } = givenQueues(t);
+  for (let i = 0; i < 7; i++) {
+    queue.enqueue(pulse({ dedupKey: `k${i}` }));
+    const claim = queue.claim("x");
+    if (claim)
+      queue.finish(claim, {
+        kind: "failed",
+        exitCode: 1,
+        signal: null,
+        outputTail: "",
+        error: "no",
+        permanent: true,
+      });
+  }
+  clock.now += 2 * 86_400_000;
+  t.is(queue.purgeFinished(86_400_000, 3), 7);
+  t.is((queue.db.prepare("SELECT count(*) AS n FROM pulses").get() as { n: number }).n, 0);
+});
+
 test("scheduled_at forms: now, RFC 3339 with a zone, relative; naive and impossible times refused", (t) => {
   const now = Date.UTC(2026, 10, 22, 9);
   t.is(parseScheduledAt("now", now), now);

@@ -222,6 +222,17 @@ function recoveryStatements(db: Database.Database) {
        WHERE id = @id AND lease_token = @token AND status = 'processing'`,
     ),
     daemon: db.prepare("SELECT * FROM daemons WHERE owner = ?"),
+    // Attempts first: they reference their pulse. One batch at a time keeps each write lock short.
+    purgeAttempts: db.prepare(
+      `DELETE FROM pulse_attempts WHERE pulse_id IN (
+         SELECT id FROM pulses WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < @cutoff
+         ORDER BY id LIMIT @batch)`,
+    ),
+    purgePulses: db.prepare(
+      `DELETE FROM pulses WHERE id IN (
+         SELECT id FROM pulses WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < @cutoff
+         ORDER BY id LIMIT @batch)`,
+    ),
     registerDaemon: db.prepare(
       "INSERT OR REPLACE INTO daemons (owner, host, pid, started_at, seen_at) VALUES (?, ?, ?, ?, ?)",
     ),
@@ -486,6 +497,26 @@ export class PulseQueue {
         outputTail: null,
         error: reason,
       });
+    }
+  }
+
+  /**
+   * Deletes the pulses that finished (completed, failed or cancelled) more than `retentionMs` ago, with their
+   * attempts, in batches of `batch`, one transaction each; returns how many pulses went. A pulse's
+   * `dedup_key` goes with it: a key is honoured while its pulse is queued or running and for `retentionMs`
+   * after it finished, never less.
+   */
+  purgeFinished(retentionMs: number, batch = 500): number {
+    const cutoff = this.now() - retentionMs;
+    const purgeBatch = this.db.transaction((): number => {
+      this.statements.purgeAttempts.run({ cutoff, batch });
+      return this.statements.purgePulses.run({ cutoff, batch }).changes;
+    });
+    let purged = 0;
+    for (;;) {
+      const changes = purgeBatch.immediate();
+      purged += changes;
+      if (changes < batch) return purged;
     }
   }
 
