@@ -15,10 +15,11 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { SvcError, UserFacingError } from "../core/errors.js";
+import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import { CacheDb, type TipOp } from "./db.js";
 import { GitCommandError, readObjects, runGit, spawnGit } from "./git.js";
@@ -40,6 +41,56 @@ export interface CacheIdentity {
   readonly project: string;
   /** Who writes the audit rows: `git-remote-svc-<pid>`, `svc-<pid>`. */
   readonly agent: string;
+}
+
+/**
+ * A cache folder someone else can change: another user owns it, or its group or others may write to it.
+ * svc runs git in its `repo.git` (a `config` there can name programs git runs) and serves its records as the
+ * server's, so it uses no such folder; the message says how to make it the user's alone. `fix` is that
+ * command, for callers that add the command to run after it.
+ */
+export class CacheUnsafeError extends UserFacingError {
+  constructor(
+    readonly dir: string,
+    /** `owner`: another user's folder (the fix is a folder of one's own); `mode`: writable by others. */
+    readonly kind: "owner" | "mode",
+    readonly fix: string,
+    readonly problem: string,
+    /** The command to run after `fix`, when the caller knows it. */
+    rerun?: string,
+  ) {
+    super(
+      "SVC_STORE",
+      `the cache folder ${dir} ${problem}; svc runs git in it and serves its records as the server's, so it ` +
+        `must be yours alone, and nothing was read from it. Run: ${fix}${rerun ? ` && ${rerun}` : ", then the command again"}`,
+    );
+  }
+}
+
+/**
+ * Refuses a cache folder another user owns or may write to (as ssh refuses such a ~/.ssh), naming the fix:
+ * `chmod 700` for one of the user's own, a cache folder of the user's own otherwise.
+ */
+export function checkCacheOwner(dir: string): void {
+  const uid = process.getuid?.();
+  if (uid === undefined) return;
+  const stat = statSync(dir);
+  if (stat.uid !== uid) {
+    throw new CacheUnsafeError(
+      dir,
+      "owner",
+      `export SVC_CACHE_DIR="$HOME/.cache/svc-$(id -u)"`,
+      `belongs to another user (uid ${stat.uid}, you are ${uid})`,
+    );
+  }
+  if ((stat.mode & 0o022) !== 0) {
+    throw new CacheUnsafeError(
+      dir,
+      "mode",
+      ["chmod", "700", dir].map(shellWord).join(" "),
+      `can be written by ${(stat.mode & 0o020) !== 0 ? "its group" : "others"} (mode ${(stat.mode & 0o777).toString(8).padStart(4, "0")})`,
+    );
+  }
 }
 
 export type CacheCheck =
@@ -125,6 +176,7 @@ export class ProjectCache {
    */
   static check(dir: string, identity: CacheIdentity): CacheCheck {
     if (!existsSync(dir)) return { state: "absent" };
+    checkCacheOwner(dir);
     const broken = (why: string): CacheCheck => ({ state: "broken", why });
     if (!existsSync(join(dir, "repo.git", "HEAD"))) return broken("its repository repo.git is missing");
     const dbPath = join(dir, "cache.db");

@@ -247,6 +247,15 @@ test("the cache's tip commit object removed: cache fails, svc sync d rebuilds it
   await fixAndRecheck(t, env, report, ["cache"]);
 });
 
+test("a cache folder its group may write to: cache fails, chmod 700 fixes it", async (t) => {
+  const { env } = await givenClone(t);
+  chmodSync(cacheFolder(env), 0o770);
+  const { report } = await doctor(t, env);
+  t.regex(check(report, "cache").message, /can be written by its group \(mode 0770\)/);
+  t.is(check(report, "cache").fix, `chmod 700 ${cacheFolder(env)}`);
+  await fixAndRecheck(t, env, report, ["cache"]);
+});
+
 /** The pid of a process that has exited. */
 async function deadPid(): Promise<number> {
   const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });

@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
+import { CacheUnsafeError } from "../cache/cache.js";
 import {
   auditExistingCache,
   COPYING_HISTORY_VARIABLE,
@@ -118,6 +119,9 @@ async function connect(
   try {
     return { backend, opened: await openProjectCache({ remote, agent, backend, user, log, trace }) };
   } catch (error) {
+    if (error instanceof CacheUnsafeError) {
+      throw new CacheUnsafeError(error.dir, error.kind, error.fix, error.problem, rerunCommand());
+    }
     if (!(error instanceof BackendUnreachableError)) throw error;
     throw new UserFacingError(
       "SVC_BACKEND",

@@ -88,7 +88,7 @@ const CHECKOUT_CHAIN = [
   ["bash"],
 ];
 
-test("the user's git command is the first ancestor that is not git's own remote helper or fetch", (t) => {
+test("the user's git command is the first ancestor that is not git's own remote helper or a fetch git started", (t) => {
   t.deepEqual(userGitCommand(CHECKOUT_CHAIN), ["git", "-C", "big", "checkout", "main"]);
   t.deepEqual(
     userGitCommand([
@@ -98,6 +98,16 @@ test("the user's git command is the first ancestor that is not git's own remote 
     ["git", "clone", "x", "y"],
   );
   t.is(userGitCommand([CHECKOUT_CHAIN[0] as string[], ["python3", "script.py"]]), undefined);
+  t.deepEqual(
+    userGitCommand([CHECKOUT_CHAIN[0] as string[], ["git", "fetch", "origin"], ["bash"]]),
+    ["git", "fetch", "origin"],
+    "a fetch the user ran",
+  );
+  t.deepEqual(
+    userGitCommand([CHECKOUT_CHAIN[0] as string[], ["git", "fetch"], ["git", "pull", "--no-rebase"]]),
+    ["git", "pull", "--no-rebase"],
+    "the fetch of a pull",
+  );
   t.is(userGitCommand([]), undefined);
 });
 

@@ -116,17 +116,24 @@ export function gitSubcommand(argv: readonly string[]): string | undefined {
 
 /**
  * The command line of the git command the user ran, from the helper's ancestors (nearest first): the first
- * git process that is not git's own `remote-<helper>` or `fetch`; undefined when a process that is not git
- * comes first.
+ * git process that is not git's own `remote-<helper>` or a `fetch` another git command started; undefined
+ * when a process that is not git comes first.
  */
 export function userGitCommand(ancestors: readonly (readonly string[])[]): string[] | undefined {
+  // A fetch started by another git command (a pull, a lazy fetch of a checkout) is git's; one started by
+  // anything else is the user's own `git fetch`.
+  let fetch: readonly string[] | undefined;
   for (const argv of ancestors) {
     const subcommand = gitSubcommand(argv);
-    if (subcommand === undefined) return undefined;
-    if (subcommand.startsWith("remote-") || subcommand === "fetch") continue;
+    if (subcommand === undefined) break;
+    if (subcommand.startsWith("remote-")) continue;
+    if (subcommand === "fetch") {
+      fetch = argv;
+      continue;
+    }
     return ["git", ...argv.slice(1)];
   }
-  return undefined;
+  return fetch && ["git", ...fetch.slice(1)];
 }
 
 /** The command lines of this process's ancestors, nearest first, from `/proc`; [] where there is none. */

@@ -9,7 +9,7 @@
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { cacheFolderName, cacheTip } from "../../cache/cache.js";
+import { CacheUnsafeError, cacheFolderName, cacheTip, checkCacheOwner } from "../../cache/cache.js";
 import { hasObject } from "../../cache/object-store.js";
 import { REBUILT_MARKER } from "../../cache/open.js";
 import { cacheRoot } from "../../cache/root.js";
@@ -146,6 +146,23 @@ export function checkCache(
       }),
       ...(["temp-refs", "history", "records", "cache-size", "last-sync"] as const).map((id) =>
         skipped(id, "no cache"),
+      ),
+    ];
+  }
+
+  try {
+    checkCacheOwner(dir);
+  } catch (error) {
+    if (!(error instanceof CacheUnsafeError)) throw error;
+    return [
+      fail(
+        "cache",
+        `the cache ${dir} ${error.problem}; svc uses no cache folder someone else may change`,
+        error.kind === "owner" ? `${error.fix} && ${svcSync(place)}` : error.fix,
+        { path: dir },
+      ),
+      ...(["temp-refs", "history", "records", "cache-size", "last-sync"] as const).map((id) =>
+        skipped(id, "the cache's fix comes first"),
       ),
     ];
   }
