@@ -10,20 +10,11 @@
  * a table (cli/main.ts); the remote helper never loads it.
  */
 import stringWidth from "string-width";
+import { isControlCharacter } from "../core/errors.js";
 
 /** Terminal columns `text` takes. Escape sequences are not stripped first: cells never carry them. */
 export function displayWidth(text: string): number {
   return stringWidth(text, { countAnsiEscapeCodes: true });
-}
-
-/** True for C0/C1 controls and the bidirectional overrides that can reorder what a terminal shows. */
-function isControl(code: number): boolean {
-  return (
-    code < 0x20 ||
-    (code >= 0x7f && code <= 0x9f) ||
-    (code >= 0x202a && code <= 0x202e) ||
-    (code >= 0x2066 && code <= 0x2069)
-  );
 }
 
 /** One table cell: whitespace runs that would break the row become a space; other controls become U+FFFD. */
@@ -37,7 +28,7 @@ export function tableCell(text: string): string {
     }
     if (pendingSpace) out += " ";
     pendingSpace = false;
-    out += isControl(char.codePointAt(0) ?? 0) ? "\ufffd" : char;
+    out += isControlCharacter(char.codePointAt(0) ?? 0) ? "\ufffd" : char;
   }
   return pendingSpace ? `${out} ` : out;
 }

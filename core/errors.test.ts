@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import test from "ava";
-import { shellWord } from "./errors.js";
+import { failureReport, shellWord, terminalSafe, UserFacingError } from "./errors.js";
 
 const CASES: readonly [text: string, word: string][] = [
   ["/tmp/svc-e2e-x/work/big", "/tmp/svc-e2e-x/work/big"],
@@ -37,4 +37,19 @@ test("shellWord's words are read back by a real shell as the text", (t) => {
     });
     t.is(echoed, text, JSON.stringify(text));
   }
+});
+
+test("terminalSafe keeps line feeds, tabs and text; escape sequences, carriage returns and bidi overrides become U+FFFD", (t) => {
+  t.is(terminalSafe("line one\n\tline two é 日本"), "line one\n\tline two é 日本");
+  t.is(terminalSafe("\u001b[2J\u001b]0;pwned\u0007"), "\ufffd[2J\ufffd]0;pwned\ufffd");
+  t.is(terminalSafe("ok\rsvc: all good"), "ok\ufffdsvc: all good");
+  t.is(
+    terminalSafe("\u009b31m\u202egnp.exe\u2066x\u2069\u007f"),
+    "\ufffd31m\ufffdgnp.exe\ufffdx\ufffd\ufffd",
+  );
+});
+
+test("failureReport shows a message quoting hostile server text without its control characters", (t) => {
+  const error = new UserFacingError("SVC_BACKEND", "GET /x answered 500: \u001b[31mfine\u001b[0m\rall good");
+  t.is(failureReport(error, "0.0.0"), "svc: GET /x answered 500: \ufffd[31mfine\ufffd[0m\ufffdall good\n");
 });

@@ -42,7 +42,7 @@ export class UserFacingError extends SvcError {}
  * names no issue tracker, so the report goes to the maintainers.
  */
 export function failureReport(error: unknown, version: string): string {
-  if (error instanceof SvcError) return `svc: ${error.message}\n`;
+  if (error instanceof SvcError) return `svc: ${terminalSafe(error.message)}\n`;
   const message = error instanceof Error ? error.message : String(error);
   return (
     `svc: internal error: ${message}\n${stackOf(error)}\n` +
@@ -63,6 +63,34 @@ function stackOf(error: unknown): string {
   }
   if (!(error instanceof Error)) lines.push(`(no stack: a ${typeof error} was thrown, not an Error)`);
   return lines.join("\n");
+}
+
+/**
+ * True for the characters that make a terminal do something instead of showing a glyph: C0 and C1 controls
+ * (escape sequences start with one), DEL, and the bidirectional overrides and isolates that reorder what is
+ * shown (a filename that reads backwards). Line feed and tab are among them; callers decide about those.
+ */
+export function isControlCharacter(code: number): boolean {
+  return (
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  );
+}
+
+/**
+ * `text` for stderr: every control character but line feed and tab becomes U+FFFD. Messages quote text
+ * from servers and records; a carriage return or an escape sequence in it must not overwrite or recolour
+ * what svc prints.
+ */
+export function terminalSafe(text: string): string {
+  let out = "";
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    out += code !== 0x0a && code !== 0x09 && isControlCharacter(code) ? "\ufffd" : char;
+  }
+  return out;
 }
 
 /** Shortens untrusted text before it goes into an error message (never print a whole 5 MB body). */
