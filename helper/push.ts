@@ -373,18 +373,17 @@ async function loadChanges(
     };
   };
   const tokenOf = (key: string) => {
+    // A push's result also holds what that push's sync brought: newer versions of records the push did
+    // not write, and deletions, which the user's files do not have. Its token is the user's only where the
+    // user's file holds its content (the push wrote it); else the user's own file says which version they
+    // edited: an edit of an older version is stale, not a write over the newer one.
+    const mine = tokenTree === mergeBase ? undefined : baseFiles.get(key);
+    const own = mine && parsedOrUndefined(context, mine.path, contents.get(mine.oid));
     const oid = tokenFiles.get(schema.fileName(key));
     const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
-    if (!oid || !content) return undefined;
+    if (!oid || !content) return own && tokenFrom(own);
     const record = parseRecordFile(schema, schema.fileName(key), content.toString("utf8"));
-    // A push's result also holds what that push's sync brought: newer versions of records the push did
-    // not write, which the user's files do not have. Its token is the user's only where the user's file
-    // holds its content (the push wrote it); else the user's own file says which version they edited, and
-    // an edit of an older version is stale, not a write over the newer one.
-    const mine = tokenTree === mergeBase ? undefined : baseFiles.get(key);
-    const own =
-      mine && mine.oid !== oid ? parsedOrUndefined(context, mine.path, contents.get(mine.oid)) : undefined;
-    if (own && !isNoChange(recordChanges(schema, record, own))) return tokenFrom(own);
+    if (own && mine?.oid !== oid && !isNoChange(recordChanges(schema, record, own))) return tokenFrom(own);
     return tokenFrom(record);
   };
   return { diff, contents, tokenOf };
