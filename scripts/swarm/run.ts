@@ -247,10 +247,10 @@ async function listIssues(
 function treeFiles(dir: string, under = dir): Map<string, string> {
   const files = new Map<string, string>();
   for (const entry of readdirSync(under, { withFileTypes: true })) {
+    if (under === dir && entry.name === ".git") continue;
     const path = join(under, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== ".git" || under !== dir)
-        for (const [name, text] of treeFiles(dir, path)) files.set(name, text);
+      for (const [name, text] of treeFiles(dir, path)) files.set(name, text);
     } else {
       files.set(relative(dir, path), readFileSync(path, "utf8"));
     }
