@@ -282,3 +282,90 @@ test("working trees sharing one cache push at the same time: every pushed commit
     t.is(readWorkFile(env, dir, issuePath(i + 1)), await expectedIssueFile(sim.url, "demo", i + 1));
   }
 });
+
+// Found by the swarm (scripts/swarm): a push's result commit holds the versions its sync brought of records
+// the push did not write; the next push, based on that commit, took its tokens from there and wrote the
+// user's older copy over the newer version with a matching If-Match.
+test("a record whose newer version a push of another record brought is refused fetch first when edited without a pull", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const envA = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  const envB = withCacheRoot(envA, join(envA.home, "cache-b"));
+  await givenClone(t, envA, sim.url, "demo", "a");
+  await givenClone(t, envB, sim.url, "demo", "b");
+
+  editWorkFile(envB, "b", issuePath(1), (text) => `${text}Line from b.\n`);
+  await commitAll(t, envB, "b", "Edit 1 in b");
+  await gitOk(t, envB, ["push"], { cwd: "b" });
+  editWorkFile(envA, "a", issuePath(2), (text) => `${text}Line from a.\n`);
+  await commitAll(t, envA, "a", "Edit 2 in a");
+  await gitOk(t, envA, ["push"], { cwd: "a" });
+
+  const before = lastSimAuditId(sim);
+  editWorkFile(envA, "a", issuePath(1), (text) => setField(text, "title", '"Retitled in a"'));
+  await commitAll(t, envA, "a", "Edit 1 in a, without a pull");
+  const rejected = await git(envA, ["push"], { cwd: "a" });
+  t.is(rejected.code, 1, rejected.stderr);
+  t.true(rejected.stderr.includes(FETCH_FIRST), rejected.stderr);
+  t.regex(rejected.stderr, /issues\/0001\.md \(record 1\): version 2 on the server, your base has 1/);
+  t.deepEqual(simWrites(sim, before), []);
+  t.is((await issueOnServer(sim.url, "demo", 1)).body, "Body 1\nLine from b.\n");
+
+  await gitOk(t, envA, ["pull", "--no-rebase", "--no-edit"], { cwd: "a" });
+  await gitOk(t, envA, ["push"], { cwd: "a" });
+  const merged = await issueOnServer(sim.url, "demo", 1);
+  t.is(merged.frontmatter.title, "Retitled in a");
+  t.is(merged.body, "Body 1\nLine from b.\n");
+});
+
+test("after a push, the same record is edited and pushed again without a pull", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  await givenClone(t, env, sim.url, "demo", "d");
+  await patchIssue(sim.url, "demo", 2, { title: "Changed on the server" });
+  for (const line of ["First line.", "Second line."]) {
+    editWorkFile(env, "d", issuePath(1), (text) => `${text}${line}\n`);
+    await commitAll(t, env, "d", line);
+    const push = await git(env, ["push"], { cwd: "d" });
+    t.is(push.code, 0, push.stderr);
+  }
+  t.is((await issueOnServer(sim.url, "demo", 1)).body, "Body 1\nFirst line.\nSecond line.\n");
+  t.is((await issueOnServer(sim.url, "demo", 1)).frontmatter.version, 3);
+});
+
+// Found by the swarm: the same push result also lacks records its sync saw deleted; a delete of one based on
+// it was refused as "not in the server state this push is based on", with no command to run.
+test("a record deleted on the server, still in the clone after a push of another record: an edit is fetch first, a delete is done", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(3));
+  const envA = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  const envB = withCacheRoot(envA, join(envA.home, "cache-b"));
+  await givenClone(t, envA, sim.url, "demo", "a");
+  await givenClone(t, envB, sim.url, "demo", "b");
+  await gitOk(t, envB, ["rm", "-q", issuePath(3)], { cwd: "b" });
+  await commitAll(t, envB, "b", "Remove 3 in b");
+  await gitOk(t, envB, ["push"], { cwd: "b" });
+  // a's cache finds the deletion (a full listing); a's next push, of issue 2, holds the state without 3.
+  await gitOk(t, envA, ["-c", "svc.reconcileInterval=0", "fetch"], { cwd: "a" });
+  editWorkFile(envA, "a", issuePath(2), (text) => setField(text, "status", "done"));
+  await commitAll(t, envA, "a", "Done 2");
+  await gitOk(t, envA, ["push"], { cwd: "a" });
+
+  const before = lastSimAuditId(sim);
+  editWorkFile(envA, "a", issuePath(3), (text) => setField(text, "status", "done"));
+  await commitAll(t, envA, "a", "Done 3");
+  const edit = await git(envA, ["push"], { cwd: "a" });
+  t.is(edit.code, 1, edit.stderr);
+  t.true(edit.stderr.includes(FETCH_FIRST), edit.stderr);
+  t.regex(edit.stderr, /issues\/0003\.md \(record 3\): deleted on the server/);
+
+  await gitOk(t, envA, ["reset", "-q", "--hard", "HEAD~1"], { cwd: "a" });
+  await gitOk(t, envA, ["rm", "-q", issuePath(3)], { cwd: "a" });
+  await commitAll(t, envA, "a", "Remove 3 in a");
+  const remove = await git(envA, ["push"], { cwd: "a" });
+  t.is(remove.code, 0, remove.stderr);
+  t.deepEqual(simWrites(sim, before), []);
+  await gitOk(t, envA, ["pull", "--no-rebase", "--no-edit"], { cwd: "a" });
+  t.deepEqual((await gitOk(t, envA, ["ls-files"], { cwd: "a" })).split("\n"), [issuePath(1), issuePath(2)]);
+});

@@ -272,15 +272,24 @@ interface Changes {
   readonly tokenOf: (key: string) => { version: number | null; updatedAt: string } | undefined;
 }
 
-/** The id a record file carries, read with the canonical parser; undefined for a file that does not parse. */
-function idOf(context: PushContext, path: string, content: Buffer | undefined): string | undefined {
+/** A record file read with the canonical parser; undefined for a file that does not parse. */
+function parsedOrUndefined(
+  context: PushContext,
+  path: string,
+  content: Buffer | undefined,
+): RecordContent | undefined {
   if (!content) return undefined;
   try {
-    const schema = context.backend.schema;
-    return recordKeyOf(schema, parseRecordFile(schema, path, content.toString("utf8")).fields);
+    return parseRecordFile(context.backend.schema, path, content.toString("utf8"));
   } catch {
     return undefined;
   }
+}
+
+/** The id a record file carries; undefined for a file that does not parse. */
+function idOf(context: PushContext, path: string, content: Buffer | undefined): string | undefined {
+  const record = parsedOrUndefined(context, path, content);
+  return record && recordKeyOf(context.backend.schema, record.fields);
 }
 
 /**
@@ -338,23 +347,23 @@ async function loadChanges(
 
   // The files of the token tree the plan can ask about: the records the changed files name.
   const keys = new Set<string>();
+  // Each record's file in the base (the user's own files), by record key.
+  const baseFiles = new Map<string, { path: string; oid: string }>();
   for (const entry of diff) {
     for (const oid of [entry.oldOid, entry.newOid]) {
       const id = idOf(context, entry.path, contents.get(oid));
       if (id) keys.add(id);
       const created = cache.db.createdKey(worktree, entry.path, oid);
       if (created) keys.add(created);
+      const key = id ?? created;
+      if (key && oid === entry.oldOid && !/^0+$/.test(oid)) baseFiles.set(key, { path: entry.path, oid });
     }
   }
   for (const row of open) if (row.created_key) keys.add(row.created_key);
   const unlisted = [...keys].map((key) => schema.fileName(key)).filter((path) => !changedPaths.has(path));
   const tokenFiles =
     unlisted.length === 0 ? listed : new Map([...listed, ...(await listTree(cache, tokenTree, unlisted))]);
-  const tokenOf = (key: string) => {
-    const oid = tokenFiles.get(schema.fileName(key));
-    const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
-    if (!oid || !content) return undefined;
-    const record = parseRecordFile(schema, schema.fileName(key), content.toString("utf8"));
+  const tokenFrom = (record: RecordContent) => {
     const version =
       schema.tokenFields.version === undefined ? undefined : record.fields[schema.tokenFields.version];
     const updatedAt = record.fields[schema.tokenFields.updatedAt];
@@ -362,6 +371,20 @@ async function loadChanges(
       version: typeof version === "number" ? version : null,
       updatedAt: typeof updatedAt === "string" ? updatedAt : "",
     };
+  };
+  const tokenOf = (key: string) => {
+    // A push's result also holds what that push's sync brought: newer versions of records the push did
+    // not write, and deletions, which the user's files do not have. Its token is the user's only where the
+    // user's file holds its content (the push wrote it); else the user's own file says which version they
+    // edited: an edit of an older version is stale, not a write over the newer one.
+    const mine = tokenTree === mergeBase ? undefined : baseFiles.get(key);
+    const own = mine && parsedOrUndefined(context, mine.path, contents.get(mine.oid));
+    const oid = tokenFiles.get(schema.fileName(key));
+    const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
+    if (!oid || !content) return own && tokenFrom(own);
+    const record = parseRecordFile(schema, schema.fileName(key), content.toString("utf8"));
+    if (own && mine?.oid !== oid && !isNoChange(recordChanges(schema, record, own))) return tokenFrom(own);
+    return tokenFrom(record);
   };
   return { diff, contents, tokenOf };
 }
