@@ -383,7 +383,7 @@ export class NotJsonError extends SvcError {
       "SVC_BACKEND",
       `${request} answered ${status} with a body that is not JSON: ${excerpt(body.toString("utf8"), 80)} ` +
         "(a proxy or sign-in page between svc and the server may have answered in its place)",
-      { data: { answered: status } },
+      { data: { status } },
     );
   }
 }

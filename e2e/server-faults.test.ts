@@ -12,7 +12,8 @@
  *    `PRAGMA integrity_check`, and the next fetch gives exactly the server's files;
  * 3. exactly once: the simulator's audit table holds one accepted write per change, one issue per create.
  *
- * One simulator serves every case (a project each); real git, real helper processes.
+ * One more case kills a push (kill -9) after two of its writes: the next fetch brings them too. One
+ * simulator serves every case (a project each); real git, real helper processes.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -279,6 +280,14 @@ async function pushCase(t: ExecutionContext, c: Case, step: Exclude<Step, "clone
     ),
   );
   t.is(cacheIntegrity(env), "ok");
+  if (write !== undefined) {
+    const faulted = `${STEPS[step].method} /projects/${project}${STEPS[step].path}`;
+    t.is(
+      acceptedWrites(c.sim, project, before)[faulted] ?? 0,
+      fault.committed ? 1 : 0,
+      "the server acted on it",
+    );
+  }
 
   c.setFault(false);
   // Nothing half-written: whatever was done, the next fetch brings exactly the server's state.
@@ -339,3 +348,32 @@ for (const step of Object.keys(STEPS) as Step[]) {
     });
   }
 }
+
+test("a push killed (kill -9) after its create and update: the next fetch brings both, the next push finishes, each change once", async (t) => {
+  t.teardown(await slot());
+  const sim = await sharedSim();
+  const project = `p${++projects}`;
+  await givenProject(sim.url, project, manyIssues(3));
+  const env = givenGitEnv(t, { SVC_PROGRESS: "off" });
+  await gitOk(t, env, ["clone", "-q", svcUrl(sim.url, project), "d"]);
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
+  writeWorkFile(env, "d", "issues/new.md", `---\ntitle: New in ${project}\n---\nNew.\n`);
+  await gitOk(t, env, ["rm", "-q", issuePath(3)], { cwd: "d" });
+  await commitAll(t, env, "d", "One of each: create, update, delete");
+  const before = lastSimAuditId(sim);
+
+  const killed = await git(env, ["push"], { cwd: "d", env: { SVC_TEST_KILL_AT: "after-update" } });
+  t.is(killed.code, null, `the push was not killed: ${killed.stderr}`);
+  const fetch = await git(env, ["fetch"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  await assertServerState(t, env, sim, project);
+  t.true((await treeOf(t, env, "d", "origin/main")).has("issues/0004.md"));
+
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.deepEqual(acceptedWrites(sim, project, before), {
+    [`POST /projects/${project}/issues`]: 1,
+    [`PATCH /projects/${project}/issues/1`]: 1,
+    [`DELETE /projects/${project}/issues/3`]: 1,
+  });
+});
