@@ -291,7 +291,7 @@ const MAX_WAIT_S = 600;
  * The longest one `Retry-After` svc waits out (git is held meanwhile); a longer one ends the request with
  * a `RetryLaterError` instead of retrying sooner than the server asked.
  */
-export const MAX_RETRY_AFTER_S = 60;
+const MAX_RETRY_AFTER_S = 60;
 
 /** origin → the instant (ms) before which no request may be sent to it. */
 const gates = new Map<string, number>();
