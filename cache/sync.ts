@@ -4,9 +4,9 @@
  * The first sync lists everything; later ones ask for records changed since the cursor minus the backend's
  * overlap, and skip records whose version and `updated_at` the cache already has. Deletions are only
  * inferred from a complete full listing (`reconcile`, or when the last one is older than the reconcile
- * period). A sync that changes nothing writes no commit. The commit is deterministic: fixed identity, time
- * = newest `updated_at` in the tree, parent = previous tip, so caches that saw the same server states have
- * the same commit ids.
+ * period). A sync that changes nothing writes no commit, unless main lags behind what a push that was cut
+ * off wrote to the records. The commit is deterministic: fixed identity, time = newest `updated_at` in the
+ * tree, parent = previous tip, so caches that saw the same server states have the same commit ids.
  */
 import type { Backend, BackendRecord, Listing, ValidatorStore } from "../backends/backend.js";
 import { renderRecordFile } from "../backends/record.js";
@@ -163,13 +163,22 @@ export async function syncCache(
         }
       }
     }
-    let tip = cache.tip();
+    const tipBefore = cache.tip();
     let commit: string | undefined;
-    if (changed > 0 || deleted > 0 || tip === undefined) {
-      commit = writeSyncCommit(cache, backend, tip, options.continues, changed, deleted);
-      cache.setTip(commit, tip === undefined ? "import" : "sync");
-      tip = commit;
+    if (changed > 0 || deleted > 0 || tipBefore === undefined) {
+      commit = writeSyncCommit(cache, backend, tipBefore, options.continues, changed, deleted);
+    } else if (cache.db.dirtyPaths().length > 0) {
+      // What a push wrote before it was cut off (an error, kill -9) is in `records` but not in main's tree
+      // (the triggers noted the paths): this commit carries it, so that main is the server's state again.
+      commit = writeStateCommit(
+        cache,
+        [tipBefore],
+        `svc: sync ${backend.kind} project ${backend.project}\n\nthe writes of a push that was cut off\n`,
+      );
     }
+    if (commit !== undefined) cache.setTip(commit, tipBefore === undefined ? "import" : "sync");
+    // A cache without a tip got its first commit above.
+    const tip = commit ?? (tipBefore as string);
     cache.db.setSyncState({
       cursor,
       last_sync_ms: now,

@@ -3,12 +3,25 @@
  * as `content-length` says so, or as soon as the bytes read pass the cap (and the connection is closed, so
  * the server stops sending); a request may bring its own cap; `SVC_HTTP_TIMEOUT_MS` and
  * `SVC_HTTP_MAX_RESPONSE_MIB` go through the settings reader; a refused connection is a rejection, never an
- * unhandled 'error' event.
+ * unhandled 'error' event; a `Retry-After` longer than svc waits ends the request at once, naming the time;
+ * an answer cut off, or not JSON, says so.
  */
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
-import { BackendUnreachableError, HttpClient, RedirectError, ResponseTooLargeError } from "./http.js";
+import { SvcError, UserFacingError } from "./errors.js";
+import {
+  BackendUnreachableError,
+  describeInstant,
+  HttpClient,
+  HttpError,
+  isServerFault,
+  NotJsonError,
+  parseRetryAfter,
+  RedirectError,
+  ResponseTooLargeError,
+  RetryLaterError,
+} from "./http.js";
 import { SettingError } from "./settings.js";
 
 const MIB = 1024 * 1024;
@@ -288,4 +301,171 @@ test("an aborted request stops waiting at a closed rate-limit gate at once, even
   const error = await t.throwsAsync(client.request({ method: "GET", url, signal: controller.signal }));
   t.is(error?.message, "stopped");
   t.true(sleeps <= 2, `slept ${sleeps} times`);
+});
+
+/** A server whose every answer is `answer`'s; returns its URL and the number of requests it had. */
+async function givenServer(
+  t: ExecutionContext,
+  answer: (res: ServerResponse) => void,
+): Promise<{ url: string; requests: () => number }> {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    req.resume();
+    answer(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/projects/demo/issues`,
+    requests: () => requests,
+  };
+}
+
+const INSTANT = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ";
+
+test("parseRetryAfter reads whole seconds, uncapped; the date form and anything else is unreadable", (t) => {
+  t.is(parseRetryAfter("3600"), 3600);
+  t.is(parseRetryAfter(" 5 "), 5);
+  t.is(parseRetryAfter("0"), 0);
+  t.is(parseRetryAfter(undefined), undefined);
+  t.is(parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), undefined);
+  t.is(parseRetryAfter("-1"), undefined);
+  t.is(parseRetryAfter("1.5"), undefined);
+  t.is(parseRetryAfter("12345678901"), undefined, "more than ten digits");
+});
+
+test("describeInstant names the instant to the second and how far ahead it is", (t) => {
+  const now = Date.UTC(2025, 0, 6, 17, 40, 5, 400);
+  t.is(describeInstant(now + 3600_000, now), "2025-01-06T18:40:05Z (in 60 min)");
+  t.is(describeInstant(now + 90_000, now), "2025-01-06T17:41:35Z (in 90 s)");
+  t.is(describeInstant(now + 3 * 3600_000 + 5 * 60_000, now), "2025-01-06T20:45:05Z (in 3 h 5 min)");
+});
+
+for (const status of [429, 503]) {
+  test(`a ${status} with Retry-After: 3600 ends the request at once, naming the origin and the time; the next request to that origin is not sent`, async (t) => {
+    const server = await givenServer(t, (res) => {
+      res.writeHead(status, { "retry-after": "3600", "content-type": "application/json" });
+      res.end("{}");
+    });
+    const sleeps: number[] = [];
+    const waiting = new HttpClient({
+      agent: "http-test",
+      allowedOrigins: "http://127.0.0.1:*",
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    const origin = new URL(server.url).origin;
+    const error = await t.throwsAsync(waiting.request({ method: "POST", url: server.url }), {
+      instanceOf: RetryLaterError,
+    });
+    t.regex(
+      error?.message ?? "",
+      new RegExp(
+        `^the server at ${origin.replaceAll(".", "\\.")} asked svc to send no request before ${INSTANT} \\(in 60 min\\) ` +
+          `\\(${status} with Retry-After: 3600\\); svc waits at most 60 s for a server, so it stopped here$`,
+      ),
+    );
+    t.true(Math.abs((error?.untilMs ?? 0) - (Date.now() + 3600_000)) < 60_000);
+    t.is(error?.after, `after ${new Date(error?.untilMs ?? 0).toISOString().replace(/\.\d+Z$/, "Z")}`);
+    t.deepEqual(sleeps, [], "no wait at all");
+    t.is(server.requests(), 1);
+
+    const next = await t.throwsAsync(waiting.request({ method: "GET", url: server.url }), {
+      instanceOf: RetryLaterError,
+    });
+    t.regex(next?.message ?? "", /\(an earlier answer's Retry-After\); svc waits at most 60 s/);
+    t.is(server.requests(), 1, "the gate held the second request back");
+  });
+}
+
+test("a 429 with a short Retry-After is waited out and the request sent again; a 503 with one is the caller's", async (t) => {
+  let answers = 0;
+  const limited = await givenServer(t, (res) => {
+    answers++;
+    res.writeHead(answers === 1 ? 429 : 200, { "retry-after": "1" });
+    res.end("ok");
+  });
+  const sleeps: number[] = [];
+  const waiting = new HttpClient({
+    agent: "http-test",
+    allowedOrigins: "http://127.0.0.1:*",
+    sleep: (ms) => {
+      sleeps.push(ms);
+      return new Promise((resolve) => setTimeout(resolve, ms));
+    },
+  });
+  const response = await waiting.request({ method: "GET", url: limited.url });
+  t.is(response.status, 200);
+  t.is(limited.requests(), 2);
+  t.true(sleeps.length > 0 && sleeps.every((ms) => ms > 0 && ms <= 1000), JSON.stringify(sleeps));
+
+  const unavailable = await givenServer(t, (res) => {
+    res.writeHead(503, { "retry-after": "5" });
+    res.end("down for maintenance");
+  });
+  const answer = await waiting.request({ method: "GET", url: unavailable.url });
+  t.is(answer.status, 503);
+  t.is(unavailable.requests(), 1);
+});
+
+test("an answer cut off after its status line names the bytes read and announced; the request was sent", async (t) => {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-length": "100" });
+    res.write(Buffer.alloc(40, "a"), () => res.destroy());
+  });
+  const error = await t.throwsAsync(client().request({ method: "POST", url: server.url }), {
+    instanceOf: BackendUnreachableError,
+  });
+  const origin = new URL(server.url).origin;
+  t.is(
+    error?.message,
+    `cannot reach the backend: POST ${server.url} failed: ${origin} closed the connection in the middle of its ` +
+      "answer (ECONNRESET, after 40 bytes of the 100 it announced)",
+  );
+  t.true(error?.sent);
+});
+
+test("json(): an answer that is not JSON names the request, the status and what came", async (t) => {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end("<html><body>Sign in</body></html>");
+  });
+  const error = await t.throwsAsync(client().json({ method: "GET", url: `${server.url}?token=secret` }), {
+    instanceOf: NotJsonError,
+  });
+  t.is(
+    error?.message,
+    `GET ${server.url} answered 200 with a body that is not JSON: "<html><body>Sign in</body></html>" ` +
+      "(a proxy or sign-in page between svc and the server may have answered in its place)",
+  );
+});
+
+test("isServerFault: no answer, a 5xx, 408, 429, an unexpected 2xx, not JSON, a long Retry-After; not a 4xx or the user's mistake", (t) => {
+  const url = new URL("http://127.0.0.1:1/x");
+  const withStatus = (status: number) => new SvcError("SVC_BACKEND", "x", { data: { status } });
+  for (const fault of [
+    new BackendUnreachableError("GET", url, { code: "ECONNRESET" }),
+    new RetryLaterError(url, Date.now() + 3600_000, { status: 429, seconds: 3600 }),
+    new NotJsonError("GET x", 200, Buffer.from("<html>")),
+    new HttpError(502, "GET", "x", ""),
+    withStatus(500),
+    withStatus(408),
+    withStatus(429),
+    withStatus(200),
+  ])
+    t.true(isServerFault(fault), fault.message);
+  for (const other of [
+    withStatus(400),
+    withStatus(404),
+    withStatus(409),
+    new UserFacingError("SVC_USAGE", "bad setting"),
+    new RedirectError(url, 302, "http://127.0.0.1:2/x"),
+    new Error("a bug"),
+  ])
+    t.false(isServerFault(other), other.message);
 });

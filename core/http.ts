@@ -1,13 +1,14 @@
 /**
  * The one HTTP client (DESIGN.md §6; STYLE.md rule 6). Every request, pagination URLs included, is checked
  * against the egress allowlist `SVC_ALLOWED_ORIGINS` before it is sent; redirects are never followed; every
- * request has a timeout; 429 answers are retried after `Retry-After`. Error messages never carry request
- * headers (credentials live there).
+ * request has a timeout; 429 answers are retried after a `Retry-After` of up to a minute, and a longer one
+ * (on a 429 or a 503) ends the request at once with the time the server named. Error messages never carry
+ * request headers (credentials live there).
  */
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { type BackoffPolicy, backoffMs } from "./backoff.js";
-import { SvcError, UserFacingError } from "./errors.js";
+import { excerpt, SvcError, UserFacingError } from "./errors.js";
 import { progress } from "./progress.js";
 import { parseRemoteUrl } from "./remote-url.js";
 import { readCount, readDurationMs } from "./settings.js";
@@ -96,11 +97,26 @@ const NOT_SENT = new Set([
   "ENETUNREACH",
 ]);
 
+/**
+ * How a request ended without a whole answer: a network failure's code, the timeout that ended the
+ * exchange, or (`cutOff`) the connection closed after the status line, with the bytes of the body read and
+ * those `content-length` announced.
+ */
+interface Unreachable {
+  readonly code?: string;
+  readonly timeoutMs?: number;
+  readonly cutOff?: { readonly received: number; readonly announced: number | undefined };
+}
+
 /** What a network failure means for the user, by its code (or the timeout that ended the exchange). */
-function unreachableReason(url: URL, failure: { code?: string; timeoutMs?: number }): string {
-  const { code, timeoutMs } = failure;
+function unreachableReason(url: URL, failure: Unreachable): string {
+  const { code, timeoutMs, cutOff } = failure;
   if (timeoutMs !== undefined)
     return `no answer within ${timeoutMs} ms (${TIMEOUT_SETTING}); is ${url.origin} overloaded or stuck?`;
+  if (cutOff !== undefined) {
+    const of = cutOff.announced === undefined ? "" : ` of the ${cutOff.announced} it announced`;
+    return `${url.origin} closed the connection in the middle of its answer (${code ?? "closed"}, after ${cutOff.received} bytes${of})`;
+  }
   switch (code) {
     case "ECONNREFUSED":
       return `nothing is listening at ${url.origin} (ECONNREFUSED); is the server running?`;
@@ -127,7 +143,7 @@ function unreachableReason(url: URL, failure: { code?: string; timeoutMs?: numbe
 export class BackendUnreachableError extends UserFacingError {
   readonly sent: boolean;
 
-  constructor(method: string, url: URL, failure: { code?: string; timeoutMs?: number }, cause?: unknown) {
+  constructor(method: string, url: URL, failure: Unreachable, cause?: unknown) {
     super(
       "SVC_BACKEND",
       `cannot reach the backend: ${method} ${redact(url)} failed: ${unreachableReason(url, failure)}`,
@@ -271,6 +287,11 @@ const MAX_RESPONSE_MIB = 1024;
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 /** The longest a request waits in all for a server that keeps answering 429 with `Retry-After`. */
 const MAX_WAIT_S = 600;
+/**
+ * The longest one `Retry-After` svc waits out (git is held meanwhile); a longer one ends the request with
+ * a `RetryLaterError` instead of retrying sooner than the server asked.
+ */
+const MAX_RETRY_AFTER_S = 60;
 
 /** origin → the instant (ms) before which no request may be sent to it. */
 const gates = new Map<string, number>();
@@ -284,10 +305,107 @@ export function serverClockFloor(date: string | undefined): number | undefined {
   return Number.isNaN(ms) ? undefined : ms - 1000;
 }
 
-/** Whole seconds from a `Retry-After` header (the delta form), capped at 60; undefined if absent or unreadable. */
+/**
+ * Whole seconds from a `Retry-After` header (the delta form); undefined if absent or unreadable (the
+ * HTTP-date form is not read). Not capped: a wait longer than svc makes is refused by the caller.
+ */
 export function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
-  return Math.min(Number(value), 60);
+  if (value === undefined || !/^\s*\d{1,10}\s*$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** `2025-01-06T18:40:05Z (in 60 min)`: an instant for people, to the second, with how far ahead it is. */
+export function describeInstant(ms: number, now = Date.now()): string {
+  const at = new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+  const seconds = Math.max(0, Math.round((ms - now) / 1000));
+  const minutes = Math.round(seconds / 60);
+  const ahead =
+    seconds < 120
+      ? `${seconds} s`
+      : minutes < 120
+        ? `${minutes} min`
+        : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  return `${at} (in ${ahead})`;
+}
+
+/**
+ * The server asked svc to wait longer than it does: a `Retry-After` over `MAX_RETRY_AFTER_S` on a 429 or a
+ * 503, one past `MAX_WAIT_S` in all (`waitedS`: what this request waited already), or a rate-limit gate
+ * closed that long. The request is not sent (again), and git is not held for minutes. `untilMs` is when
+ * the server said to come back; callers add what was written and the command.
+ */
+export class RetryLaterError extends UserFacingError {
+  readonly untilMs: number;
+
+  constructor(
+    url: URL,
+    untilMs: number,
+    asked: { status: number; seconds: number } | undefined,
+    waitedS?: number,
+  ) {
+    const why =
+      asked === undefined
+        ? "(an earlier answer's Retry-After)"
+        : `(${asked.status} with Retry-After: ${asked.seconds})`;
+    const most =
+      waitedS === undefined
+        ? `svc waits at most ${MAX_RETRY_AFTER_S} s for a server`
+        : `svc waits at most ${MAX_WAIT_S} s in all for a server, and waited ${waitedS} s already`;
+    super(
+      "SVC_BACKEND",
+      `the server at ${url.origin} asked svc to send no request before ${describeInstant(untilMs)} ${why}; ` +
+        `${most}, so it stopped here`,
+      {
+        data: {
+          origin: url.origin,
+          status: asked?.status ?? 429,
+          until: new Date(untilMs).toISOString(),
+        },
+      },
+    );
+    this.untilMs = untilMs;
+  }
+
+  /** `after 2025-01-06T18:40:05Z`, for a message's next step. */
+  get after(): string {
+    return `after ${new Date(this.untilMs).toISOString().replace(/\.\d+Z$/, "Z")}`;
+  }
+}
+
+/**
+ * An answer whose body is not the JSON the API sends: an HTML page of a proxy or a sign-in portal between
+ * svc and the server, or a broken server. `request` names the server and the request (`<backend's
+ * description>: listing issues`, or `GET <url>`).
+ */
+export class NotJsonError extends SvcError {
+  constructor(request: string, status: number, body: Buffer) {
+    super(
+      "SVC_BACKEND",
+      `${request} answered ${status} with a body that is not JSON: ${excerpt(body.toString("utf8"), 80)} ` +
+        "(a proxy or sign-in page between svc and the server may have answered in its place)",
+      { data: { status } },
+    );
+  }
+}
+
+/**
+ * A failure that the same request may not meet later, and that nothing the user changes would fix: no
+ * answer (refused, timed out, cut off), a 5xx, a 408 or 429, an unexpected 2xx or one that is not JSON, a
+ * Retry-After longer than svc waits. Callers print the command to run again for these.
+ */
+export function isServerFault(error: unknown): boolean {
+  if (
+    error instanceof BackendUnreachableError ||
+    error instanceof RetryLaterError ||
+    error instanceof NotJsonError
+  )
+    return true;
+  // A 2xx its caller did not expect is not the API's answer either (the simulator creates with a 201).
+  const status = error instanceof SvcError ? error.data.status : undefined;
+  return (
+    typeof status === "number" &&
+    ((status >= 200 && status < 300) || status >= 500 || status === 408 || status === 429)
+  );
 }
 
 function armGate(origin: string, seconds: number): void {
@@ -373,6 +491,7 @@ export class HttpClient {
     let waited = 0;
     for (;;) {
       const gate = (gates.get(url.origin) ?? 0) - Date.now();
+      if (gate > MAX_RETRY_AFTER_S * 1000) throw new RetryLaterError(url, Date.now() + gate, undefined);
       if (gate > 0) {
         progress().waitFor(url.origin, gate);
         await waitForGate(url.origin, this.sleep, request.signal);
@@ -381,6 +500,14 @@ export class HttpClient {
       const response = await this.once(url, request);
       const retryAfter = parseRetryAfter(response.headers["retry-after"]);
       // The gate is shared by every request to the origin: one 429 (or a quota at zero) holds them all.
+      const limited = response.status === 429 || response.status === 503;
+      if (limited && retryAfter !== undefined && retryAfter > MAX_RETRY_AFTER_S) {
+        armGate(url.origin, retryAfter);
+        throw new RetryLaterError(url, Date.now() + retryAfter * 1000, {
+          status: response.status,
+          seconds: retryAfter,
+        });
+      }
       if (response.status === 429 && retryAfter !== undefined) armGate(url.origin, retryAfter);
       else if (response.headers["x-ratelimit-remaining"] === "0") armGate(url.origin, retryAfter ?? 1);
       if (response.status >= 300 && response.status < 400 && response.status !== 304)
@@ -388,8 +515,15 @@ export class HttpClient {
       if (response.status !== 429) return response;
       if (retryAfter !== undefined) {
         // The server says when: keep waiting as long as it keeps saying so, up to a total of MAX_WAIT_S.
+        if (waited + retryAfter > MAX_WAIT_S) {
+          throw new RetryLaterError(
+            url,
+            Date.now() + retryAfter * 1000,
+            { status: 429, seconds: retryAfter },
+            waited,
+          );
+        }
         waited += retryAfter;
-        if (waited > MAX_WAIT_S) return response;
         continue;
       }
       // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
@@ -451,7 +585,22 @@ export class HttpClient {
               body: Buffer.concat(chunks),
             });
           });
-          res.on("error", (error) => fail(unreachable(error)));
+          // The status line came, the rest of the answer did not: the server may have acted on the request.
+          res.on("error", (error: NodeJS.ErrnoException) =>
+            fail(
+              request.signal?.aborted
+                ? request.signal.reason
+                : new BackendUnreachableError(
+                    request.method,
+                    url,
+                    {
+                      code: error.code ?? error.message,
+                      cutOff: { received: total, announced: Number.isNaN(announced) ? undefined : announced },
+                    },
+                    error,
+                  ),
+            ),
+          );
         },
       );
       // Listening before anything else can throw: an 'error' event without a listener kills the process.
@@ -475,10 +624,7 @@ export class HttpClient {
     try {
       return { status: response.status, value: text === "" ? null : JSON.parse(text) };
     } catch {
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${request.method} ${url} answered ${response.status} with a body that is not JSON: ${JSON.stringify(text.slice(0, 120))}`,
-      );
+      throw new NotJsonError(`${request.method} ${url}`, response.status, response.body);
     }
   }
 }

@@ -126,6 +126,6 @@ test("serving the cached state while the server is down says how old that state 
   t.is(fetch.code, 0, fetch.stderr);
   t.is(
     fetch.stderr.replace(/from \d+\.\d s ago/, "from <age> ago"),
-    `svc: warning: cannot sync with sim project demo at ${sim.url} (cannot reach the backend: GET ${sim.url}/projects/demo/issues failed: nothing is listening at ${sim.url} (ECONNREFUSED); is the server running?); serving the cached state from <age> ago\n`,
+    `svc: warning: cannot sync with sim project demo at ${sim.url} (cannot reach the backend: GET ${sim.url}/projects/demo/issues failed: nothing is listening at ${sim.url} (ECONNREFUSED); is the server running?); serving the cached state from <age> ago; when the server is back, run: git fetch\n`,
   );
 });

@@ -93,8 +93,8 @@ async function checkServerDown(t: ExecutionContext, env: GitEnv, simUrl: string)
   const fetch = await git(env, ["fetch"], { cwd: "d" });
   t.is(fetch.code, 0);
   t.is(
-    fetch.stderr.replace(/from \d+\.\d s ago\n$/, "from <age> ago\n"),
-    `svc: warning: cannot sync with sim project demo at ${simUrl} (${unreachable}); serving the cached state from <age> ago\n`,
+    fetch.stderr.replace(/from \d+\.\d s ago;/, "from <age> ago;"),
+    `svc: warning: cannot sync with sim project demo at ${simUrl} (${unreachable}); serving the cached state from <age> ago; when the server is back, run: git fetch\n`,
   );
   const list = await svc(env, ["list", "--backend", "sim", "--project", "demo", "--origin", simUrl]);
   t.is(list.code, 2);

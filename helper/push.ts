@@ -23,7 +23,7 @@ import type { JournalRow } from "../cache/db.js";
 import { runGit } from "../cache/git.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { SvcError } from "../core/errors.js";
-import { BackendUnreachableError, RedirectError } from "../core/http.js";
+import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
 import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
 import {
@@ -46,6 +46,7 @@ import {
   planPush,
   problemSummary,
 } from "./push-plan.js";
+import { whenAgain } from "./server-fault.js";
 import { userGit } from "./user-git.js";
 
 export type PushReply =
@@ -177,19 +178,24 @@ function redirectMessage(error: RedirectError, remote: string): string {
 }
 
 /**
- * The server could not be reached, or redirected, before any write: nothing was written, and the user is
- * told what to run. Any other failure is thrown on.
+ * The server could not be reached, failed, or redirected, before any write: nothing was written, and the
+ * user is told what to run. Any other failure is thrown on.
  */
 function notReached(context: PushContext, error: unknown): PushReply {
-  if (error instanceof BackendUnreachableError) {
-    context.log(`svc: ${error.message}\n  nothing was written${againWhen(error)}`);
-    return { ok: false, reason: "the server cannot be reached; nothing was written" };
-  }
   if (error instanceof RedirectError) {
     context.log(`svc: ${redirectMessage(error, context.remote)}\n  nothing was written`);
     return { ok: false, reason: "the server answered with a redirect; nothing was written" };
   }
-  throw error;
+  if (!(error instanceof SvcError) || !isServerFault(error)) throw error;
+  context.log(`svc: ${error.message}\n  nothing was written${againWhen(error)}`);
+  if (error instanceof BackendUnreachableError)
+    return { ok: false, reason: "the server cannot be reached; nothing was written" };
+  if (error instanceof RetryLaterError)
+    return {
+      ok: false,
+      reason: `the server asked svc to wait; nothing was written; ${error.after}, push again`,
+    };
+  return { ok: false, reason: "the server failed (see above); nothing was written" };
 }
 
 /**
@@ -708,9 +714,16 @@ function isPermanent(error: unknown): boolean {
   );
 }
 
-/** A write the server never acted on: the request did not reach it, or it answered with a redirect. */
+/**
+ * A write the server never acted on: the request did not reach it, or it answered with a redirect or with
+ * a Retry-After (a 429 or 503: not done, come back later).
+ */
 function isUnsent(error: unknown): boolean {
-  return (error instanceof BackendUnreachableError && !error.sent) || error instanceof RedirectError;
+  return (
+    (error instanceof BackendUnreachableError && !error.sent) ||
+    error instanceof RedirectError ||
+    error instanceof RetryLaterError
+  );
 }
 
 /** The writes in order (creates, updates, deletes), with progress on stderr while they last. */
@@ -791,6 +804,7 @@ function partialFailure(
       reason: `${write.path}: refused by the server (${error.data.status}); change the file and push`,
     };
   }
+  if (write.kind === "delete" && !isUnsent(error)) listEverythingNext(context.cache);
   const message = error instanceof RedirectError ? redirectMessage(error, context.remote) : error.message;
   if (done === 0 && isUnsent(error)) {
     context.log(
@@ -805,15 +819,18 @@ function partialFailure(
   return { ok: false, reason: `partial: ${done} of ${total} writes done; push again to finish` };
 }
 
+/**
+ * A delete the server may have done although no answer said so: a delta listing cannot show a deletion,
+ * so the next sync makes a full listing (as `svc sync --reconcile` does) and the cache loses the record.
+ */
+function listEverythingNext(cache: ProjectCache): void {
+  cache.db.exclusive(() => cache.db.setSyncState({ ...cache.db.syncState(), last_full_ms: 0 }));
+}
+
 /** When to push again after `error`, and the command. */
 function againWhen(error: SvcError): string {
   if (error instanceof RedirectError) return "; once the remote URL is right, run: git push";
-  if (error instanceof BackendUnreachableError) {
-    const dns = /^(ENOTFOUND|EAI_)/.test(String(error.data.code ?? ""));
-    return dns
-      ? "; once the host name resolves (or the remote URL is corrected), run: git push"
-      : "; when the server is back, run: git push";
-  }
+  if (isServerFault(error)) return `; ${whenAgain(error)}, run: git push`;
   return ": git push";
 }
 

@@ -19,13 +19,14 @@ import {
 } from "../cache/open.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
-import { BackendUnreachableError, EgressDeniedError } from "../core/http.js";
+import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
 import { blobLimit, refusalMessage } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
+import { whenAgain } from "./server-fault.js";
 import { serveUploadPack } from "./stateless-connect.js";
 import {
   ancestorCommandLines,
@@ -68,15 +69,23 @@ function cachedAge(cache: OpenedCache["cache"]): string {
 }
 
 /**
- * The command that fetches again without the debounce, as the user can run it from where they stand: the
- * user's own `git pull …` when the helper serves a pull, a pull in the new folder after a clone, else a
- * fetch. `-c svc.syncInterval=0` wins over both the configured value and `SVC_SYNC_INTERVAL`.
+ * The command that fetches again, as the user can run it from where they stand: the user's own
+ * `git pull …` when the helper serves a pull, a pull in the new folder after a clone, else a fetch.
+ * `options` go before the subcommand.
  */
-function askServerCommand(): string {
+function fetchAgainCommand(options = ""): string {
   const place = { env: process.env, cwd: process.cwd() };
   const cd = cdPrefix(place);
   const pull = pullCommand(process.env) ?? (cd === "" ? undefined : "pull");
-  return `${cd}git -c svc.syncInterval=0 ${pull ?? "fetch"}`;
+  return `${cd}git ${options}${pull ?? "fetch"}`;
+}
+
+/**
+ * The command that fetches again without the debounce: `-c svc.syncInterval=0` wins over both the
+ * configured value and `SVC_SYNC_INTERVAL`.
+ */
+function askServerCommand(): string {
+  return fetchAgainCommand("-c svc.syncInterval=0 ");
 }
 
 /** `svc.*` and `pull.*` settings of the user's repository, from one `git config --get-regexp`. */
@@ -94,6 +103,22 @@ async function readSettings(): Promise<Map<string, string>> {
 function rerunCommand(): string {
   const argv = userGitCommand(ancestorCommandLines());
   return argv ? argv.map(shellWord).join(" ") : "your git command again";
+}
+
+/**
+ * A clone or fetch that met a server fault with no cached state to serve: the fault, then what to do and
+ * the git command the user ran, to run again.
+ */
+function nothingToServe(error: SvcError, description: string, remote: RemoteUrl): UserFacingError {
+  const what =
+    error instanceof BackendUnreachableError && !error.sent
+      ? `start the server or check the URL ${remote.url}, then`
+      : `${whenAgain(error)},`;
+  return new UserFacingError(
+    "SVC_BACKEND",
+    `${error.message}\nno cached copy of ${description} is there to serve instead; ${what} run: ${rerunCommand()}`,
+    { cause: error },
+  );
 }
 
 /**
@@ -122,12 +147,8 @@ async function connect(
     if (error instanceof CacheUnsafeError) {
       throw new CacheUnsafeError(error.dir, error.kind, error.fix, error.problem, rerunCommand());
     }
-    if (!(error instanceof BackendUnreachableError)) throw error;
-    throw new UserFacingError(
-      "SVC_BACKEND",
-      `${error.message}\nno cached copy of ${backend.description} is there to serve instead; start the server or check the URL ${remote.url}, then run: ${rerunCommand()}`,
-      { cause: error },
-    );
+    if (!(error instanceof SvcError) || !isServerFault(error)) throw error;
+    throw nothingToServe(error, backend.description, remote);
   }
 }
 
@@ -243,22 +264,19 @@ class CacheSession implements Session {
     await userGit(["config", "pull.rebase", "false"]);
   }
 
-  /** A sync that failed: the cached tip with a warning when there is one, else a refusal. */
+  /**
+   * A sync that failed: the cached tip with a warning when there is one (for a server fault, with the
+   * command to run when it is over), else a refusal.
+   */
   private syncFailed(error: unknown, tip: string | undefined): string {
     const { cache, backend } = this;
     cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
     if (!(error instanceof SvcError)) throw error;
-    if (!tip) {
-      throw new UserFacingError(
-        "SVC_BACKEND",
-        error instanceof BackendUnreachableError
-          ? `${error.message}\nno cached copy of ${backend.description} exists yet, so there is nothing to serve; start the server or check the URL ${this.remote.url}`
-          : error.message,
-        { cause: error },
-      );
-    }
+    const fault = isServerFault(error);
+    if (!tip) throw fault ? nothingToServe(error, backend.description, this.remote) : error;
     this.log(
-      `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state${cachedAge(cache)}`,
+      `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state${cachedAge(cache)}` +
+        (fault ? `; ${whenAgain(error)}, run: ${fetchAgainCommand()}` : ""),
     );
     return tip;
   }

@@ -1,13 +1,23 @@
 /**
  * A loopback HTTP proxy that injects faults in front of a real server (the simulator, a fake vendor
  * service): each request is forwarded unchanged unless the test's `fault` function names a fault for it.
- * Closed by the test's teardown.
+ * Closed by the test's teardown, with every connection it holds open (a `hang` included).
  *
- * Faults:
- * - `late`: forward at once (the server commits), hold the answer back `ms` milliseconds: a slow network, or
- *   a client killed while waiting for an answer that was already decided.
- * - `answer`: do not forward; answer `status` with `body` (JSON) and `headers` instead.
- * - `reset`: forward, then destroy the client's connection without an answer (the server committed).
+ * Faults, by whether the server sees the request:
+ * - not forwarded (the server never acts on it):
+ *   - `answer`: answer `status` with `body` (JSON) and `headers` instead.
+ *   - `retryAfter`: answer `status` (429 or 503) with `Retry-After: <seconds>` and a JSON error body.
+ *   - `reset` with `before`: destroy the client's connection without reading on.
+ *   - `garbage` without `forward`: a 200 whose body is not JSON (an HTML page, as a captive portal sends).
+ *   - `hang` without `forward`: accept the request and never answer; the client's timeout ends it.
+ * - forwarded (the server commits; the client gets a broken answer or none):
+ *   - `late`: hold the server's answer back `ms` milliseconds: a slow network, or a client killed while
+ *     waiting for an answer that was already decided.
+ *   - `reset` (without `before`): destroy the client's connection instead of answering.
+ *   - `truncated`: send the server's status and headers (its real `content-length`) and the first half of
+ *     its body, then destroy the connection.
+ *   - `garbage` with `forward`: a 200 whose body is not JSON in place of the server's answer.
+ *   - `hang` with `forward`: never answer.
  */
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,7 +32,14 @@ export type Fault =
       /** Headers beside `content-type` (a redirect's `location`). */
       readonly headers?: Readonly<Record<string, string>>;
     }
-  | { readonly kind: "reset" };
+  | { readonly kind: "reset"; readonly before?: boolean }
+  | { readonly kind: "garbage"; readonly forward?: boolean }
+  | { readonly kind: "truncated" }
+  | { readonly kind: "hang"; readonly forward?: boolean }
+  | { readonly kind: "retryAfter"; readonly status: 429 | 503; readonly seconds: number };
+
+/** What `garbage` answers: what a captive portal or a misconfigured proxy sends with a 200. */
+export const GARBAGE_BODY = "<html><body><h1>Welcome</h1><p>Sign in to continue.</p></body></html>";
 
 export interface ProxiedRequest {
   readonly method: string;
@@ -60,10 +77,58 @@ function describeRequest(req: IncomingMessage, counts: Map<string, number>): Pro
   };
 }
 
+/** Whether the server gets to see a request with this fault. */
+function forwards(fault: Fault | undefined): boolean {
+  switch (fault?.kind) {
+    case "answer":
+    case "retryAfter":
+      return false;
+    case "reset":
+      return !fault.before;
+    case "garbage":
+    case "hang":
+      return fault.forward === true;
+    default:
+      return true;
+  }
+}
+
+/** Answers a fault that is not forwarded; a `hang` answers nothing. */
+function answerInstead(fault: Fault | undefined, req: IncomingMessage, res: ServerResponse): void {
+  switch (fault?.kind) {
+    case "answer":
+      req.resume();
+      res.writeHead(fault.status, { "content-type": "application/json", ...fault.headers });
+      res.end(JSON.stringify(fault.body));
+      return;
+    case "retryAfter":
+      req.resume();
+      res.writeHead(fault.status, {
+        "content-type": "application/json",
+        "retry-after": String(fault.seconds),
+      });
+      res.end(JSON.stringify({ error: "rate_limited", message: `retry in ${fault.seconds} s` }));
+      return;
+    case "reset":
+      req.socket.destroy();
+      return;
+    case "garbage":
+      req.resume();
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(GARBAGE_BODY);
+      return;
+    case "hang":
+      req.resume();
+      return;
+    default:
+      throw new Error(`fault ${fault?.kind} is forwarded`);
+  }
+}
+
 /**
  * Passes the server's whole answer on to the client, as the fault says: at once, after `ms` (a timer kept in
- * `timers` for the teardown), or not at all (the client's connection is reset). `answered` runs when the
- * server's answer is complete.
+ * `timers` for the teardown), cut off, replaced, or not at all. `answered` runs when the server's answer is
+ * complete.
  */
 function relayAnswer(
   answer: IncomingMessage,
@@ -77,13 +142,29 @@ function relayAnswer(
   answer.on("data", (chunk: Buffer) => chunks.push(chunk));
   answer.on("end", () => {
     answered();
+    const body = Buffer.concat(chunks);
     const reply = () => {
-      if (fault?.kind === "reset") {
-        req.socket.destroy();
-        return;
+      switch (fault?.kind) {
+        case "reset":
+          req.socket.destroy();
+          return;
+        case "hang":
+          return;
+        case "garbage":
+          res.writeHead(200, { "content-type": "text/html" });
+          res.end(GARBAGE_BODY);
+          return;
+        case "truncated": {
+          const { "transfer-encoding": _chunked, ...headers } = answer.headers;
+          res.writeHead(answer.statusCode ?? 502, { ...headers, "content-length": body.length });
+          // The half is flushed before the socket goes: a destroy right after write() may drop it.
+          res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+          return;
+        }
+        default:
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(body);
       }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      res.end(Buffer.concat(chunks));
     };
     if (fault?.kind !== "late") return reply();
     const timer = setTimeout(() => {
@@ -114,12 +195,7 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     const { method } = proxied;
     requests.push(proxied);
     const fault = rule?.(proxied);
-    if (fault?.kind === "answer") {
-      req.resume();
-      res.writeHead(fault.status, { "content-type": "application/json", ...fault.headers });
-      res.end(JSON.stringify(fault.body));
-      return;
-    }
+    if (!forwards(fault)) return answerInstead(fault, req, res);
     const forward = request(
       {
         host: upstream.hostname,

@@ -5,7 +5,7 @@
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError } from "../../core/errors.js";
-import type { HttpClient, HttpResponse } from "../../core/http.js";
+import { type HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -130,10 +130,7 @@ export class SimBackend implements WritableBackend {
     try {
       value = JSON.parse(response.body.toString("utf8"));
     } catch {
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: the issue list is not JSON: ${excerpt(response.body.toString("utf8"), 80)}`,
-      );
+      throw new NotJsonError(`${this.description}: listing issues`, response.status, response.body);
     }
     if (!Array.isArray(value))
       throw new SvcError("SVC_BACKEND", `${this.description}: the issue list is not a JSON array`);
@@ -171,12 +168,12 @@ export class SimBackend implements WritableBackend {
     return JSON.stringify(body);
   }
 
-  private parseIssue(what: string, text: string): BackendRecord {
+  private parseIssue(what: string, response: HttpResponse): BackendRecord {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(response.body.toString("utf8"));
     } catch {
-      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with a body that is not JSON`);
+      throw new NotJsonError(`${this.description}: ${what}`, response.status, response.body);
     }
     const record = simIssueToRecord(value);
     if (typeof record === "string") {
@@ -204,7 +201,7 @@ export class SimBackend implements WritableBackend {
       body: this.writeBody(changes),
     });
     if (response.status !== 201) throw this.failure("creating an issue", response.status, response.body);
-    return this.parseIssue("creating an issue", response.body.toString("utf8"));
+    return this.parseIssue("creating an issue", response);
   }
 
   async update(
@@ -223,8 +220,7 @@ export class SimBackend implements WritableBackend {
       },
       body: this.writeBody(changes),
     });
-    if (response.status === 200)
-      return { kind: "ok", record: this.parseIssue(what, response.body.toString("utf8")) };
+    if (response.status === 200) return { kind: "ok", record: this.parseIssue(what, response) };
     if (response.status === 409) return { kind: "conflict", current: conflictVersion(response.body) };
     if (response.status === 404) return { kind: "gone" };
     throw this.failure(what, response.status, response.body);
@@ -236,7 +232,9 @@ export class SimBackend implements WritableBackend {
       url: `${this.base}/issues/${encodeURIComponent(key)}`,
       headers: base.version === null ? {} : { "if-match": `"${base.version}"` },
     });
-    if (response.status === 204 || response.status === 200) return { kind: "ok" };
+    // Only the simulator's own answer (Document 1: 204, no body) says the issue is gone: a 200 with a
+    // page from something in between says nothing, and the next push finds out (a 404 then).
+    if (response.status === 204) return { kind: "ok" };
     if (response.status === 409) return { kind: "conflict", current: conflictVersion(response.body) };
     if (response.status === 404) return { kind: "gone" };
     throw this.failure(`deleting issue ${key}`, response.status, response.body);
