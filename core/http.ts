@@ -72,7 +72,7 @@ export class EgressDeniedError extends UserFacingError {
   }
 }
 
-/** An HTTP answer that was not what the caller wanted: status, method, URL (without query) and a body excerpt. */
+/** An HTTP answer that was not what the caller wanted: status, method, URL (without query) and a quoted body excerpt. */
 export class HttpError extends SvcError {
   constructor(
     readonly status: number,
@@ -80,7 +80,9 @@ export class HttpError extends SvcError {
     readonly url: string,
     readonly body: string,
   ) {
-    super("SVC_BACKEND", `${method} ${url} answered ${status}: ${body.slice(0, 300)}`, {
+    // The body is the server's text: quoted as a JSON string, on one line, so it reads as data and not as
+    // svc's own words (a line "run: …" in it must not pass for advice).
+    super("SVC_BACKEND", `${method} ${url} answered ${status}: ${excerpt(body, 300)}`, {
       data: { status, method, url },
     });
   }
