@@ -313,7 +313,9 @@ test("property: a stream of packets cut off anywhere inside a packet is a PktLin
   await fc.assert(
     fc.asyncProperty(fc.array(anyPkt, { minLength: 1, maxLength: 6 }), fc.nat(), async (pkts, at) => {
       const bytes = Buffer.concat(pkts.map(encoded));
-      const ends = pkts.map(encoded).reduce<number[]>((acc, b) => [...acc, (acc.at(-1) ?? 0) + b.length], []);
+      // The offset where each packet ends.
+      const ends: number[] = [];
+      for (const pkt of pkts) ends.push((ends.at(-1) ?? 0) + encoded(pkt).length);
       const cut = at % bytes.length;
       const { pkts: read, error } = await readAll(readerOf([bytes.subarray(0, cut)]));
       if (cut === 0 || ends.includes(cut))
