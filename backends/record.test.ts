@@ -8,6 +8,7 @@ import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { JSON_SCHEMA, load } from "js-yaml";
 import { UserFacingError } from "../core/errors.js";
+import { holds } from "../testing/fuzz.js";
 import {
   conflictMarkerLine,
   type FieldValue,
@@ -458,14 +459,6 @@ const simFields: fc.Arbitrary<RecordFields> = fc
   })
   .map(({ assignee, ...rest }) => (assignee === undefined ? rest : { ...rest, assignee }));
 
-const RUNS = 500;
-
-/** Runs a property and fails the test with fast-check's report (seed, counterexample, shrunk path). */
-function holds<Ts>(t: ExecutionContext, property: fc.IProperty<Ts>, numRuns = RUNS): void {
-  const details = fc.check(property, { numRuns });
-  t.false(details.failed, fc.defaultReportMessage(details));
-}
-
 test("property: render → parse → render is the identity", (t) => {
   holds(
     t,
@@ -474,6 +467,7 @@ test("property: render → parse → render is the identity", (t) => {
       const again = renderRecordFile(SIM_SCHEMA, parseRecordFile(SIM_SCHEMA, PATH, rendered));
       assert.equal(again, rendered);
     }),
+    500,
   );
 });
 
@@ -485,6 +479,7 @@ test("property: parse(render(r)) gives back the same fields and body", (t) => {
       assert.deepEqual(parsed, { fields, body });
       assert.deepEqual(Object.keys(parsed.fields), Object.keys(fields));
     }),
+    500,
   );
 });
 
@@ -504,6 +499,7 @@ test("property: the frontmatter is one line per field and no value can end it ea
       // Every character a reader might take for a line break is escaped inside values.
       assert.doesNotMatch(yaml, /[\r\u0085\u2028\u2029]/);
     }),
+    500,
   );
 });
 
@@ -516,6 +512,7 @@ test("property: a BOM and CRLF line ends in the frontmatter do not change what i
       const edited = `\uFEFF${frontmatter.replaceAll("\n", "\r\n")}${body}`;
       assert.deepEqual(parseRecordFile(SIM_SCHEMA, PATH, edited), { fields, body });
     }),
+    500,
   );
 });
 
@@ -528,6 +525,7 @@ test("property: renderYamlString is one line that any YAML 1.2 JSON-schema reade
       const flow = `[${list.map(renderYamlString).join(", ")}]`;
       assert.deepEqual(load(`a: ${scalar}\nb: ${flow}\n`, { schema: JSON_SCHEMA }), { a: value, b: list });
     }),
+    500,
   );
 });
 

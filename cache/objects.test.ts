@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { encodeTree, hashObject, type TreeEntry } from "./objects.js";
 
@@ -63,7 +64,7 @@ test("property: encodeTree's tree id is git mktree's for any entries (names with
     fc.property(fc.uniqueArray(entry, { selector: (e) => e.name, maxLength: 20 }), (entries) => {
       assert.equal(hashObject("tree", encodeTree(entries)), mktree(repo, entries));
     }),
-    { numRuns: 150 },
+    fuzzParams(150),
   );
   t.pass();
 });

@@ -4,6 +4,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { PACK_AFTER_COMMITS, ProjectCache } from "./cache.js";
 import { encodeTree, hashObject, type TreeEntry } from "./objects.js";
@@ -175,7 +176,7 @@ test("property: the kept tree, after any run of upserts, moves, deletes and writ
         }
       }
     }),
-    { numRuns: 150 },
+    fuzzParams(150),
   );
   t.false(details.failed, fc.defaultReportMessage(details));
   // Every tree the kept root names is in the repository (git reads it, recursively).

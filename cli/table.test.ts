@@ -1,5 +1,6 @@
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../testing/fuzz.js";
 import { displayWidth, formatTable, tableCell } from "./table.js";
 
 test("widths are terminal columns: wide CJK and emoji count two, combining marks none", (t) => {
@@ -112,6 +113,7 @@ test("property: in every row the last column starts at the same terminal column"
         return starts.every((start) => start === starts[0]);
       },
     ),
+    fuzzParams(100),
   );
   t.pass();
 });

@@ -5,6 +5,7 @@
  */
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../testing/fuzz.js";
 import { type BackoffPolicy, backoffCeilingMs, backoffMs } from "./backoff.js";
 
 const http: BackoffPolicy = { baseMs: 250, jitter: { kind: "add", maxMs: 250 } };
@@ -57,6 +58,7 @@ test("backoffMs stays within its jitter's bounds and never exceeds the cap", (t)
         return delay >= ceiling && delay < ceiling + Math.max(1, policy.jitter.maxMs);
       return delay >= Math.floor(ceiling / 2) && delay <= ceiling;
     }),
+    fuzzParams(100),
   );
   t.pass();
 });
@@ -71,6 +73,7 @@ test("the ceiling doubles until the cap and then stays there", (t) => {
         next >= here && next <= cap && (here === cap || exponent >= 30 || next === Math.min(cap, here * 2))
       );
     }),
+    fuzzParams(100),
   );
   t.pass();
 });

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../testing/fuzz.js";
 import { isLoopbackHost, isObject, jsonEqual, RFC3339, rfc3339Pattern } from "./checks.js";
 
 test("isObject: plain objects only", (t) => {
@@ -43,6 +44,7 @@ test("isLoopbackHost agrees with what URL.hostname writes for any IPv4 address",
       const hostname = new URL(`http://${address}:1/`).hostname;
       return isLoopbackHost(hostname) === address.startsWith("127.");
     }),
+    fuzzParams(100),
   );
   t.true(isLoopbackHost(new URL("http://[::1]:7878/").hostname));
   t.true(isLoopbackHost(new URL("http://127.1/").hostname));
@@ -126,7 +128,7 @@ for (const { name, old, built } of BEFORE) {
         // The strict pattern captured nothing; the others captured year to second as groups 1-6.
         return before.length === 1 || after.slice(1, 7).join() === before.slice(1, 7).join();
       }),
-      { numRuns: 5000 },
+      fuzzParams(5000),
     );
     t.pass();
   });
@@ -151,7 +153,7 @@ test("jsonEqual answers as util.isDeepStrictEqual for JSON values, member order 
       json,
       (a, b) => jsonEqual(a, b) === isDeepStrictEqual(a, b) && jsonEqual(a, reordered(a)) && jsonEqual(a, a),
     ),
-    { numRuns: 500 },
+    fuzzParams(500),
   );
   t.true(jsonEqual({ a: [1, { b: null }], c: "x" }, { c: "x", a: [1, { b: null }] }));
   t.false(jsonEqual({ a: 1 }, { a: 1, b: undefined }));

@@ -5,6 +5,7 @@
  */
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../testing/fuzz.js";
 import { DEFAULT_MAX_PAGES, maxPagesSetting, PageWalk, PaginationError } from "./pagination.js";
 import { SettingError } from "./settings.js";
 
@@ -109,6 +110,7 @@ test("any sequence with a repeat is stopped at its first repeat; any without one
       if (firstRepeat < 0) return error === undefined;
       return error !== undefined && (error.data.pages as number) === firstRepeat + 1;
     }),
+    fuzzParams(100),
   );
   t.pass();
 });

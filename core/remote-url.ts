@@ -52,7 +52,7 @@ export function parseRemoteUrl(input: string): RemoteUrl {
   const segments = url.pathname.split("/").filter((segment) => segment !== "");
   const at = segments.indexOf("projects");
   const marker = at > 0 ? segments[at - 1] : undefined;
-  const rest = at === -1 ? [] : segments.slice(at + 1).map(decodeURIComponent);
+  const rest = at === -1 ? [] : segments.slice(at + 1).map((segment) => decodeSegment(input, segment));
   let kind: BackendKind | undefined;
   if (marker === "wiki" || marker === "tracker" || marker === "forge") kind = marker;
   else if (at === 0 && isLoopbackHost(url.hostname)) kind = "sim";
@@ -65,6 +65,19 @@ export function parseRemoteUrl(input: string): RemoteUrl {
     );
   }
   return { kind, origin: url.origin, project: rest.join("/"), url: text };
+}
+
+/** A path segment without its percent-escapes; one that is not UTF-8 (`%E0%A4`) is the user's error. */
+function decodeSegment(input: string, segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new UserFacingError(
+      "SVC_USAGE",
+      `remote URL ${JSON.stringify(input)} has ${JSON.stringify(segment)} in its project, whose %-escapes are ` +
+        `not UTF-8; write the project's name as it is, like ${EXAMPLE}`,
+    );
+  }
 }
 
 /**

@@ -50,8 +50,8 @@ async function readBatch(input: ByteReader, command: string): Promise<string[]> 
   }
 }
 
-async function answerList(context: HelperContext, args: readonly string[]): Promise<void> {
-  if (args[0] === "for-push") {
+async function answerList(context: HelperContext, forPush: boolean): Promise<void> {
+  if (forPush) {
     // Unknown on purpose: with the real id git would lazily fetch it and then refuse, by itself, a
     // user who is behind on other records; staleness is judged per record by the push itself.
     context.io.stdout.write("? refs/heads/main\n@refs/heads/main HEAD\n\n");
@@ -62,8 +62,8 @@ async function answerList(context: HelperContext, args: readonly string[]): Prom
   context.io.stdout.write(`${tip} refs/heads/main\n@refs/heads/main HEAD\n\n`);
 }
 
-async function answerPush(context: HelperContext, args: readonly string[]): Promise<void> {
-  const specs = [args.join(" "), ...(await readBatch(context.input, "push"))];
+async function answerPush(context: HelperContext, first: string): Promise<void> {
+  const specs = [first, ...(await readBatch(context.input, "push"))];
   const session = await context.open();
   const replies = await session.push(specs);
   context.io.stdout.write(`${replies.join("\n")}\n\n`);
@@ -73,36 +73,75 @@ async function answerPush(context: HelperContext, args: readonly string[]): Prom
     context.rejected = true;
 }
 
-/** Answers one command line; returns the exit code when the helper is done, undefined to read on. */
-async function answerCommand(context: HelperContext, line: string): Promise<number | undefined> {
-  const { io, input, refPrefix } = context;
+/** The options git may set that the helper accepts (`ok`); any other is answered `unsupported`. */
+const SUPPORTED_OPTIONS = new Set(["from-promisor", "verbosity", "progress"]);
+
+/**
+ * One command line git writes to a remote helper (gitremote-helpers(7) "COMMANDS"), as this helper reads it:
+ * words split at single spaces, the first names the command. Anything else is `unknown`, with the line
+ * `refusal` the helper writes on stderr before it exits.
+ */
+export type HelperCommand =
+  | { readonly name: "capabilities" }
+  | { readonly name: "option"; readonly option: string; readonly supported: boolean }
+  | { readonly name: "list"; readonly forPush: boolean }
+  | { readonly name: "import" }
+  | { readonly name: "push"; readonly spec: string }
+  | { readonly name: "stateless-connect"; readonly service: string }
+  | { readonly name: "unknown"; readonly refusal: string };
+
+/** Reads one command line (without its newline). Pure; never throws. */
+export function parseHelperCommand(line: string): HelperCommand {
   const [command = "", ...args] = line.split(" ");
   switch (command) {
     case "capabilities":
-      io.stdout.write(`stateless-connect\nimport\npush\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
-      return undefined;
+      return { name: "capabilities" };
     case "option": {
-      const [name] = args;
-      io.stdout.write(
-        name === "from-promisor" || name === "verbosity" || name === "progress" ? "ok\n" : "unsupported\n",
-      );
-      return undefined;
+      const option = args[0] ?? "";
+      return { name: "option", option, supported: SUPPORTED_OPTIONS.has(option) };
     }
     case "list":
-      await answerList(context, args);
+      return { name: "list", forPush: args[0] === "for-push" };
+    case "import":
+      // git names each ref it wants; the helper has one branch and imports it whichever git named.
+      return { name: "import" };
+    case "push":
+      return { name: "push", spec: args.join(" ") };
+    case "stateless-connect":
+      return { name: "stateless-connect", service: args[0] ?? "" };
+    default:
+      return {
+        name: "unknown",
+        refusal: `git-remote-svc: unknown command ${JSON.stringify(line.slice(0, 80))}; this helper speaks stateless-connect, import and push`,
+      };
+  }
+}
+
+/** Answers one command line; returns the exit code when the helper is done, undefined to read on. */
+async function answerCommand(context: HelperContext, line: string): Promise<number | undefined> {
+  const { io, input, refPrefix } = context;
+  const command = parseHelperCommand(line);
+  switch (command.name) {
+    case "capabilities":
+      io.stdout.write(`stateless-connect\nimport\npush\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
+      return undefined;
+    case "option":
+      io.stdout.write(command.supported ? "ok\n" : "unsupported\n");
+      return undefined;
+    case "list":
+      await answerList(context, command.forPush);
       return undefined;
     case "import": {
-      // git names each ref it wants; the helper has one branch and imports it whichever git named.
       await readBatch(input, "import");
       const session = await context.open();
       await session.importRefs(`${refPrefix}/main`, io.stdout);
       return undefined;
     }
     case "push":
-      await answerPush(context, args);
+      await answerPush(context, command.spec);
       return undefined;
     case "stateless-connect": {
-      if (args[0] !== "git-upload-pack") {
+      if (command.service !== "git-upload-pack") {
         io.stdout.write("fallback\n");
         return undefined;
       }
@@ -111,10 +150,8 @@ async function answerCommand(context: HelperContext, line: string): Promise<numb
       await session.serve(input, io.stdout);
       return 0;
     }
-    default:
-      context.log(
-        `git-remote-svc: unknown command ${JSON.stringify(line.slice(0, 80))}; this helper speaks stateless-connect, import and push`,
-      );
+    case "unknown":
+      context.log(command.refusal);
       return EXIT_BROKEN;
   }
 }

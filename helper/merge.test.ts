@@ -7,6 +7,7 @@ import test from "ava";
 import fc from "fast-check";
 import type { RecordContent, RecordFields } from "../backends/record.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
+import { fuzzParams } from "../testing/fuzz.js";
 import { mergeBody, mergeRecord } from "./merge.js";
 
 const FIELDS = {
@@ -170,5 +171,6 @@ test("mergeBody: one side unchanged gives the other side; merging is symmetric w
       const swapped = mergeBody(base, theirs, ours);
       t.is(merged === undefined, swapped === undefined, JSON.stringify({ base, ours, theirs }));
     }),
+    fuzzParams(100),
   );
 });

@@ -9,6 +9,7 @@ import type { BaseToken } from "../backends/backend.js";
 import { type RecordFields, renderRecordFile } from "../backends/record.js";
 import { recordChanges as changesBetween, sameBody } from "../backends/record-diff.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
+import { fuzzParams } from "../testing/fuzz.js";
 import {
   type DiffEntry,
   type JournalMatch,
@@ -725,6 +726,7 @@ test("sameBody is symmetric and reflexive", (t) => {
       t.true(sameBody(a, a));
       t.is(sameBody(a, b), sameBody(b, a));
     }),
+    fuzzParams(100),
   );
 });
 
@@ -801,6 +803,7 @@ test("changesBetween never sends a server-controlled field", (t) => {
       );
       for (const name of serverControlled) t.false(name in changes.fields);
     }),
+    fuzzParams(100),
   );
 });
 

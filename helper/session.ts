@@ -152,6 +152,20 @@ async function connect(
   }
 }
 
+/** A `push` command's refspec, `[+]<src>:<dst>` (gitremote-helpers(7) "push"): an empty `src` deletes `dst`. */
+export interface PushSpec {
+  readonly src: string;
+  readonly dst: string;
+  /** `+`: git was told to force the update. */
+  readonly forced: boolean;
+}
+
+/** Reads a refspec as git writes it; text without a `:` has an empty `dst` (refused by the push). Never throws. */
+export function parsePushSpec(spec: string): PushSpec {
+  const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
+  return { src, dst, forced: spec.startsWith("+") };
+}
+
 export interface Session {
   /** Syncs if due, returns the cache tip to advertise. */
   prepare(options: { sync: boolean }): Promise<string>;
@@ -327,11 +341,11 @@ class CacheSession implements Session {
         `svc: this working tree shows ${this.backend.description} as this machine's cache saw it at ${at} (made by svc init --at); it is read-only, and nothing was written.\n` +
           `  To change records, make a working tree of the current state and edit there:\n  ${initCommandFor(this.remote, `${resolve(process.cwd())}-now`)}`,
       );
-      return specs.map((spec) => `error ${spec.split(":")[1] ?? ""} ${reason}`);
+      return specs.map((spec) => `error ${parsePushSpec(spec).dst} ${reason}`);
     }
     await continueUserHistory(this.cache, this.backend, this.user, this.log);
     for (const spec of specs) {
-      const [src = "", dst = ""] = spec.replace(/^\+/, "").split(":");
+      const { src, dst, forced } = parsePushSpec(spec);
       const { backend } = this;
       const refused = this.refusedPush(src, dst);
       if (refused !== undefined || !isWritable(backend)) {
@@ -345,7 +359,7 @@ class CacheSession implements Session {
           remote: this.options.remote,
           autoMerge: /^(true|yes|on|1)$/i.test(settings.get("svc.automerge") ?? ""),
           bulkDeleteLimit: envCount("SVC_BULK_DELETE_LIMIT", { fallback: 5, zero: "no limit" }),
-          forced: spec.startsWith("+"),
+          forced,
           log: this.log,
           trace: this.trace,
         },

@@ -5,6 +5,7 @@
 import test from "ava";
 import fc from "fast-check";
 import { UserFacingError } from "../../core/errors.js";
+import { fuzzParams } from "../../testing/fuzz.js";
 import { patchFor } from "./backend.js";
 import { checkForgeProject, forgeConfig, forgeRemoteUrl } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
@@ -80,6 +81,7 @@ test("Link: any header text gives a string or nothing, never a throw", (t) => {
       const target = linkTarget(header, "next");
       return target === undefined || typeof target === "string";
     }),
+    fuzzParams(100),
   );
   t.pass();
 });

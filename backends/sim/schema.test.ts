@@ -1,6 +1,7 @@
 /** The simulator's record shape as DESIGN.md §2 fixes it: file names, field order, server-owned fields. */
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../../testing/fuzz.js";
 import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
 const FILE_NAMES: readonly (readonly [number, string])[] = [
@@ -30,7 +31,7 @@ test("simFileName never truncates, pads to four digits, and sorts bytewise like 
       const sameOrder = a < b === nameA < nameB && (a === b) === (nameA === nameB);
       return digits !== undefined && Number(digits) === id && digits.length >= 4 && sameOrder;
     }),
-    { numRuns: 500 },
+    fuzzParams(500),
   );
   t.false(details.failed, fc.defaultReportMessage(details));
 });

@@ -6,9 +6,10 @@
  * on the renderer's output; and the errors a broken fence gives.
  */
 import assert from "node:assert/strict";
-import test, { type ExecutionContext } from "ava";
+import test from "ava";
 import fc from "fast-check";
 import { UserFacingError } from "../../core/errors.js";
+import { holds } from "../../testing/fuzz.js";
 import { type AdfDoc, type AdfMark, type AdfNode, adfToMarkdown, markdownToAdf } from "./adf.js";
 
 const text = (value: string, ...marks: AdfMark[]): AdfNode =>
@@ -543,20 +544,13 @@ const anyDoc = fc
 // ---------------------------------------------------------------------------------------------------------
 // Properties.
 
-const RUNS = 300;
-
-/** Runs a property and fails the test with fast-check's report (seed, counterexample, shrunk path). */
-function holds<Ts>(t: ExecutionContext, property: fc.IProperty<Ts>, numRuns = RUNS): void {
-  const details = fc.check(property, { numRuns });
-  t.false(details.failed, fc.defaultReportMessage(details));
-}
-
 test("property: ADF → Markdown → ADF is the identity", (t) => {
   holds(
     t,
     fc.property(anyDoc, (input) => {
       assert.deepStrictEqual(markdownToAdf(adfToMarkdown(input)), input);
     }),
+    300,
   );
 });
 
@@ -568,6 +562,7 @@ test("property: supported nodes in canonical form are Markdown, never a fence", 
       assert.doesNotMatch(markdown, /```adf$/m);
       assert.deepStrictEqual(markdownToAdf(markdown), input);
     }),
+    300,
   );
 });
 
@@ -579,6 +574,7 @@ test("property: the same document gives the same bytes; Markdown → ADF → Mar
       assert.equal(adfToMarkdown(structuredClone(input)), markdown);
       assert.equal(adfToMarkdown(markdownToAdf(markdown)), markdown);
     }),
+    300,
   );
 });
 
@@ -605,5 +601,6 @@ test("property: editing one paragraph leaves every fenced node byte-identical", 
           assert.equal(JSON.stringify(result.content[i]), JSON.stringify(node));
       }
     }),
+    300,
   );
 });

@@ -6,6 +6,7 @@
 import test from "ava";
 import fc from "fast-check";
 import { UserFacingError } from "../../core/errors.js";
+import { fuzzParams } from "../../testing/fuzz.js";
 import {
   checkInstance,
   checkProjectKey,
@@ -237,7 +238,7 @@ test("property: every reading of the JQL date, in its zone, is at or before the 
         );
       },
     ),
-    { numRuns: 400 },
+    fuzzParams(400),
   );
   // Around the autumn change in Berlin, where 02:30 happens twice.
   for (const iso of ["2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z", "2026-03-29T01:30:00Z"]) {

@@ -5,6 +5,7 @@
 import test from "ava";
 import fc from "fast-check";
 import { UserFacingError } from "../../core/errors.js";
+import { fuzzParams } from "../../testing/fuzz.js";
 import { checkTenant, wikiConfig } from "./config.js";
 
 const COMPLETE = {
@@ -109,6 +110,7 @@ test("a tenant is valid exactly when it is 1 to 63 characters of [a-z0-9-]", (t)
     fc.property(fc.stringMatching(/^[a-z0-9-]{1,63}$/), (tenant) => {
       checkTenant(tenant);
     }),
+    fuzzParams(100),
   );
   fc.assert(
     fc.property(fc.string({ maxLength: 80 }), (tenant) => {
@@ -121,6 +123,7 @@ test("a tenant is valid exactly when it is 1 to 63 characters of [a-z0-9-]", (t)
       }
       return threw !== valid;
     }),
+    fuzzParams(100),
   );
   t.pass();
 });

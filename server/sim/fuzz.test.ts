@@ -9,7 +9,7 @@
  * - a model-based run (fast-check commands) of create, patch, delete and reads with current, stale and
  *   absent `If-Match`, checked against a plain in-memory model of what the store must hold.
  *
- * The seed is logged; rerun a failure with SVC_FUZZ_SEED=<seed>.
+ * The seed is logged; rerun a failure with SVC_FUZZ_SEED=<seed>. `npm run fuzz` runs both longer (testing/fuzz.ts).
  */
 
 import { existsSync, statSync } from "node:fs";
@@ -20,16 +20,18 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import type { SimIssue } from "../../backends/sim/schema.js";
 import { isObject } from "../../core/checks.js";
+import { fuzzRuns, fuzzSeed } from "../../testing/fuzz.js";
 import { repoRoot } from "../../testing/paths.js";
 import { givenSim, givenTempDir } from "../../testing/sim.js";
 import { callSim, type RawRequest, rawRequest, type SimResponse, TIMESTAMP } from "../../testing/sim-http.js";
 
 const DEMO_SEED = join(repoRoot, "fixtures", "demo-seed.json");
 const STATUSES = ["open", "in_progress", "in_review", "done", "wont_fix"];
-const FUZZ_REQUESTS = 3000;
+const FUZZ_REQUESTS = fuzzRuns(3000);
 const CONCURRENCY = 24;
 
-const seed = process.env.SVC_FUZZ_SEED ? Number(process.env.SVC_FUZZ_SEED) : Date.now() % 2 ** 31;
+/** `SVC_FUZZ_SEED` (testing/fuzz.ts), else a fresh one, logged: both tests draw their inputs from it. */
+const seed = fuzzSeed() ?? Date.now() % 2 ** 31;
 
 // ---------------------------------------------------------------------------------------------------------
 // Generators
@@ -562,7 +564,7 @@ test("model-based: creates, patches, deletes and reads agree with a plain model"
         cmds,
       );
     }),
-    { seed, numRuns: 40 },
+    { seed, numRuns: fuzzRuns(40) },
   );
   t.pass();
 });

@@ -6,6 +6,7 @@
  */
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../../testing/fuzz.js";
 import { givenSim } from "../../testing/sim.js";
 import { assertEnvelope, callSim, responseSummary, type SimResponse } from "../../testing/sim-http.js";
 import { RateLimiter } from "./rate-limit.js";
@@ -92,6 +93,7 @@ test("property: Retry-After is a whole number >= 1, waiting it out is enough, an
         return true;
       },
     ),
+    fuzzParams(100),
   );
   t.pass();
 });

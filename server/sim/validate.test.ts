@@ -5,6 +5,7 @@
  */
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../../testing/fuzz.js";
 import {
   InvalidRequest,
   isValidSlug,
@@ -45,6 +46,7 @@ test("property: parseIssueId reads back every positive safe integer it is given 
       fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
       (id) => parseIssueId(String(id)) === id,
     ),
+    fuzzParams(100),
   );
   t.pass();
 });
@@ -186,7 +188,7 @@ test("property: parseSince of an instant's ISO form is that form, and order of i
       const textOrder = sa < sb ? -1 : sa > sb ? 1 : 0;
       return Math.sign(a.getTime() - b.getTime()) === textOrder;
     }),
-    { numRuns: 500 },
+    fuzzParams(500),
   );
   t.pass();
 });
@@ -255,6 +257,7 @@ test("property: well-formed text in the writable string fields is kept as sent",
         return input.title === title && input.body === body;
       },
     ),
+    fuzzParams(100),
   );
   t.pass();
 });
