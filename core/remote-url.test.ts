@@ -103,6 +103,20 @@ test("a URL with a user name or password is refused without echoing either, and 
   t.is(parseRemoteUrl("svc::https://acme.atlassian.net/wiki/projects/DOCS").project, "DOCS");
 });
 
+test("a URL refused for another reason does not echo its user name or password either", (t) => {
+  for (const url of [
+    "svc::http://alice:hunter2@host:notaport/projects/x",
+    "svc::ftp://alice:hunter2@host/projects/x",
+    "svc::http://alice:hunter2@127.0.0.1:7878/nothing",
+  ]) {
+    const error = t.throws(() => parseRemoteUrl(url), { instanceOf: UserFacingError });
+    t.false(error?.message.includes("hunter2"), error?.message);
+    t.false(error?.message.includes("alice"), error?.message);
+  }
+  const notUrl = t.throws(() => parseRemoteUrl("svc::http://alice:hunter2@host:notaport/projects/x"));
+  t.regex(notUrl?.message ?? "", /"svc::http:\/\/<user:password>@host:notaport\/projects\/x" is not a URL/);
+});
+
 test("initCommandFor: the svc init line of each kind, the simulator with its origin", (t) => {
   const line = (url: string) => initCommandFor(parseRemoteUrl(url), "/tmp/my tree");
   t.is(
@@ -185,8 +199,10 @@ test("property: any string is a RemoteUrl or a UserFacingError that names it (or
         remote = parseRemoteUrl(input);
       } catch (error) {
         if (!(error instanceof UserFacingError) || error.code !== "SVC_USAGE") throw error;
+        // The input is named as it is, or with what stands between :// and an @ masked.
+        const masked = input.replace(/^(.*?:\/\/)[^/?#]*@/, "$1<user:password>@");
         return (
-          error.message.includes(JSON.stringify(input)) ||
+          error.message.includes(JSON.stringify(masked)) ||
           error.message.startsWith("a remote URL must not carry a user name or password")
         );
       }

@@ -20,6 +20,14 @@ export interface RemoteUrl {
 
 const EXAMPLE = "svc::http://127.0.0.1:7878/projects/demo";
 
+/**
+ * `input` as a message may show it: whatever sits between `://` and an `@` before the path (a user name and
+ * password) is replaced, so a URL refused for another reason does not echo its credentials.
+ */
+function shownUrl(input: string): string {
+  return JSON.stringify(input.replace(/^(.*?:\/\/)[^/?#]*@/, "$1<user:password>@"));
+}
+
 export function parseRemoteUrl(input: string): RemoteUrl {
   const text = input.startsWith("svc::") ? input.slice(5) : input;
   let url: URL;
@@ -28,13 +36,13 @@ export function parseRemoteUrl(input: string): RemoteUrl {
   } catch {
     throw new UserFacingError(
       "SVC_USAGE",
-      `remote URL ${JSON.stringify(input)} is not a URL; expected for example ${EXAMPLE}`,
+      `remote URL ${shownUrl(input)} is not a URL; expected for example ${EXAMPLE}`,
     );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new UserFacingError(
       "SVC_USAGE",
-      `remote URL ${JSON.stringify(input)} must use http or https, like ${EXAMPLE}`,
+      `remote URL ${shownUrl(input)} must use http or https, like ${EXAMPLE}`,
     );
   }
   if (url.username || url.password) {
@@ -60,7 +68,7 @@ export function parseRemoteUrl(input: string): RemoteUrl {
   if (!kind || rest.length !== wanted || rest.some((part) => part === "")) {
     throw new UserFacingError(
       "SVC_USAGE",
-      `remote URL ${JSON.stringify(input)} does not name a project; expected ${EXAMPLE}, ` +
+      `remote URL ${shownUrl(input)} does not name a project; expected ${EXAMPLE}, ` +
         "or …/wiki/projects/<SPACE>, …/tracker/projects/<KEY>, …/forge/projects/<owner>/<repo>",
     );
   }
@@ -74,7 +82,7 @@ function decodeSegment(input: string, segment: string): string {
   } catch {
     throw new UserFacingError(
       "SVC_USAGE",
-      `remote URL ${JSON.stringify(input)} has ${JSON.stringify(segment)} in its project, whose %-escapes are ` +
+      `remote URL ${shownUrl(input)} has ${JSON.stringify(segment)} in its project, whose %-escapes are ` +
         `not UTF-8; write the project's name as it is, like ${EXAMPLE}`,
     );
   }

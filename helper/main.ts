@@ -8,6 +8,7 @@
  * and the backend are imported when a command needs them.
  */
 import type { Writable } from "node:stream";
+import { terminalSafe } from "../core/errors.js";
 import { ByteReader } from "./pktline.js";
 import type { Session } from "./session.js";
 
@@ -172,7 +173,8 @@ export async function main(
   io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
   const [remote = "", url = ""] = argv;
-  const log = (message: string) => io.stderr.write(`${message}\n`);
+  // Messages quote servers and records: no control character of theirs reaches the terminal.
+  const log = (message: string) => io.stderr.write(`${terminalSafe(message)}\n`);
   if (argv.length === 1 && remote === "--version") {
     // For `svc doctor`, which compares it with svc's own. git always passes a URL as well.
     const { SVC_VERSION } = await import("../core/version.js");
