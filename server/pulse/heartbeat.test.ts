@@ -6,6 +6,7 @@
  */
 import test from "ava";
 import fc from "fast-check";
+import { fuzzParams } from "../../testing/fuzz.js";
 import {
   countHourlySlotsBetween,
   formatLocalSlot,
@@ -296,7 +297,7 @@ test("property: the slot is ≤ t, at local hh:00:00, and no other slot lies in 
       }
       return hourlySlotAtOrBefore(slot, tz) === slot;
     }),
-    { numRuns: 500 },
+    fuzzParams(500),
   );
   t.pass();
 });
@@ -316,7 +317,7 @@ test("property: slots around DST changes come once each, in order, an hour or so
         return slots.length >= 5 && slots.length <= 7;
       },
     ),
-    { numRuns: 300 },
+    fuzzParams(300),
   );
   t.pass();
 });
