@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
-import { fuzzParams } from "../testing/fuzz.js";
+import { fuzzParams, gitPathComponent } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { parseDiffTree, readObjects, type TreeChange } from "./git.js";
 import { hashObject } from "./objects.js";
@@ -104,24 +104,7 @@ test("parseDiffTree: a path of 40 hex digits is a path, not a commit; a status w
 });
 
 /** A file name a pushed commit may hold: any characters git allows in one path component. */
-const fileName = fc
-  .oneof(
-    fc.constantFrom(
-      ":odd",
-      "a b",
-      "new\nline",
-      "tab\there",
-      '"q"',
-      "back\\slash",
-      "ünï.md",
-      "0042.md",
-      "a".repeat(40),
-      "-x",
-      " lead",
-    ),
-    fc.string({ unit: "binary", minLength: 1, maxLength: 12 }),
-  )
-  .filter((name) => !/[/\0]/.test(name) && name !== "." && name !== ".." && name.toLowerCase() !== ".git");
+const fileName = gitPathComponent(12);
 
 /** A commit of `files` (name → content) on `parent`, made with git's plumbing; its id. */
 function commitOf(repo: string, files: ReadonlyMap<string, string>, parent?: string): string {

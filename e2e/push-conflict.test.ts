@@ -5,7 +5,7 @@
  * still pushes; with `svc.autoMerge` edits of different fields merge without a pull.
  */
 import { join } from "node:path";
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import {
   cacheGit,
   expectedIssueFile,
@@ -33,6 +33,16 @@ import { givenProject, givenSim } from "../testing/sim.js";
 /** git's line for a push the helper answered `error refs/heads/main fetch first`, spaces and all. */
 const FETCH_FIRST = "! [rejected]        main -> main (fetch first)";
 
+/** A simulator project "demo" of `count` issues, and two clones of it, "a" and "b", each with its own cache. */
+async function givenTwoClones(t: ExecutionContext, count: number) {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(count));
+  const envA = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  const envB = withCacheRoot(envA, join(envA.home, "cache-b"));
+  await givenClone(t, envA, sim.url, "demo", "a");
+  await givenClone(t, envB, sim.url, "demo", "b");
+  return { sim, envA, envB };
+}
 test("the second of two clones editing the same lines is rejected (fetch first); pull conflicts; the resolution is pushed", async (t) => {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(3));
@@ -94,12 +104,7 @@ test("the second of two clones editing the same lines is rejected (fetch first);
 });
 
 test("two clones (two caches) editing different lines: pull merges cleanly and the push carries both", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const envA = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  const envB = withCacheRoot(envA, join(envA.home, "cache-b"));
-  await givenClone(t, envA, sim.url, "demo", "a");
-  await givenClone(t, envB, sim.url, "demo", "b");
+  const { sim, envA, envB } = await givenTwoClones(t, 3);
   const path = issuePath(3);
 
   editWorkFile(envA, "a", path, (text) => setField(text, "title", '"Title from a"'));
@@ -287,12 +292,7 @@ test("working trees sharing one cache push at the same time: every pushed commit
 // the push did not write; the next push, based on that commit, took its tokens from there and wrote the
 // user's older copy over the newer version with a matching If-Match.
 test("a record whose newer version a push of another record brought is refused fetch first when edited without a pull", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const envA = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  const envB = withCacheRoot(envA, join(envA.home, "cache-b"));
-  await givenClone(t, envA, sim.url, "demo", "a");
-  await givenClone(t, envB, sim.url, "demo", "b");
+  const { sim, envA, envB } = await givenTwoClones(t, 2);
 
   editWorkFile(envB, "b", issuePath(1), (text) => `${text}Line from b.\n`);
   await commitAll(t, envB, "b", "Edit 1 in b");
@@ -337,12 +337,7 @@ test("after a push, the same record is edited and pushed again without a pull", 
 // Found by the swarm: the same push result also lacks records its sync saw deleted; a delete of one based on
 // it was refused as "not in the server state this push is based on", with no command to run.
 test("a record deleted on the server, still in the clone after a push of another record: an edit is fetch first, a delete is done", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const envA = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  const envB = withCacheRoot(envA, join(envA.home, "cache-b"));
-  await givenClone(t, envA, sim.url, "demo", "a");
-  await givenClone(t, envB, sim.url, "demo", "b");
+  const { sim, envA, envB } = await givenTwoClones(t, 3);
   await gitOk(t, envB, ["rm", "-q", issuePath(3)], { cwd: "b" });
   await commitAll(t, envB, "b", "Remove 3 in b");
   await gitOk(t, envB, ["push"], { cwd: "b" });

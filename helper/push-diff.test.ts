@@ -9,7 +9,7 @@ import { join } from "node:path";
 import test from "ava";
 import fc from "fast-check";
 import { hashObject } from "../cache/objects.js";
-import { fuzzParams } from "../testing/fuzz.js";
+import { fuzzParams, gitPathComponent } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { parseRawDiff } from "./push.js";
 import type { DiffEntry } from "./push-plan.js";
@@ -43,23 +43,7 @@ function commitOf(repo: string, files: ReadonlyMap<string, string>, parent?: str
     .trim();
 }
 
-/** One path component git allows: no `/` or NUL, not `.`, `..` or `.git`. */
-const component = fc
-  .oneof(
-    fc.constantFrom(
-      ":odd",
-      "a b",
-      "new\nline",
-      "tab\there",
-      '"q"',
-      "0042.md",
-      "ünï.md",
-      "a".repeat(40),
-      "issues",
-    ),
-    fc.string({ unit: "binary", minLength: 1, maxLength: 8 }),
-  )
-  .filter((name) => !/[/\0]/.test(name) && name !== "." && name !== ".." && name.toLowerCase() !== ".git");
+const component = gitPathComponent(8);
 const path = fc.array(component, { minLength: 1, maxLength: 2 }).map((parts) => parts.join("/"));
 
 test("property: any pushed file names come back from git's raw diff as one entry each, with status and ids", (t) => {

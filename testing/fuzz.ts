@@ -59,3 +59,29 @@ export async function holdsAsync<Ts>(
   const details = await fc.check(property, fuzzParams<Ts>(base));
   t.false(details.failed, fc.defaultReportMessage(details));
 }
+
+/**
+ * One path component git allows in a tree: no `/` or NUL, not `.`, `..` or `.git`; awkward names (spaces,
+ * newlines, quotes, UTF-8, a leading `:` or `-`) first, then any binary string of up to `maxLength`.
+ */
+export function gitPathComponent(maxLength = 12): fc.Arbitrary<string> {
+  return fc
+    .oneof(
+      fc.constantFrom(
+        ":odd",
+        "a b",
+        "new\nline",
+        "tab\there",
+        '"q"',
+        "back\\slash",
+        "ünï.md",
+        "0042.md",
+        "a".repeat(40),
+        "-x",
+        " lead",
+        "issues",
+      ),
+      fc.string({ unit: "binary", minLength: 1, maxLength }),
+    )
+    .filter((name) => !/[/\0]/.test(name) && name !== "." && name !== ".." && name.toLowerCase() !== ".git");
+}
