@@ -54,6 +54,13 @@ function bodyOf(request: { body: string } | undefined): Record<string, unknown> 
   return JSON.parse(request?.body || "{}") as Record<string, unknown>;
 }
 
+/** Runs `git push` in `d`, asserts it succeeded, and returns the writes the fake tracker got from it. */
+async function pushedWrites(t: ExecutionContext, tracker: FakeTracker, env: GitEnv) {
+  const from = tracker.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  return trackerWrites(tracker, from);
+}
 test("To Do → In Progress → Done: each push posts the one transition; a status two steps away is refused", async (t) => {
   const { tracker, env } = await givenTrackerClone(t);
   const refusedFrom = tracker.requests.length;
@@ -125,10 +132,7 @@ test("a paragraph edit sends an ADF document whose other nodes are the server's,
     text.replace("It fails **badly**.", "It fails **badly**, every time."),
   );
   await commitAll(t, env, "d", "Say more");
-  const from = tracker.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 0, push.stderr);
-  const writes = trackerWrites(tracker, from);
+  const writes = await pushedWrites(t, tracker, env);
   t.deepEqual(
     writes.map((write) => [write.method, write.path]),
     [["PUT", "/rest/api/3/issue/TEST-1"]],
@@ -152,10 +156,7 @@ test("a title edit is a PUT of the summary alone: an untouched description is ne
     setField(setField(text, "title", "Third, renamed"), "labels", "[bug, kind=test]"),
   );
   await commitAll(t, env, "d", "Rename");
-  const from = tracker.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 0, push.stderr);
-  const writes = trackerWrites(tracker, from);
+  const writes = await pushedWrites(t, tracker, env);
   t.deepEqual(
     writes.map((write) => [write.method, write.path]),
     [["PUT", "/rest/api/3/issue/TEST-3"]],
@@ -195,10 +196,7 @@ test("a new file is a POST with the project's default type, and becomes issues/T
     '---\ntitle: "[svc-test] Login fails"\nstatus: In Progress\nlabels: [kind=test]\n---\nSteps:\n\n1. open\n',
   );
   await commitAll(t, env, "d", "A new bug");
-  const from = tracker.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 0, push.stderr);
-  const writes = trackerWrites(tracker, from);
+  const writes = await pushedWrites(t, tracker, env);
   t.deepEqual(
     writes.map((write) => [write.method, write.path]),
     [
