@@ -73,6 +73,12 @@ export interface Backend {
   /** How far before the cursor a delta sync asks, to cover writes that landed in the same instant. */
   readonly overlapMs: number;
   listAll(): Promise<Listing>;
+  /**
+   * The records `listAll` gives, in batches as the server's answer arrives, for a first sync whose memory
+   * must not grow with the project (cache/open.ts). A complete listing when the iteration ends without an
+   * error. Backends whose listing is paginated anyway may leave it out: `listAll` serves then.
+   */
+  streamAll?(): AsyncIterable<readonly BackendRecord[]>;
   /** Records with `updatedAt >= since` (inclusive). */
   listChangedSince(since: string): Promise<Listing>;
   /** Backends that make conditional requests are handed the cache's validators before a sync or a push. */

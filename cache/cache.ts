@@ -8,6 +8,7 @@
  * and rename, as git itself does).
  */
 import {
+  appendFileSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -137,6 +138,23 @@ export function cacheTip(repo: string): string | undefined {
  */
 export const PACK_AFTER_COMMITS = 50;
 
+/**
+ * The cache repository's own settings, appended to the config `git init` writes: filtered fetches and
+ * wants of any object (lazy fetches of older versions), svc's private refs hidden, and nothing that would
+ * walk history on its own (gc dies on the absent blobs).
+ */
+const CACHE_REPO_CONFIG = `[uploadpack]
+\tallowFilter = true
+\tallowAnySHA1InWant = true
+\thideRefs = refs/svc/
+[gc]
+\tauto = 0
+[receive]
+\tautogc = false
+[core]
+\tlogAllRefUpdates = false
+`;
+
 /** Blob batches smaller than this are written as loose objects in-process; larger ones as one pack. */
 const LOOSE_BATCH_LIMIT = 64;
 
@@ -154,11 +172,15 @@ export class ProjectCache {
   /**
    * Opens the cache in `dir`, creating whatever is missing (folder, database, bare repo). Only for a folder
    * no other process uses yet: a cache being built (cache/open.ts renames it into place when it is
-   * complete), or a test's. A cache in place is opened with `check`.
+   * complete), or a test's. A cache in place is opened with `check`. `building`: see `CacheDb`.
    */
-  static async openAt(dir: string, identity: CacheIdentity): Promise<ProjectCache> {
+  static async openAt(
+    dir: string,
+    identity: CacheIdentity,
+    options: { building?: boolean } = {},
+  ): Promise<ProjectCache> {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const cache = new ProjectCache(dir, new CacheDb(join(dir, "cache.db"), identity));
+    const cache = new ProjectCache(dir, new CacheDb(join(dir, "cache.db"), identity, options));
     try {
       await cache.ensureRepo();
     } catch (error) {
@@ -209,26 +231,24 @@ export class ProjectCache {
    */
   private async ensureRepo(): Promise<void> {
     if (existsSync(join(this.repo, "HEAD"))) return;
-    // Checked once, when the cache is made: not on every helper start (git starts one per fetch).
-    const version = parseGitVersion((await runGit(this.dir, ["version"])).stdout.toString("utf8"));
+    const temp = `${this.repo}.init-${process.pid}`;
+    rmSync(temp, { recursive: true, force: true });
+    // Two spawns: the version (checked once, when the cache is made: not on every helper start, and git
+    // starts one per fetch) and the repository, without the template's sample hooks. The settings are
+    // appended to the config file `git init` wrote, as `git config` would write them.
+    const [versionRun] = await Promise.all([
+      runGit(this.dir, ["version"]),
+      runGit(temp, ["init", "--quiet", "--bare", "--initial-branch=main", "--template=", temp]),
+    ]);
+    const version = parseGitVersion(versionRun.stdout.toString("utf8"));
     if (version && (version[0] < MIN_GIT[0] || (version[0] === MIN_GIT[0] && version[1] < MIN_GIT[1]))) {
+      rmSync(temp, { recursive: true, force: true });
       throw new UserFacingError(
         "SVC_USAGE",
         `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer (protocol v2 response-end packets)`,
       );
     }
-    const temp = `${this.repo}.init-${process.pid}`;
-    rmSync(temp, { recursive: true, force: true });
-    await runGit(temp, ["init", "--quiet", "--bare", "--initial-branch=main", temp]);
-    const settings: [string, string][] = [
-      ["uploadpack.allowFilter", "true"],
-      ["uploadpack.allowAnySHA1InWant", "true"],
-      ["uploadpack.hideRefs", "refs/svc/"],
-      ["gc.auto", "0"],
-      ["receive.autogc", "false"],
-      ["core.logAllRefUpdates", "false"],
-    ];
-    for (const [key, value] of settings) await runGit(temp, ["config", key, value]);
+    appendFileSync(join(temp, "config"), CACHE_REPO_CONFIG);
     try {
       renameSync(temp, this.repo);
     } catch (error) {

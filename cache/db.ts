@@ -251,6 +251,7 @@ function recordStatements(db: Database.Database) {
     ),
     markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
     tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
+    treeByPath: db.prepare("SELECT path, rendered_oid FROM records WHERE deleted = 0 ORDER BY path"),
     liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
     liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
     newestCanonical: db
@@ -296,6 +297,15 @@ function objectStatements(db: Database.Database) {
       .pluck(),
     contents: db.prepare("SELECT oid, content FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))"),
     blobSizes: db.prepare("SELECT oid, length(content) AS bytes FROM oid_map ORDER BY rowid DESC"),
+    liveBlobCounts: db.prepare(
+      `SELECT (SELECT count(*) FROM records WHERE deleted = 0) AS live,
+              (SELECT count(DISTINCT r.rendered_oid) FROM records r JOIN oid_map o ON o.oid = r.rendered_oid
+               WHERE r.deleted = 0) AS distinct_blobs`,
+    ),
+    liveBlobsAfter: db.prepare(
+      `SELECT r.rowid AS at, o.content FROM records r JOIN oid_map o ON o.oid = r.rendered_oid
+       WHERE r.deleted = 0 AND r.rowid > ? ORDER BY r.rowid LIMIT ?`,
+    ),
   };
 }
 
@@ -353,9 +363,16 @@ export class CacheDb {
   readonly db: Database.Database;
   private readonly statements;
 
+  /**
+   * `building`: the database of a cache being built in a folder of its own (cache/open.ts), which no other
+   * process opens and which is deleted if the build fails: no write-ahead log and no syncs to disk while
+   * the first listing goes in (every page would otherwise be written twice). The next open of the finished
+   * cache turns the log on.
+   */
   constructor(
     path: string,
     private readonly identity: { backend: string; project: string; agent: string },
+    options: { building?: boolean } = {},
   ) {
     const fresh = !existsSync(path);
     try {
@@ -366,8 +383,8 @@ export class CacheDb {
       });
     }
     if (fresh) chmodSync(path, 0o600);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma(options.building ? "journal_mode = MEMORY" : "journal_mode = WAL");
+    this.db.pragma(options.building ? "synchronous = OFF" : "synchronous = NORMAL");
     this.db.pragma("busy_timeout = 30000");
     this.migrate(path);
     this.statements = {
@@ -439,6 +456,14 @@ export class CacheDb {
   /** (path, oid) of every live record: the tree of the cache's `main`. */
   treeEntries(): { path: string; rendered_oid: string; updated_at: string }[] {
     return this.statements.tree.all() as { path: string; rendered_oid: string; updated_at: string }[];
+  }
+
+  /**
+   * (path, oid) of every live record in byte order of the path, read as it is iterated: git's order of a
+   * tree's entries at every level (cache/state-tree.ts builds the trees in one pass over it).
+   */
+  treeEntriesByPath(): IterableIterator<{ path: string; rendered_oid: string }> {
+    return this.statements.treeByPath.iterate() as IterableIterator<{ path: string; rendered_oid: string }>;
   }
 
   /** Counts a state commit written (each leaves a few loose objects, a tree of every record among them). */
@@ -557,6 +582,29 @@ export class CacheDb {
         content: Buffer;
       }[];
       yield* rows;
+    }
+  }
+
+  /**
+   * How many live records there are, and how many distinct blobs of theirs the database holds: the two are
+   * equal when every live record has its own blob.
+   */
+  liveBlobCounts(): { live: number; distinct: number } {
+    const row = this.statements.liveBlobCounts.get() as { live: number; distinct_blobs: number };
+    return { live: row.live, distinct: row.distinct_blobs };
+  }
+
+  /**
+   * The contents of the live records' blobs, in batches of `batch` rows (one query each: the caller may
+   * wait between them, and the connection stays free), in the order the records entered the cache.
+   */
+  *liveBlobContents(batch = 1000): Generator<Buffer> {
+    for (let after = 0; ; ) {
+      const rows = this.statements.liveBlobsAfter.all(after, batch) as { at: number; content: Buffer }[];
+      for (const row of rows) yield row.content;
+      const last = rows[rows.length - 1];
+      if (last === undefined || rows.length < batch) return;
+      after = last.at;
     }
   }
 

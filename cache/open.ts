@@ -10,24 +10,26 @@
  * lost: blobs of old versions that neither the user's repository nor the new database has, and the create
  * journal of an interrupted push.
  *
- * A cache folder appears only after the backend's first successful answer: the listing is made before
- * anything is written, so a denied origin or a missing project leaves nothing behind. The cache is built in
- * a folder of its own and renamed into place complete, under a lock (SQLite's, on a file beside the
- * folder: the system releases it when its process dies), so two helpers of two working trees never build
- * it twice or replace each other's; the second waits and opens the first one's.
+ * A cache folder appears only after the backend's first successful answer: the listing's first batch is
+ * read before anything is written, so a denied origin or a missing project leaves nothing behind. The rest
+ * of the listing goes into the database as it arrives (memory does not grow with the project). The cache
+ * is built in a folder of its own, deleted if the build fails, and renamed into place complete, under a
+ * lock (SQLite's, on a file beside the folder: the system releases it when its process dies), so two
+ * helpers of two working trees never build it twice or replace each other's; the second waits and opens
+ * the first one's.
  */
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import type { Backend, Listing } from "../backends/backend.js";
+import type { Backend } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import { type CacheIdentity, cacheFolderName, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";
 import { cacheRoot } from "./root.js";
-import { listRecords, type SyncResult, syncCache, writeStateCommit } from "./sync.js";
+import { FullListing, importListing, type SyncResult, writeStateCommit } from "./sync.js";
 
 /**
  * Set for the git that packs the user's history: with it, the helper refuses to start. That git is told
@@ -102,32 +104,42 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
   const found = ProjectCache.check(dir, identity);
   if (found.state === "healthy") return { cache: found.cache, built: undefined };
 
-  const listing = await listRecords(options.backend);
+  const listing = new FullListing(options.backend);
+  await listing.started();
   const known = await lastServerCommit(options.user);
   // A missing folder is a new cache, unless the user's repository was served by one: then it was lost.
   const why = found.state === "broken" ? found.why : known ? "its folder is missing" : undefined;
-  options.trace?.(`cache ${dir}: ${why ?? "new"}; listed ${listing.records.length} records`);
+  options.trace?.(`cache ${dir}: ${why ?? "new"}; the listing has begun`);
   mkdirSync(root, { recursive: true });
-  return withBuildLock(`${dir}.lock`, async () => {
-    // Another process may have built it while this one listed or waited.
-    const again = ProjectCache.check(dir, identity);
-    if (again.state === "healthy") return { cache: again.cache, built: undefined };
-    const built = await buildCache({ ...options, dir, identity, listing, known, why });
-    const opened = ProjectCache.check(dir, identity);
-    if (opened.state !== "healthy") {
-      const problem = opened.state === "broken" ? opened.why : "it is missing";
-      throw new SvcError("SVC_STORE", `the cache ${dir} was just built and is not usable: ${problem}`);
-    }
-    if (why) {
-      options.log(
-        `svc: rebuilt the cache ${dir}: ${why}` +
-          (known
-            ? `; the server state continues your ${shortRef(known.ref)} (${known.commit.slice(0, 7)}), so git pull fast-forwards`
-            : ""),
-      );
-    }
-    return { cache: opened.cache, built };
-  });
+  try {
+    return await withBuildLock(`${dir}.lock`, async () => {
+      // Another process may have built it while this one waited.
+      const again = ProjectCache.check(dir, identity);
+      if (again.state === "healthy") {
+        await listing.cancel();
+        return { cache: again.cache, built: undefined };
+      }
+      const built = await buildCache({ ...options, dir, identity, listing, known, why });
+      const opened = ProjectCache.check(dir, identity);
+      if (opened.state !== "healthy") {
+        const problem = opened.state === "broken" ? opened.why : "it is missing";
+        throw new SvcError("SVC_STORE", `the cache ${dir} was just built and is not usable: ${problem}`);
+      }
+      if (why) {
+        options.log(
+          `svc: rebuilt the cache ${dir}: ${why}` +
+            (known
+              ? `; the server state continues your ${shortRef(known.ref)} (${known.commit.slice(0, 7)}), so git pull fast-forwards`
+              : ""),
+        );
+      }
+      return { cache: opened.cache, built };
+    });
+  } catch (error) {
+    // Nothing was built (or another process's cache was opened): the rest of the listing is not read.
+    await listing.cancel();
+    throw error;
+  }
 }
 
 /**
@@ -156,7 +168,7 @@ async function withBuildLock<T>(path: string, work: () => Promise<T>): Promise<T
 interface BuildPlan extends OpenCacheOptions {
   readonly dir: string;
   readonly identity: CacheIdentity;
-  readonly listing: Listing;
+  readonly listing: FullListing;
   readonly known: { commit: string; ref: string } | undefined;
   readonly why: string | undefined;
 }
@@ -175,12 +187,17 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
       rmSync(join(root, entry), { recursive: true, force: true });
   }
   const temp = `${dir}.build-${process.pid}`;
-  const cache = await ProjectCache.openAt(temp, plan.identity);
+  let cache: ProjectCache;
+  try {
+    cache = await ProjectCache.openAt(temp, plan.identity, { building: true });
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    throw error;
+  }
   let result: SyncResult;
   try {
     if (plan.known) await copyHistory(cache, plan.user, plan.known.commit);
-    result = await syncCache(cache, plan.backend, {
-      listing: plan.listing,
+    result = await importListing(cache, plan.backend, plan.listing, {
       continues: plan.known?.commit,
       trace: plan.trace,
     });

@@ -8,7 +8,7 @@ import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { PACK_AFTER_COMMITS, ProjectCache } from "./cache.js";
 import { encodeTree, hashObject, type TreeEntry } from "./objects.js";
-import { spliceTree, writeStateTree } from "./state-tree.js";
+import { rebuildStateTree, spliceTree, writeStateTree } from "./state-tree.js";
 import { writeStateCommit } from "./sync.js";
 
 /** git (run by the cache) reads no config of the machine's user in this worker. */
@@ -188,6 +188,37 @@ test("property: the kept tree, after any run of upserts, moves, deletes and writ
       .map((file) => `${file.path} ${file.rendered_oid}`)
       .sort(),
   );
+});
+
+/** Path components whose order in a tree depends on git's `name/` rule: `-`, `.` and `0` sort around `/`. */
+const component = fc.constantFrom("a", "a-b", "a.md", "a0", "b", "issues", "issues.md", "ü.md", "0042.md");
+
+test("property: the tree built from scratch in one pass over the paths is the tree the oracle builds", async (t) => {
+  const cache = await givenCache(t, "scratch");
+  let run = 0;
+  const details = fc.check(
+    fc.property(
+      fc.uniqueArray(fc.array(component, { minLength: 1, maxLength: 4 }), {
+        maxLength: 30,
+        selector: (parts) => parts.join("/"),
+      }),
+      (paths) => {
+        // A path that is also another's directory cannot be a tree: keep the files no other path is under.
+        const files = paths
+          .map((parts) => parts.join("/"))
+          .filter((path, _, all) => !all.some((other) => other.startsWith(`${path}/`)));
+        run++;
+        cache.db.db.prepare("UPDATE records SET deleted = 1 WHERE deleted = 0").run();
+        const live = files.map((path, i) => ({ path, rendered_oid: oid(i + 1) }));
+        for (const file of live) upsert(cache, `r${run}-${file.path}`, file.path, file.rendered_oid);
+        const root = rebuildStateTree(cache);
+        assert.equal(root, expectedRoot(live));
+        assert.equal(writeStateTree(cache), root, "the kept directories are the ones written");
+      },
+    ),
+    fuzzParams(100),
+  );
+  t.false(details.failed, fc.defaultReportMessage(details));
 });
 
 /** Live files; two live records on one path cannot be a tree, so the property keeps the newest key's. */

@@ -12,7 +12,6 @@
  * scratch once.
  */
 import type { ProjectCache } from "./cache.js";
-import { encodeTree, type TreeEntry } from "./objects.js";
 
 /**
  * `content` (an encoded tree) with `edits` applied: key → new blob or tree id, or undefined to remove. A
@@ -151,36 +150,59 @@ export function writeStateTree(cache: ProjectCache): string {
   return cache.writeObject("tree", written.get("") ?? root);
 }
 
-/** Builds the state tree from every live record, writes it and keeps its directories. */
-export function rebuildStateTree(cache: ProjectCache): string {
-  interface Dir {
-    files: TreeEntry[];
-    dirs: Map<string, Dir>;
-  }
-  const top: Dir = { files: [], dirs: new Map() };
-  for (const file of cache.db.treeEntries()) {
-    const parts = file.path.split("/");
-    let dir = top;
-    for (const part of parts.slice(0, -1)) {
-      let next = dir.dirs.get(part);
-      if (!next) {
-        next = { files: [], dirs: new Map() };
-        dir.dirs.set(part, next);
-      }
-      dir = next;
+/** An encoded tree being built, one entry after the other in git's order; grows by doubling. */
+class TreeBuffer {
+  private bytes = Buffer.allocUnsafe(256);
+  private length = 0;
+
+  constructor(readonly dir: string) {}
+
+  add(mode: "100644" | "40000", name: string, oid: string): void {
+    const need = mode.length + 1 + Buffer.byteLength(name) + 1 + 20;
+    if (this.length + need > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + need));
+      this.bytes.copy(grown, 0, 0, this.length);
+      this.bytes = grown;
     }
-    dir.files.push({ mode: "100644", name: parts[parts.length - 1] ?? "", oid: file.rendered_oid });
+    this.length += this.bytes.write(`${mode} ${name}\0`, this.length);
+    this.length += this.bytes.write(oid, this.length, "hex");
   }
+
+  content(): Buffer {
+    return this.bytes.subarray(0, this.length);
+  }
+}
+
+/**
+ * Builds the state tree from every live record, writes it and keeps its directories. One pass over the
+ * records in byte order of their paths, which is git's tree order at every level (a directory's files are
+ * contiguous, and `/` orders a directory among its siblings as git's `name/` does): only the directories on
+ * the current path are open, so memory is the trees' own size, not the number of records.
+ */
+export function rebuildStateTree(cache: ProjectCache): string {
   const written = new Map<string, Buffer>();
-  const write = (dir: Dir, path: string): string => {
-    const entries: TreeEntry[] = [...dir.files];
-    for (const [name, sub] of dir.dirs)
-      entries.push({ mode: "40000", name, oid: write(sub, path === "" ? name : `${path}/${name}`) });
-    const content = encodeTree(entries);
-    written.set(path, content);
-    return cache.writeObject("tree", content);
+  const open: TreeBuffer[] = [new TreeBuffer("")];
+  const top = () => open[open.length - 1] as TreeBuffer;
+  const closeTop = (): string => {
+    const dir = open.pop() as TreeBuffer;
+    const content = Buffer.from(dir.content());
+    written.set(dir.dir, content);
+    const oid = cache.writeObject("tree", content);
+    if (open.length > 0) top().add("40000", parentOf(dir.dir).name, oid);
+    return oid;
   };
-  const oid = write(top, "");
+  for (const file of cache.db.treeEntriesByPath()) {
+    const { parent, name } = parentOf(file.path);
+    while (top().dir !== "" && parent !== top().dir && !parent.startsWith(`${top().dir}/`)) closeTop();
+    while (top().dir !== parent) {
+      const from = top().dir === "" ? 0 : top().dir.length + 1;
+      const slash = parent.indexOf("/", from);
+      open.push(new TreeBuffer(slash === -1 ? parent : parent.slice(0, slash)));
+    }
+    top().add("100644", name, file.rendered_oid);
+  }
+  while (open.length > 1) closeTop();
+  const oid = closeTop();
   cache.db.saveStateTrees(written, [], true);
   return oid;
 }

@@ -24,16 +24,6 @@ export interface SyncOptions {
   readonly reconcileIntervalMs?: number;
   readonly now?: number;
   readonly trace?: (message: string) => void;
-  /**
-   * A full listing already made: a new cache's first one, made before its folder exists (cache/open.ts).
-   * Applied as a full sync instead of asking the backend again.
-   */
-  readonly listing?: Listing;
-  /**
-   * For a cache without a `main` yet: the commit its first state commit continues (the parent), so a
-   * rebuilt cache carries on the history of the user's repository and `git pull` fast-forwards.
-   */
-  readonly continues?: string;
 }
 
 export interface SyncResult {
@@ -106,6 +96,125 @@ export async function listRecords(backend: Backend, since?: string): Promise<Lis
   }
 }
 
+/** `cursor`, held back to the listing's ceiling (but never behind `before`, the cursor the sync started from). */
+function ceiledCursor(
+  cursor: string | null,
+  before: string | null,
+  listing: Pick<Listing, "cursorCeiling">,
+): string | null {
+  const ceiling = listing.cursorCeiling;
+  if (ceiling === undefined || cursor === null || cursor <= ceiling) return cursor;
+  return before !== null && before > ceiling ? before : ceiling;
+}
+
+/** Keeps the listing's validators in place of those it replaces; call it in the transaction that applies it. */
+function keepValidators(
+  cache: ProjectCache,
+  listing: Pick<Listing, "validators" | "replacesValidators">,
+): void {
+  if (listing.replacesValidators !== undefined) cache.db.dropValidators(listing.replacesValidators);
+  for (const validator of listing.validators ?? []) cache.db.keepValidator(validator);
+}
+
+/**
+ * A full listing as a new cache's first sync reads it (cache/open.ts): the records in batches as they
+ * arrive (`streamAll`), or `listAll`'s records as one batch; and, once every batch is read, what the
+ * listing said about itself. `started` waits for the first batch: the backend's first successful answer,
+ * before which nothing may be created.
+ */
+export class FullListing {
+  private readonly iterator: AsyncIterator<readonly BackendRecord[]>;
+  private first: IteratorResult<readonly BackendRecord[]> | undefined;
+  private said: Omit<Listing, "records"> | undefined;
+
+  constructor(backend: Backend) {
+    if (backend.streamAll) {
+      this.iterator = backend.streamAll()[Symbol.asyncIterator]();
+      this.said = { complete: true };
+    } else {
+      const whole = async function* (listing: FullListing): AsyncGenerator<readonly BackendRecord[]> {
+        const { records, ...said } = await backend.listAll();
+        listing.said = said;
+        yield records;
+      };
+      this.iterator = whole(this);
+    }
+  }
+
+  /** Resolves once the first batch is there; rejects with what the listing throws. */
+  async started(): Promise<void> {
+    this.first ??= await this.iterator.next();
+  }
+
+  async *batches(): AsyncGenerator<readonly BackendRecord[]> {
+    await this.started();
+    for (let next = this.first as IteratorResult<readonly BackendRecord[]>; !next.done; ) {
+      yield next.value;
+      next = await this.iterator.next();
+    }
+  }
+
+  /** What the listing said about itself (complete, validators, cursor ceiling): once every batch is read. */
+  summary(): Omit<Listing, "records"> {
+    return this.said ?? { complete: false };
+  }
+
+  /** Stops reading: the listing is not needed after all. */
+  async cancel(): Promise<void> {
+    await this.iterator.return?.();
+  }
+}
+
+/**
+ * The first sync of a new cache: a full listing, applied batch by batch as it arrives (one transaction
+ * each: the cache is being built where no other process looks, cache/open.ts), then the first state
+ * commit. Memory does not grow with the project: nothing is kept across batches but counts and the
+ * cursor, and the tree is built from the database. `continues`: the commit the first state commit
+ * continues (its parent), so a rebuilt cache carries on the history of the user's repository and
+ * `git pull` fast-forwards.
+ */
+export async function importListing(
+  cache: ProjectCache,
+  backend: Backend,
+  listing: FullListing,
+  options: { readonly continues?: string; readonly trace?: (message: string) => void; readonly now?: number },
+): Promise<SyncResult> {
+  const now = options.now ?? Date.now();
+  const phase = progress().start(`listing the records of ${backend.description}`);
+  let listed = 0;
+  let cursor: string | null = null;
+  try {
+    for await (const batch of listing.batches()) {
+      cache.db.exclusive(() => {
+        for (const record of batch) {
+          if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
+          rememberRecord(cache, backend, record);
+        }
+      });
+      listed += batch.length;
+      phase.update(`${listed.toLocaleString("en-US")} listed`);
+    }
+  } catch (error) {
+    phase.end("stopped");
+    throw error;
+  }
+  phase.end(`${listed.toLocaleString("en-US")} listed`);
+  options.trace?.(`listed ${listed} records (full)`);
+  const said = listing.summary();
+  return cache.db.exclusive(() => {
+    keepValidators(cache, said);
+    const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
+    cache.setTip(commit, "import");
+    cache.db.setSyncState({
+      cursor: ceiledCursor(cursor, null, said),
+      last_sync_ms: now,
+      last_full_ms: said.complete ? now : 0,
+    });
+    cache.db.audit({ op: "sync", detail: { full: true, listed, changed: listed, deleted: 0, commit } });
+    return { full: true, changed: listed, deleted: 0, commit, tip: commit };
+  });
+}
+
 export async function syncCache(
   cache: ProjectCache,
   backend: Backend,
@@ -115,16 +224,13 @@ export async function syncCache(
   const before = cache.db.syncState();
   const reconcileIntervalMs = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   const full =
-    options.listing !== undefined ||
-    before.cursor === null ||
-    options.reconcile === true ||
-    now - before.last_full_ms >= reconcileIntervalMs;
+    before.cursor === null || options.reconcile === true || now - before.last_full_ms >= reconcileIntervalMs;
   const since =
     before.cursor === null
       ? undefined
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
   backend.useValidators?.(validatorStore(cache));
-  const listing = options.listing ?? (await listRecords(backend, full ? undefined : since));
+  const listing = await listRecords(backend, full ? undefined : since);
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
 
   return cache.db.exclusive(() => {
@@ -149,11 +255,8 @@ export async function syncCache(
       }
       if (rememberRecord(cache, backend, record, known)) changed++;
     }
-    if (listing.cursorCeiling !== undefined && cursor !== null && cursor > listing.cursorCeiling)
-      cursor =
-        state.cursor !== null && state.cursor > listing.cursorCeiling ? state.cursor : listing.cursorCeiling;
-    if (listing.replacesValidators !== undefined) cache.db.dropValidators(listing.replacesValidators);
-    for (const validator of listing.validators ?? []) cache.db.keepValidator(validator);
+    cursor = ceiledCursor(cursor, state.cursor, listing);
+    keepValidators(cache, listing);
     if (full && listing.complete) {
       const present = new Set([...listing.records.map((record) => record.key), ...(listing.unchanged ?? [])]);
       for (const key of live.keys()) {
@@ -166,7 +269,7 @@ export async function syncCache(
     const tipBefore = cache.tip();
     let commit: string | undefined;
     if (changed > 0 || deleted > 0 || tipBefore === undefined) {
-      commit = writeSyncCommit(cache, backend, tipBefore, options.continues, changed, deleted);
+      commit = writeSyncCommit(cache, backend, tipBefore, undefined, changed, deleted);
     } else if (cache.db.dirtyPaths().length > 0) {
       // What a push wrote before it was cut off (an error, kill -9) is in `records` but not in main's tree
       // (the triggers noted the paths): this commit carries it, so that main is the server's state again.

@@ -5,7 +5,12 @@
  * (on a 429 or a 503) ends the request at once with the time the server named. Error messages never carry
  * request headers (credentials live there).
  */
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import {
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from "node:http";
 import { createRequire } from "node:module";
 import { type BackoffPolicy, backoffMs } from "./backoff.js";
 import { excerpt, SvcError, UserFacingError } from "./errors.js";
@@ -273,6 +278,12 @@ export interface HttpResponse {
   /** Response headers by lower-case name; repeated headers joined with `, ` (node:http's rule). */
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
+  /**
+   * With `stream`, a 2xx answer's body as it arrives (`body` is then empty). Read it to its end or stop
+   * early (the exchange is then cut off); a failure on the way (cut off, a timeout between chunks) is
+   * thrown from the iteration as a `BackendUnreachableError`.
+   */
+  readonly chunks?: AsyncIterable<Buffer>;
 }
 
 export interface HttpRequest {
@@ -285,6 +296,12 @@ export interface HttpRequest {
   readonly maxResponseBytes?: number;
   /** Aborting ends the exchange at once (a long poll on shutdown); the promise rejects with the abort reason. */
   readonly signal?: AbortSignal;
+  /**
+   * A 2xx answer's body is not collected but handed out as it arrives (`HttpResponse.chunks`), for an
+   * answer larger than any response cap (an unpaginated listing): the caller bounds what it keeps. Other
+   * answers are read whole, under the cap.
+   */
+  readonly stream?: boolean;
 }
 
 export interface HttpClientOptions {
@@ -468,6 +485,32 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return flat;
 }
 
+/**
+ * The body of a streamed answer, chunk by chunk as the caller reads (the socket is paused meanwhile); a
+ * failure is thrown as `failure(error, bytes received)` makes it. Stopping early destroys the exchange.
+ */
+async function* streamedBody(
+  res: IncomingMessage,
+  req: ClientRequest,
+  failure: (error: unknown, received: number) => unknown,
+): AsyncGenerator<Buffer> {
+  let received = 0;
+  let finished = false;
+  try {
+    for await (const chunk of res) {
+      received += (chunk as Buffer).length;
+      yield chunk as Buffer;
+    }
+    // A body shorter than its content-length, or a connection closed before the last chunk of a chunked one.
+    if (!res.complete) throw new Error("ECONNRESET");
+    finished = true;
+  } catch (error) {
+    throw failure(error, received);
+  } finally {
+    if (!finished) req.destroy();
+  }
+}
+
 function redact(url: URL): string {
   return `${url.origin}${url.pathname}`;
 }
@@ -580,7 +623,13 @@ export class HttpClient {
         request.signal?.aborted
           ? request.signal.reason
           : new BackendUnreachableError(request.method, url, { code: error.code ?? error.message }, error);
+      // Once a streamed answer is handed out, a failure ends its body instead (`streamed`).
+      let streamed: IncomingMessage | undefined;
       const fail = (error: unknown) => {
+        if (streamed) {
+          streamed.destroy(error as Error);
+          return;
+        }
         if (settled) return;
         settled = true;
         reject(error);
@@ -593,6 +642,32 @@ export class HttpClient {
           const tooLarge = (announced?: number) =>
             fail(new ResponseTooLargeError(url, request.method, cap, { announced, adjustable }));
           const announced = Number(res.headers["content-length"]);
+          const status = res.statusCode ?? 0;
+          if (request.stream && status >= 200 && status < 300) {
+            settled = true;
+            streamed = res;
+            resolve({
+              status,
+              headers: flatHeaders(res.headers),
+              body: Buffer.alloc(0),
+              chunks: streamedBody(res, req, (error, received) =>
+                request.signal?.aborted
+                  ? request.signal.reason
+                  : error instanceof BackendUnreachableError
+                    ? error
+                    : new BackendUnreachableError(
+                        request.method,
+                        url,
+                        {
+                          code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
+                          cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
+                        },
+                        error,
+                      ),
+              ),
+            });
+            return;
+          }
           if (announced > cap) return tooLarge(announced);
           const chunks: Buffer[] = [];
           let total = 0;
@@ -605,7 +680,7 @@ export class HttpClient {
             if (settled) return;
             settled = true;
             resolve({
-              status: res.statusCode ?? 0,
+              status,
               headers: flatHeaders(res.headers),
               body: Buffer.concat(chunks),
             });

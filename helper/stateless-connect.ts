@@ -10,14 +10,16 @@
  * fetch (one that wants record blobs) is answered with more than it asked for: the prefetch
  * (helper/prefetch.ts) adds `want` lines for the other record blobs the user's repository lacks.
  */
+import { once } from "node:events";
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
 import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
+import { type FirstState, firstState, streamFirstState } from "../cache/pack.js";
 import { UserFacingError } from "../core/errors.js";
 import { BlobLimitError } from "./blob-limit.js";
-import { type ByteReader, encodePkt, pktText, RESPONSE_END } from "./pktline.js";
+import { type ByteReader, encodePkt, FLUSH, MAX_PKT_LENGTH, pktText, RESPONSE_END } from "./pktline.js";
 import { choosePrefetch, type PrefetchChoice } from "./prefetch.js";
 
 export interface FetchRequest {
@@ -148,12 +150,15 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
       raw.push({ bytes: next.raw, text: pktText(next.pkt) });
       if (next.pkt.type === "flush") break;
     }
-    let request = parseRequest(raw.flatMap((pkt) => (pkt.text === undefined ? [] : [pkt.text])));
+    const lines = raw.flatMap((pkt) => (pkt.text === undefined ? [] : [pkt.text]));
+    let request = parseRequest(lines);
     let body = raw;
+    let state: FirstState | undefined;
     if (sendsAllBlobs(options, request)) {
       body = raw.filter((pkt) => pkt.text?.trim() !== `filter ${request.filter}`);
       request = { ...request, filter: undefined };
-      options.trace("clone: answering with every record file");
+      state = asksForFirstState(lines) ? firstState(cache, cache.tip() as string) : undefined;
+      options.trace(`clone: answering with every record file${state ? ", in svc's own pack" : ""}`);
     }
     options.trace(`request ${request.command} wants=${request.wants.length}`);
     cache.db.audit({
@@ -173,6 +178,12 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
         throw error;
       }
     }
+    if (state !== undefined) {
+      await answerWithFirstState(cache, state, output);
+      options.trace(`answered fetch: ${state.blobCount} blobs`);
+      output.write(RESPONSE_END);
+      continue;
+    }
     if (request.command === "fetch") {
       const extra = await prepareFetch(options, request);
       // The request ends with its flush; the prefetched blobs are asked for as arguments before it.
@@ -182,6 +193,44 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
     options.trace(`answered ${request.command}`);
     output.write(RESPONSE_END);
   }
+}
+
+/**
+ * Whether a clone's fetch (already known to want the tip and all blobs) can be answered by svc itself: it
+ * sends `done` (no negotiation: git 2.39 does when it has nothing) and asks nothing but what a plain pack
+ * answers. Anything else (shallow, `want-ref`, packfile URIs, …) goes to upload-pack.
+ */
+export function asksForFirstState(lines: readonly string[]): boolean {
+  const plain =
+    /^(command=fetch|agent=.*|object-format=sha1|session-id=.*|thin-pack|no-progress|ofs-delta|include-tag|filter .*|want [0-9a-f]{40}|done)$/;
+  return lines.includes("done") && lines.every((line) => plain.test(line));
+}
+
+/** Side-band data packets carry at most this many pack bytes (a 4-byte length and the band byte before). */
+const SIDE_BAND_DATA = MAX_PKT_LENGTH - 5;
+
+/**
+ * Answers a clone's fetch with the pack of the cache's first state (cache/pack.ts), made here: the blobs
+ * are read from the database and deflated on the way, never written into the cache's repository (they
+ * stay unwritten there, for a later lazy fetch, as before the clone), and nothing is compressed twice.
+ * gitprotocol-v2 "fetch": the `packfile` section, its bytes on side band 1, then a flush.
+ */
+async function answerWithFirstState(cache: ProjectCache, state: FirstState, output: Writable): Promise<void> {
+  const send = async (pkt: Buffer) => {
+    if (!output.write(pkt)) await once(output, "drain");
+  };
+  await send(encodePkt("packfile\n"));
+  await streamFirstState(cache, state, async (data) => {
+    for (let at = 0; at < data.length; at += SIDE_BAND_DATA) {
+      const piece = data.subarray(at, at + SIDE_BAND_DATA);
+      const pkt = Buffer.allocUnsafe(5 + piece.length);
+      pkt.write(pkt.length.toString(16).padStart(4, "0"), 0, "latin1");
+      pkt[4] = 1;
+      piece.copy(pkt, 5);
+      await send(pkt);
+    }
+  });
+  await send(FLUSH);
 }
 
 function wantPkt(oid: string): { bytes: Buffer; text: string } {
@@ -228,6 +277,7 @@ async function prepareFetch(options: TunnelOptions, request: FetchRequest): Prom
   if (extra.oids.length > 0) options.trace(`prefetch: ${extra.oids.length} blobs, ${extra.bytes} bytes`);
   if (pending.length === 0) return extra.oids;
   const result = await cache.writeBlobs(pending);
+  options.trace(`wrote ${result.written} blobs into the cache`);
   cache.db.audit({
     op: "materialize",
     bytes: result.bytes,

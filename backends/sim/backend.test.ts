@@ -1,12 +1,13 @@
 /**
- * The simulator's issue listing is one unpaginated JSON array, so it has a byte cap of its own (256 MiB)
- * above the HTTP client's 32 MiB: a 40 MiB listing (the benchmark's 100,000 issues are ~45 MB) is read, and
- * one that announces more than 256 MiB is refused before its body is read.
+ * The simulator's issue listing is one unpaginated JSON array, read as it arrives: it has no cap as a whole
+ * (a listing larger than the client's 32 MiB is read), each issue is bounded by the client's cap instead
+ * (one longer is refused as soon as it passes it, and the connection is closed), and the issues come out
+ * in batches. An answer that is not an array of issues is refused with what it was.
  */
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
-import { HttpClient, ResponseTooLargeError } from "../../core/http.js";
+import { HttpClient, NotJsonError } from "../../core/http.js";
 import { SimBackend } from "./backend.js";
 
 const MIB = 1024 * 1024;
@@ -52,19 +53,96 @@ test("a listing larger than the client's 32 MiB cap is read whole", async (t) =>
   t.is(records.length, 2000);
 });
 
-test("a listing announcing more than 256 MiB is refused, naming the cap and how to raise it", async (t) => {
-  const announced = 300 * MIB;
+test("one issue longer than the client's cap is refused as it passes it, naming the bound and how to raise it", async (t) => {
+  let sent = 0;
+  let closed = false;
   const origin = await givenServer(t, (_req, res) => {
     res.on("error", () => {});
-    res.writeHead(200, { "content-type": "application/json", "content-length": String(announced) });
-    res.write("[");
+    res.on("close", () => {
+      closed = true;
+    });
+    res.writeHead(200, { "content-type": "application/json" });
+    const start = JSON.stringify(issue(1, "a"));
+    res.write(`[${start},{"frontmatter":{},"body":"`);
+    const piece = "x".repeat(64 * 1024);
+    // An endless second issue, written as fast as the client reads.
+    const more = () => {
+      while (!closed && sent < 64 * MIB) {
+        sent += piece.length;
+        if (!res.write(piece)) return void res.once("drain", more);
+      }
+    };
+    more();
   });
-  const error = await t.throwsAsync(backend(origin).listAll(), { instanceOf: ResponseTooLargeError });
+  const http = new HttpClient({ agent: "sim-test", allowedOrigins: origin, maxResponseBytes: MIB });
+  const error = await t.throwsAsync(new SimBackend(origin, "demo", http).listAll());
   t.is(
     error?.message,
-    `the server at ${origin} announced ${announced} bytes (content-length) in answer to GET /projects/demo/issues, ` +
-      "more than the 256 MiB svc accepts in one response; svc closed the connection without reading it. If " +
-      "answers this large are expected, run the command again with e.g. SVC_HTTP_MAX_RESPONSE_MIB=512; if not, " +
-      `report it to the admins of ${origin}`,
+    `sim project demo at ${origin}: issue 2 of the listing is longer than 1 MiB, the most svc accepts in one ` +
+      "answer; svc closed the connection and kept none of the listing. If issues this large are expected, run " +
+      `the command again with e.g. SVC_HTTP_MAX_RESPONSE_MIB=2; if not, report it to the admins of ${origin}`,
   );
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.true(closed, "svc closed the connection");
+  t.true(sent < 16 * MIB, `the server sent ${sent} bytes`);
+});
+
+test("the listing comes out in batches of at most 2,000 issues, every issue once, in the server's order", async (t) => {
+  const listing = Buffer.from(
+    JSON.stringify(Array.from({ length: 4500 }, (_, index) => issue(index + 1, "b"))),
+  );
+  const origin = await givenServer(t, (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    // In pieces that cut issues anywhere.
+    for (let at = 0; at < listing.length; at += 777) res.write(listing.subarray(at, at + 777));
+    res.end();
+  });
+  const sizes: number[] = [];
+  const keys: string[] = [];
+  for await (const batch of backend(origin).streamAll()) {
+    sizes.push(batch.length);
+    keys.push(...batch.map((record) => record.key));
+  }
+  t.deepEqual(sizes, [2000, 2000, 500]);
+  t.deepEqual(
+    keys,
+    Array.from({ length: 4500 }, (_, index) => String(index + 1)),
+  );
+});
+
+test("an answer that is not an array of issues is refused with what it was", async (t) => {
+  const cases: [string, (origin: string) => string | RegExp][] = [
+    [
+      "<html><body>Sign in</body></html>",
+      (origin) =>
+        `sim project demo at ${origin}: listing issues answered 200 with a body that is not JSON: ` +
+        '"<html><body>Sign in</body></html>" (a proxy or sign-in page between svc and the server may have answered in its place)',
+    ],
+    [
+      `[${JSON.stringify(issue(1, "a"))},{]`,
+      () => /listing issues answered 200 with a body that is not JSON/,
+    ],
+    [`[${JSON.stringify(issue(1, "a"))}`, () => /listing issues answered 200 with a body that is not JSON/],
+    ['{"issues":[]}', (origin) => `sim project demo at ${origin}: the issue list is not a JSON array`],
+    [
+      `[${JSON.stringify(issue(1, "a"))},${JSON.stringify(issue(1, "b"))}]`,
+      (origin) => `sim project demo at ${origin}: the server listed issue 1 twice; nothing was written`,
+    ],
+    [
+      '[{"frontmatter":{"id":0},"body":""}]',
+      (origin) =>
+        `sim project demo at ${origin}: the server sent a malformed issue (bad id "0"); nothing was written`,
+    ],
+  ];
+  for (const [body, expected] of cases) {
+    const origin = await givenServer(t, (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(body);
+    });
+    const error = await t.throwsAsync(backend(origin).listAll(), undefined, body);
+    const message = expected(origin);
+    if (typeof message === "string") t.is(error?.message, message, body);
+    else t.regex(error?.message ?? "", message, body);
+    if (body.startsWith("<")) t.true(error instanceof NotJsonError);
+  }
 });

@@ -3,12 +3,14 @@
  * one real server per test on an ephemeral loopback port: every endpoint, every error kind with its status
  * and envelope, `If-Match`, `since`, ids, and the inputs that must be refused without touching the store.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { get as httpGet } from "node:http";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
 import { repoRoot } from "../../testing/paths.js";
-import { givenProject, givenSim } from "../../testing/sim.js";
+import { givenProject, givenSim, givenTempDir } from "../../testing/sim.js";
 import {
   assertEnvelope,
   callSim,
@@ -121,6 +123,40 @@ test("GET /projects/<slug>/issues returns every issue of the seed in id order", 
     };
   });
   t.deepEqual(issues, expected as unknown as SimIssue[]);
+});
+
+test("a large listing is streamed: JSON.stringify's bytes, one snapshot while the issues change, its audit row's digest of all of it", async (t) => {
+  const sim = await givenSim(t, { ephemeral: false, db: join(givenTempDir(t), "sim.db") });
+  // ~16 MB: more than the sockets' buffers hold, so the server is still reading when the PATCH comes.
+  const body = "x".repeat(2000);
+  sim.store.transaction(() => {
+    for (let i = 0; i < 8000; i++) sim.store.createIssue("big", { title: `Issue ${i + 1}`, body });
+  });
+  const before = JSON.stringify(sim.store.listIssues("big"));
+  const received = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const req = httpGet(`${sim.url}/projects/big/issues`, (res) => {
+      res.once("data", async (first: Buffer) => {
+        chunks.push(first);
+        res.pause();
+        const patched = await patch(sim, "/projects/big/issues/8000", { status: "done" });
+        if (patched.status !== 200) reject(new Error(`PATCH answered ${patched.status}`));
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolve(Buffer.concat(chunks)));
+        res.resume();
+      });
+      t.is(res.headers["transfer-encoding"], "chunked");
+    });
+    req.on("error", reject);
+  });
+  t.true(received.length > 16_000_000);
+  t.true(received.toString("utf8") === before, "the listing is the state when it began");
+  t.is(sim.store.getIssue("big", 8000)?.frontmatter.version, 2);
+  const row = sim.store
+    .auditRows()
+    .find((audit) => audit.method === "GET" && audit.path === "/projects/big/issues");
+  t.is(row?.response_summary, `200:${createHash("sha256").update(received).digest("hex").slice(0, 16)}`);
+  t.deepEqual((await get(sim, "/projects/big/issues?since=2100-01-01T00:00:00Z")).json(), []);
 });
 
 test("GET /projects/<slug>/issues of an unknown project is 404", async (t) => {

@@ -38,6 +38,8 @@ interface Reply {
   readonly headers?: Record<string, string>;
   /** The first 16 hex digits of the body's SHA-256, when already known (cached answers). */
   readonly bodyDigest?: string;
+  /** A body sent as it is made, in place of `body`: the issue listing, which may be far larger than a string. */
+  readonly stream?: Iterable<Buffer>;
 }
 
 function digest16(body: Buffer): string {
@@ -77,6 +79,27 @@ function json(status: number, value: unknown, headers: Record<string, string> = 
     body: Buffer.from(JSON.stringify(value)),
     headers: { "content-type": "application/json; charset=utf-8", ...headers },
   };
+}
+
+/** Bytes of serialized issues gathered before a chunk of a streamed listing is written. */
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The bytes of `JSON.stringify([...items])`, in chunks, made as they are read: one JSON array (Document 1
+ * "Limits" 3), never one string.
+ */
+function* jsonArrayChunks(items: Iterable<unknown>): Generator<Buffer> {
+  let text = "[";
+  let first = true;
+  for (const item of items) {
+    text += first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
+    first = false;
+    if (text.length >= CHUNK_BYTES) {
+      yield Buffer.from(text);
+      text = "";
+    }
+  }
+  yield Buffer.from(`${text}]`);
 }
 
 function failure(
@@ -230,7 +253,11 @@ function issuesRoute(
     const since = query.get("since");
     const normalized = since === null ? undefined : parseSince(since);
     if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
-    return json(200, store.listIssues(slug, normalized));
+    return {
+      status: 200,
+      headers: { "content-type": "application/json; charset=utf-8" },
+      stream: jsonArrayChunks(store.issueSnapshot(slug, normalized)),
+    };
   }
   if (method === "POST") {
     const input = parseIssueInput(parseJsonBody(req, body), "create") as { title: string };
@@ -367,10 +394,24 @@ function agentOf(req: IncomingMessage): string {
   return (Array.isArray(agentHeader) ? agentHeader[0] : agentHeader)?.slice(0, MAX_AGENT_CHARS) ?? "";
 }
 
-/** The audit row of a request and the reply it is about to get. */
-function auditRow(req: IncomingMessage, agent: string, received: ReceivedBody, reply: Reply): AuditRow {
+/**
+ * The audit row of a request and the reply it is about to get; `streamed`: the digest of a streamed body
+ * (all of it but the last chunk is sent by then).
+ */
+function auditRow(
+  req: IncomingMessage,
+  agent: string,
+  received: ReceivedBody,
+  reply: Reply,
+  streamed?: string,
+): AuditRow {
   // What the client receives: a HEAD answer carries the headers of GET but no body.
   const responseBody = (req.method !== "HEAD" && reply.body) || Buffer.alloc(0);
+  const digest =
+    streamed ??
+    (reply.bodyDigest !== undefined && responseBody === reply.body
+      ? reply.bodyDigest
+      : digest16(responseBody));
   return {
     ts: new Date().toISOString(),
     agent_id: agent === "" ? null : agent,
@@ -378,7 +419,7 @@ function auditRow(req: IncomingMessage, agent: string, received: ReceivedBody, r
     path: (req.url ?? "").slice(0, MAX_AUDIT_PATH_CHARS),
     status: reply.status,
     request_body: auditBody(received.bytes),
-    response_summary: `${reply.status}:${reply.bodyDigest !== undefined && responseBody === reply.body ? reply.bodyDigest : digest16(responseBody)}`,
+    response_summary: `${reply.status}:${digest}`,
   };
 }
 
@@ -396,6 +437,60 @@ function sendReply(res: ServerResponse, reply: Reply, received: ReceivedBody, so
     send(res, reply.status, reply.body ?? Buffer.alloc(0));
   }
   if (received.abandoned) res.on("finish", () => socket.destroySoon());
+}
+
+/** Resolves when `res` may take more (or is gone: then it says false). */
+function writable(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve(!res.destroyed);
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
+}
+
+/**
+ * Sends a streamed reply. Its last chunk (the closing `]`) waits for the audit row, which needs the digest
+ * of the whole body: a client that has its whole answer also finds its row. A failure on the way, or an
+ * audit row that cannot be written, cuts the connection: a 200 is already on its way, and a client must
+ * not take a part of a listing for all of it. A client that goes away ends the reading.
+ */
+async function streamReply(
+  res: ServerResponse,
+  reply: Reply,
+  audited: (digest: string, respond: (committed: boolean) => void) => void,
+  logError: (message: string) => void,
+): Promise<void> {
+  const hash = createHash("sha256");
+  res.writeHead(reply.status, reply.headers);
+  const chunks = (reply.stream as Iterable<Buffer>)[Symbol.iterator]();
+  let last: Buffer | undefined;
+  try {
+    for (let next = chunks.next(); !next.done; next = chunks.next()) {
+      if (last !== undefined) {
+        hash.update(last);
+        if (!res.write(last) && !(await writable(res))) break;
+      }
+      last = next.value;
+    }
+  } catch (error) {
+    logError(`svc-sim: internal error while streaming a listing: ${(error as Error).stack}`);
+    last = undefined;
+  } finally {
+    chunks.return?.();
+  }
+  if (last === undefined || res.destroyed) {
+    audited(hash.digest("hex").slice(0, 16), () => res.destroy());
+    return;
+  }
+  const final = last;
+  audited(hash.update(final).digest("hex").slice(0, 16), (committed) => {
+    if (committed) res.end(final);
+    else res.destroy();
+  });
 }
 
 export function createSimHandler(options: SimAppOptions): RequestListener {
@@ -418,6 +513,15 @@ export function createSimHandler(options: SimAppOptions): RequestListener {
         `svc-sim: internal error on ${req.method} ${req.url?.slice(0, 200)}: ${(error as Error).stack}`,
       );
       reply = failure(500, "internal", "the simulator failed on this request; see its stderr");
+    }
+    if (reply.stream && req.method !== "HEAD") {
+      await streamReply(
+        res,
+        reply,
+        (digest, respond) => audit.auditThenRespond(auditRow(req, agent, received, reply, digest), respond),
+        logError,
+      );
+      return;
     }
     audit.auditThenRespond(auditRow(req, agent, received, reply), (committed) => {
       const sent = committed

@@ -130,9 +130,14 @@ export class SimStore {
   private transactionRunner: ((run: () => unknown) => unknown) | undefined;
   private readonly clock: () => number;
   private readonly statements;
+  /** The connections of the snapshots being read (`issueSnapshot`), closed with the store. */
+  private readonly readers = new Set<Database.Database>();
 
   /** `path` is a file, or `:memory:` for `--ephemeral`. */
-  constructor(path: string, options: { clock?: () => number } = {}) {
+  constructor(
+    private readonly path: string,
+    options: { clock?: () => number } = {},
+  ) {
     this.clock = options.clock ?? Date.now;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     try {
@@ -258,6 +263,35 @@ export class SimStore {
     return rows.map(toIssue);
   }
 
+  /**
+   * The issues `listIssues` returns, read as they are iterated: a listing of 1,000,000 issues is streamed
+   * (app.ts) and never held whole. They are one snapshot, whatever is written meanwhile: a file store reads
+   * them with one statement on a read-only connection of its own (SQLite's write-ahead log lets the
+   * writers go on); an in-memory store, which no other connection can see, reads them all at once.
+   */
+  *issueSnapshot(slug: string, since?: string): Generator<SimIssue> {
+    if (this.path === ":memory:") {
+      yield* this.listIssues(slug, since);
+      return;
+    }
+    const reader = new Database(this.path, { readonly: true, fileMustExist: true });
+    this.readers.add(reader);
+    try {
+      const rows =
+        since === undefined
+          ? reader.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? ORDER BY id`).iterate(slug)
+          : reader
+              .prepare(
+                `SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? AND updated_at >= ? ORDER BY id`,
+              )
+              .iterate(slug, since);
+      for (const row of rows) yield toIssue(row as IssueRow);
+    } finally {
+      this.readers.delete(reader);
+      reader.close();
+    }
+  }
+
   getIssue(slug: string, id: number): SimIssue | undefined {
     const row = this.statements.issue.get(slug, id) as IssueRow | undefined;
     return row && toIssue(row);
@@ -375,6 +409,13 @@ export class SimStore {
 
   /** Checkpoints the WAL into the main file and closes. */
   close(): void {
+    for (const reader of this.readers) {
+      try {
+        reader.close();
+      } catch {
+        // still iterating: it closes when its listing ends
+      }
+    }
     if (!this.db.open) return;
     try {
       this.db.pragma("wal_checkpoint(TRUNCATE)");
