@@ -366,8 +366,8 @@ export class CacheDb {
   /**
    * `building`: the database of a cache being built in a folder of its own (cache/open.ts), which no other
    * process opens and which is deleted if the build fails: no write-ahead log and no syncs to disk while
-   * the first listing goes in (every page would otherwise be written twice). The next open of the finished
-   * cache turns the log on.
+   * the first listing goes in (every page would otherwise be written twice), and a larger page cache. The
+   * next open of the finished cache turns the log on.
    */
   constructor(
     path: string,
@@ -385,6 +385,9 @@ export class CacheDb {
     if (fresh) chmodSync(path, 0o600);
     this.db.pragma(options.building ? "journal_mode = MEMORY" : "journal_mode = WAL");
     this.db.pragma(options.building ? "synchronous = OFF" : "synchronous = NORMAL");
+    // A first listing of 1,000,000 records inserts blob ids in random order: a page cache of 64 MiB
+    // instead of SQLite's 2 MiB keeps the index pages in memory.
+    if (options.building) this.db.pragma("cache_size = -65536");
     this.db.pragma("busy_timeout = 30000");
     this.migrate(path);
     this.statements = {

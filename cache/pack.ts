@@ -84,7 +84,7 @@ export function zlibStored(data: Buffer): Buffer {
 export function zlibDeflated(data: Buffer): Buffer {
   zlib ??= require("node:zlib") as typeof import("node:zlib");
   return data.length <= 4096
-    ? zlib.deflateSync(data, { level: 1, windowBits: 12, memLevel: 3 })
+    ? zlib.deflateSync(data, { level: 1, windowBits: 12, memLevel: 3, chunkSize: 1024 })
     : zlib.deflateSync(data, { level: 1 });
 }
 
