@@ -117,6 +117,40 @@ test("a new cache is built from one listing without a word; an intact one is ope
   t.false(existsSync(join(second.cache.dir, REBUILT_MARKER)));
 });
 
+/** `fakeBackend`, whose listing also streams: `records` in batches of two, then `failure` if given. */
+function streamingBackend(
+  records: readonly BackendRecord[],
+  failure?: Error,
+): Backend & { listings: number } {
+  const backend = fakeBackend(records);
+  return Object.assign(backend, {
+    async *streamAll() {
+      backend.listings++;
+      for (let at = 0; at < records.length; at += 2) yield records.slice(at, at + 2);
+      if (failure) throw failure;
+    },
+  });
+}
+
+test("a listing streamed in batches makes the commit one listing makes; one cut off after its first batch leaves no folder behind", async (t) => {
+  const records = [1, 2, 3, 4, 5].map(record);
+  const whole = await open(t, givenRoot(t), fakeBackend(records));
+  const root = givenRoot(t);
+  const streamed = await open(t, root, streamingBackend(records));
+  t.is(streamed.built?.changed, 5);
+  t.is(streamed.cache.tip(), whole.cache.tip());
+  t.is(streamed.cache.db.liveCount(), 5);
+  streamed.cache.close();
+
+  const cutRoot = givenRoot(t);
+  const cut = streamingBackend(records, new SvcError("SVC_BACKEND", "the server closed the connection"));
+  await t.throwsAsync(open(t, cutRoot, cut), { message: "the server closed the connection" });
+  t.deepEqual(readdirSync(cutRoot), [`${cacheFolderName(REMOTE)}.lock`]);
+  // The next try builds it.
+  const again = await open(t, cutRoot, streamingBackend(records));
+  t.is(again.cache.tip(), whole.cache.tip());
+});
+
 test("check names what is broken; the next open rebuilds it, says why in one line and leaves nothing aside", async (t) => {
   const root = givenRoot(t);
   const dir = join(root, cacheFolderName(REMOTE));

@@ -13,8 +13,10 @@ import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
+import { ProjectCache } from "./cache.js";
 import { hashObject } from "./objects.js";
-import { adler32, writeBlobPack, zlibStored } from "./pack.js";
+import { adler32, type FirstState, firstState, streamFirstState, writeBlobPack, zlibStored } from "./pack.js";
+import { writeStateCommit } from "./sync.js";
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
 
@@ -157,4 +159,67 @@ test("property: adler32 matches zlib's trailer and zlibStored inflates back, for
     fuzzParams(100),
   );
   t.pass();
+});
+
+test("the first state's pack, deflated, is a whole clone: its commit, every tree and every record file, fsck-clean", async (t) => {
+  const root = givenTempDir(t, "svc-first-state-");
+  process.env.GIT_CONFIG_NOSYSTEM = "1";
+  process.env.GIT_CONFIG_GLOBAL = "/dev/null";
+  const cache = await ProjectCache.openAt(join(root, "cache"), {
+    backend: "sim",
+    project: "p",
+    agent: "test",
+  });
+  t.teardown(() => cache.close());
+  const file = (path: string, text: string) => {
+    const content = Buffer.from(text);
+    const oid = hashObject("blob", content);
+    cache.db.rememberBlob(oid, path, content);
+    cache.db.upsertRecord({
+      key: path,
+      path,
+      version: 1,
+      updated_at: "2026-01-01T00:00:00.000Z",
+      rendered_oid: oid,
+      raw_json: "{}",
+    });
+  };
+  // Small files (a 4 KiB window), a large one, and nested folders.
+  for (let i = 0; i < 50; i++) file(`issues/${String(i).padStart(4, "0")}.md`, `issue ${i}\n`.repeat(i + 1));
+  file("pages/a/b/big.md", "x".repeat(100_000));
+  const tip = cache.db.exclusive(() => {
+    const commit = writeStateCommit(cache, [], "svc: import\n");
+    cache.setTip(commit, "import");
+    return commit;
+  });
+  const state = firstState(cache, tip);
+  t.truthy(state);
+  t.is(state?.blobCount, 51);
+  const chunks: Buffer[] = [];
+  await streamFirstState(cache, state as FirstState, async (data) => {
+    chunks.push(Buffer.from(data));
+  });
+  const pack = Buffer.concat(chunks);
+  const repo = givenRepo(t);
+  git(repo, ["index-pack", "--stdin"], pack);
+  git(repo, ["update-ref", "refs/heads/main", tip]);
+  git(repo, ["symbolic-ref", "HEAD", "refs/heads/main"]);
+  git(repo, ["fsck", "--strict", "--no-dangling"]);
+  const objects = git(repo, ["rev-list", "--objects", "--missing=print", "main"])
+    .toString()
+    .trim()
+    .split("\n");
+  t.is(objects.filter((line) => line.startsWith("?")).length, 0, "nothing is missing");
+  t.is(
+    objects.length,
+    1 + 5 + 51,
+    "the commit, the trees of /, issues, pages, pages/a, pages/a/b, and 51 files",
+  );
+  t.true(git(repo, ["cat-file", "blob", "main:pages/a/b/big.md"]).equals(Buffer.from("x".repeat(100_000))));
+  // Compressed: well under the files' own bytes.
+  t.true(pack.length < 20_000, `${pack.length} bytes`);
+
+  // A tip with a parent is not a first state: its history is upload-pack's to send.
+  const next = cache.db.exclusive(() => writeStateCommit(cache, [tip], "svc: sync\n"));
+  t.is(firstState(cache, next), undefined);
 });
