@@ -12,7 +12,11 @@
  * main.js, which reads on from where this stopped.
  */
 import fs = require("node:fs");
+
+import nodeModule = require("node:module");
+
 import path = require("node:path");
+import vm = require("node:vm");
 import preamble = require("./preamble.cjs");
 
 /** helper/main.ts's `main`, as bundle.cjs exports it. */
@@ -73,6 +77,36 @@ function answerOpening(argv: readonly string[]): number | { pending: string | un
   }
 }
 
+/**
+ * Runs bundle.cjs (made by the build from main.js, after the compiler has run) as `require` would, with the
+ * V8 code cache the build wrote beside it (`bundle.cjs.cache`): compiling the 330 KB file costs ~10 ms, reading
+ * the cache ~4 ms. V8 checks the cache against the source and its own version and flags, and compiles as
+ * usual when it does not fit (another node binary, a missing or damaged file).
+ */
+function loadBundle(file: string): { main: Main } {
+  const source = fs.readFileSync(file, "utf8");
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = fs.readFileSync(`${file}.cache`);
+  } catch {
+    // no cache: compile
+  }
+  const compiled = new vm.Script(nodeModule.wrap(source), {
+    filename: file,
+    cachedData,
+  }).runInThisContext() as (...args: unknown[]) => void;
+  const module = { exports: {} as { main: Main } };
+  compiled.call(
+    module.exports,
+    module.exports,
+    nodeModule.createRequire(file),
+    module,
+    file,
+    path.dirname(file),
+  );
+  return module.exports;
+}
+
 async function run(argv: readonly string[]): Promise<never> {
   let opening: number | { pending: string | undefined };
   try {
@@ -86,8 +120,7 @@ async function run(argv: readonly string[]): Promise<never> {
     trace(`exit maxRSS=${process.resourceUsage().maxRSS}KB`);
     process.exit(opening);
   }
-  // Required by path: bundle.cjs is made by the build from main.js, after the compiler has run.
-  const { main } = require(path.join(__dirname, "bundle.cjs")) as { main: Main };
+  const { main } = loadBundle(path.join(__dirname, "bundle.cjs"));
   const code = await main(argv, undefined, opening.pending);
   // Exits as soon as stdout is flushed instead of waiting for idle sockets or timers; git waits for the exit.
   process.stdout.write("", () => process.exit(code));

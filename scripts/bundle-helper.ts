@@ -8,12 +8,16 @@
  * loader, one file read, and V8 compiles each function only when it first runs. Modules loaded on demand
  * (`await import(…)`: a push, a backend) stay lazy: they are in the file and run when first imported.
  *
+ * Beside it goes the V8 code cache of that file, `bundle.cjs.cache`, which bin.cjs uses to skip parsing it.
+ *
  * npm packages stay outside (`better-sqlite3` is native; the others are loaded from node_modules as before).
  * `import.meta.url`, which the helper's modules only pass to `createRequire`, becomes the bundle's own path
  * (`__filename`, which `createRequire` takes as well); a use of `import.meta.url` as a URL would fail the build.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import Module from "node:module";
 import { fileURLToPath } from "node:url";
+import { Script } from "node:vm";
 import { build } from "esbuild";
 
 const helperDir = fileURLToPath(new URL("../helper/", import.meta.url));
@@ -30,8 +34,12 @@ await build({
   define: { "import.meta.url": "__filename" },
   logLevel: "warning",
 });
-const uses = readFileSync(outfile, "utf8").match(/.{0,15}__filename/g) ?? [];
+const bundled = readFileSync(outfile, "utf8");
+const uses = bundled.match(/.{0,15}__filename/g) ?? [];
 const other = uses.filter((use) => !use.endsWith("createRequire)(__filename"));
 if (other.length > 0) {
   throw new Error(`${outfile}: import.meta.url is used other than with createRequire: ${other.join(", ")}`);
 }
+// The V8 code cache bin.cjs hands to `vm.Script` (the same wrapped source it compiles): V8 reads it instead
+// of parsing the file, and ignores it under another node binary or other flags.
+writeFileSync(`${outfile}.cache`, new Script(Module.wrap(bundled), { filename: outfile }).createCachedData());
