@@ -1,10 +1,10 @@
 /**
  * `npm run build`'s second step: bundles the remote helper proper (dist/helper/main.js and everything it
  * imports, at once or later) into one CommonJS file, dist/helper/bundle.cjs, which the executable
- * (dist/helper/bin.cjs, kept small so that `capabilities` is answered before any of it is read) requires when
+ * (dist/helper/bin.cjs, kept small so that `capabilities` is answered before any of it is read) runs when
  * a command needs the project. git starts the helper for every fetch, push and lazy blob batch; measured on
  * a no-op `git fetch` (issue 18), loading the same code as one file instead of ~30 ES modules cut the time
- * from the `stateless-connect` command to the session's code being loaded from ~45 ms to ~15 ms: no ES module
+ * from the `stateless-connect` command to the session's code being loaded from ~50 ms to ~15 ms: no ES module
  * loader, one file read, and V8 compiles each function only when it first runs. Modules loaded on demand
  * (`await import(…)`: a push, a backend) stay lazy: they are in the file and run when first imported.
  *
