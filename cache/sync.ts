@@ -10,6 +10,7 @@
  */
 import type { Backend, BackendRecord, Listing, ValidatorStore } from "../backends/backend.js";
 import { renderRecordFile } from "../backends/record.js";
+import { formatCount } from "../core/count.js";
 import { progress } from "../core/progress.js";
 import type { ProjectCache } from "./cache.js";
 import { encodeCommit, hashObject } from "./objects.js";
@@ -92,7 +93,7 @@ export async function listRecords(backend: Backend, since?: string): Promise<Lis
     listed = listing.records.length;
     return listing;
   } finally {
-    phase.end(listed === undefined ? "stopped" : `${listed.toLocaleString("en-US")} listed`);
+    phase.end(listed === undefined ? "stopped" : `${formatCount(listed)} listed`);
   }
 }
 
@@ -192,13 +193,13 @@ export async function importListing(
         }
       });
       listed += batch.length;
-      phase.update(`${listed.toLocaleString("en-US")} listed`);
+      phase.update(`${formatCount(listed)} listed`);
     }
   } catch (error) {
     phase.end("stopped");
     throw error;
   }
-  phase.end(`${listed.toLocaleString("en-US")} listed`);
+  phase.end(`${formatCount(listed)} listed`);
   options.trace?.(`listed ${listed} records (full)`);
   const said = listing.summary();
   return cache.db.exclusive(() => {

@@ -2,14 +2,14 @@
  * Where `git-remote-svc` is for the git commands `svc init` and `svc sync` run (git itself is run by
  * `helper/user-git.ts`).
  */
-import { accessSync, constants, existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheRoot } from "../cache/root.js";
 
 /** The folder of svc's own bins (`git-remote-svc` beside `svc`). */
 const checkoutBinDir = fileURLToPath(new URL("../../bin/", import.meta.url));
-const helperScript = fileURLToPath(new URL("../helper/bin.js", import.meta.url));
+const helperScript = fileURLToPath(new URL("../helper/bin.cjs", import.meta.url));
 
 /**
  * A folder holding `git-remote-svc`: the checkout's `bin/`, or (in an installed package, which ships no
@@ -19,25 +19,34 @@ export function ownBinDir(): string {
   const { dir, link } = ownBinDirPlan();
   if (link) {
     mkdirSync(dir, { recursive: true });
-    try {
-      symlinkSync(helperScript, link);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
+    // Made beside it and renamed over it: a link another process reads is never missing.
+    const temp = `${link}.${process.pid}`;
+    symlinkSync(helperScript, temp);
+    renameSync(temp, link);
   }
   return dir;
 }
 
 /**
  * The folder `ownBinDir()` returns, creating nothing (for `svc doctor`): when `git-remote-svc` is not in it
- * yet, `link` is the symbolic link `ownBinDir()` would make there and `target` the helper it points to.
+ * yet, or links to another file (an older svc's helper, which was `helper/bin.js`), `link` is the symbolic
+ * link `ownBinDir()` would make there and `target` the helper it points to.
  */
 export function ownBinDirPlan(): { dir: string; link?: string; target: string } {
   if (existsSync(join(checkoutBinDir, "git-remote-svc")))
     return { dir: checkoutBinDir, target: helperScript };
   const dir = join(cacheRoot(), "bin");
   const link = join(dir, "git-remote-svc");
-  return existsSync(link) ? { dir, target: helperScript } : { dir, link, target: helperScript };
+  return linksTo(link) === helperScript ? { dir, target: helperScript } : { dir, link, target: helperScript };
+}
+
+/** Where the symbolic link `path` points, or undefined when it is none. */
+function linksTo(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The first executable `name` in the folders of `path` (a `PATH` value), as the shell would find it. */

@@ -10,15 +10,12 @@
 import type { Writable } from "node:stream";
 import { terminalSafe } from "../core/errors.js";
 import { ByteReader } from "./pktline.js";
+import preamble from "./preamble.cjs";
 import type { Session } from "./session.js";
 
 /** Exit codes (DESIGN.md §4): 0 ok, 1 push rejected, 2 broken. */
 const EXIT_REJECTED = 1;
 const EXIT_BROKEN = 2;
-
-function remoteRefPrefix(remote: string): string {
-  return /^[A-Za-z0-9._-]+$/.test(remote) ? remote : "svc-url";
-}
 
 /** What answering git's commands needs: where they come from and go, and the session, opened on first need. */
 interface HelperContext {
@@ -32,12 +29,10 @@ interface HelperContext {
   rejected: boolean;
 }
 
-/** `SVC_TRACE`'s timestamped lines on stderr, or nothing. */
+/** `SVC_TRACE`'s lines on stderr, stamped with the milliseconds since the process started; or nothing. */
 function traceTo(log: (message: string) => void): (message: string) => void {
-  const started = performance.now();
   return process.env.SVC_TRACE
-    ? (message: string) =>
-        log(`svc-trace ${process.pid} +${Math.round(performance.now() - started)}ms ${message}`)
+    ? (message: string) => log(`svc-trace ${process.pid} +${Math.round(performance.now())}ms ${message}`)
     : () => {};
 }
 
@@ -53,9 +48,7 @@ async function readBatch(input: ByteReader, command: string): Promise<string[]> 
 
 async function answerList(context: HelperContext, forPush: boolean): Promise<void> {
   if (forPush) {
-    // Unknown on purpose: with the real id git would lazily fetch it and then refuse, by itself, a
-    // user who is behind on other records; staleness is judged per record by the push itself.
-    context.io.stdout.write("? refs/heads/main\n@refs/heads/main HEAD\n\n");
+    context.io.stdout.write(preamble.LIST_FOR_PUSH_ANSWER);
     return;
   }
   const session = await context.open();
@@ -73,9 +66,6 @@ async function answerPush(context: HelperContext, first: string): Promise<void> 
   if (replies.some((reply) => reply.startsWith("error") && !/^error \S+ up to date$/.test(reply)))
     context.rejected = true;
 }
-
-/** The options git may set that the helper accepts (`ok`); any other is answered `unsupported`. */
-const SUPPORTED_OPTIONS = new Set(["from-promisor", "verbosity", "progress"]);
 
 /**
  * One command line git writes to a remote helper (gitremote-helpers(7) "COMMANDS"), as this helper reads it:
@@ -99,7 +89,7 @@ export function parseHelperCommand(line: string): HelperCommand {
       return { name: "capabilities" };
     case "option": {
       const option = args[0] ?? "";
-      return { name: "option", option, supported: SUPPORTED_OPTIONS.has(option) };
+      return { name: "option", option, supported: preamble.SUPPORTED_OPTIONS.has(option) };
     }
     case "list":
       return { name: "list", forPush: args[0] === "for-push" };
@@ -124,7 +114,7 @@ async function answerCommand(context: HelperContext, line: string): Promise<numb
   const command = parseHelperCommand(line);
   switch (command.name) {
     case "capabilities":
-      io.stdout.write(`stateless-connect\nimport\npush\nrefspec refs/heads/*:${refPrefix}/*\noption\n\n`);
+      io.stdout.write(preamble.capabilitiesAnswer(refPrefix));
       return undefined;
     case "option":
       io.stdout.write(command.supported ? "ok\n" : "unsupported\n");
@@ -168,9 +158,14 @@ async function reportFailure(error: unknown, log: (message: string) => void): Pr
   log(failureReport(error, SVC_VERSION).trimEnd());
 }
 
+/**
+ * Answers git's commands on `io` until git is done. `pending` is a command line bin.cjs read and left to
+ * this function: it is answered first, then the rest is read from `io.stdin`.
+ */
 export async function main(
   argv: readonly string[],
   io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+  pending?: string,
 ): Promise<number> {
   const [remote = "", url = ""] = argv;
   // Messages quote servers and records: no control character of theirs reaches the terminal.
@@ -182,6 +177,7 @@ export async function main(
     return 0;
   }
   const trace = traceTo(log);
+  trace("helper code loaded");
   if (url === "") {
     log(
       "usage: git-remote-svc <remote> <url>; git runs it for svc:: URLs, e.g. git clone svc::http://127.0.0.1:7878/projects/demo",
@@ -193,7 +189,7 @@ export async function main(
   io.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") log(`git-remote-svc: cannot write to git: ${error.message}`);
   });
-  const refPrefix = `refs/svc/${remoteRefPrefix(remote)}`;
+  const refPrefix = preamble.privateRefPrefix(remote);
   let session: Session | undefined;
   const context: HelperContext = {
     io,
@@ -203,6 +199,7 @@ export async function main(
     open: async () => {
       if (!session) {
         const { openSession } = await import("./session.js");
+        trace("session code loaded");
         session = await openSession({ remote, url, privateRefPrefix: refPrefix, log, trace });
       }
       return session;
@@ -211,10 +208,11 @@ export async function main(
   };
 
   try {
-    for (;;) {
-      const line = await context.input.readLine();
+    for (let next = pending; ; next = undefined) {
+      const line = next ?? (await context.input.readLine());
       if (line === undefined || line === "") return context.rejected ? EXIT_REJECTED : 0;
-      trace(`< ${line}`);
+      // bin.cjs traced the line it left pending.
+      if (next === undefined) trace(`< ${line}`);
       const exit = await answerCommand(context, line);
       if (exit !== undefined) return exit;
     }

@@ -22,7 +22,7 @@ import {
   pktText,
   RESPONSE_END,
 } from "./pktline.js";
-import { parseRequest } from "./stateless-connect.js";
+import { CAPABILITY_ADVERTISEMENT, listRefsAnswer, parseRequest } from "./stateless-connect.js";
 
 /**
  * What git 2.39.5 sent upload-pack for `git -c protocol.version=2 clone --filter=blob:none --no-checkout`
@@ -38,6 +38,11 @@ const RECORDED_CLONE_REQUESTS =
 /** `GIT_PROTOCOL=version=2 git upload-pack --advertise-refs --stateless-rpc` of git 2.39.5, as recorded. */
 const RECORDED_ADVERTISEMENT =
   "000eversion 2\n0015agent=git/2.39.5\n0013ls-refs=unborn\n0020fetch=shallow wait-for-done\n" +
+  "0012server-option\n0017object-format=sha1\n0010object-info\n0000";
+
+/** The same, from upload-pack on a cache repository (`uploadpack.allowFilter=true`): `fetch` adds `filter`. */
+const RECORDED_CACHE_ADVERTISEMENT =
+  "000eversion 2\n0015agent=git/2.39.5\n0013ls-refs=unborn\n0027fetch=shallow wait-for-done filter\n" +
   "0012server-option\n0017object-format=sha1\n0010object-info\n0000";
 
 /** A reader over `chunks`, each arriving as its own `data` event, then the end of the stream. */
@@ -125,6 +130,65 @@ test("recorded: upload-pack's v2 advertisement ends with a flush, and encodePkt 
     encodePkt("want 6754d3d5677d6151913ec0fab6154596b782c117\n").toString(),
     "0032want 6754d3d5677d6151913ec0fab6154596b782c117\n",
   );
+});
+
+test("svc's own advertisement offers only what git 2.39.5's upload-pack advertised on a cache, ls-refs and fetch's filter included", async (t) => {
+  const capabilities = async (bytes: Buffer) => {
+    const { pkts, error } = await readAll(readerOf([bytes]));
+    t.is(error, undefined);
+    t.is(pkts.at(-1)?.pkt.type, "flush");
+    return new Map(
+      pkts.flatMap(({ pkt }) => {
+        const text = pktText(pkt);
+        if (text === undefined || text.startsWith("agent=")) return [];
+        const [name = "", value = ""] = text.split("=");
+        return [[name, value.split(" ").filter((word) => word !== "")] as const];
+      }),
+    );
+  };
+  const git = await capabilities(Buffer.from(RECORDED_CACHE_ADVERTISEMENT, "latin1"));
+  const svc = await capabilities(CAPABILITY_ADVERTISEMENT);
+  t.deepEqual([...svc.keys()], ["version 2", "ls-refs", "fetch", "server-option", "object-format"]);
+  for (const [name, features] of svc) {
+    t.true(git.has(name), name);
+    for (const feature of features) t.true(git.get(name)?.includes(feature), `${name}=${feature}`);
+  }
+  t.deepEqual(svc.get("fetch"), ["shallow", "filter"]);
+});
+
+test("ls-refs of the recorded clone request: HEAD naming main, then main; ref-prefix filters; a flush ends it", async (t) => {
+  const tip = "6754d3d5677d6151913ec0fab6154596b782c117";
+  const answer = async (lines: string[]) =>
+    shown((await readAll(readerOf([listRefsAnswer(lines, tip)]))).pkts);
+  t.deepEqual(
+    await answer([
+      "command=ls-refs",
+      "peel",
+      "symrefs",
+      "unborn",
+      "ref-prefix HEAD",
+      "ref-prefix refs/heads/",
+      "ref-prefix refs/tags/",
+    ]),
+    [`data:${tip} HEAD symref-target:refs/heads/main\n`, `data:${tip} refs/heads/main\n`, "flush"],
+  );
+  // What git fetch asks (no HEAD), and ls-remote (no prefix, no symrefs).
+  t.deepEqual(
+    await answer([
+      "command=ls-refs",
+      "peel",
+      "symrefs",
+      "ref-prefix refs/heads/main",
+      "ref-prefix refs/tags/",
+    ]),
+    [`data:${tip} refs/heads/main\n`, "flush"],
+  );
+  t.deepEqual(await answer(["command=ls-refs"]), [
+    `data:${tip} HEAD\n`,
+    `data:${tip} refs/heads/main\n`,
+    "flush",
+  ]);
+  t.deepEqual(await answer(["command=ls-refs", "ref-prefix refs/tags/"]), ["flush"]);
 });
 
 test("decodePktHeader: 0000 flush, 0001 delim, 0002 response-end, 0003 refused, 0004 empty data, fff0 the largest", (t) => {

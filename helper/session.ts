@@ -136,6 +136,7 @@ async function connect(
   let backend: Backend;
   try {
     backend = await createBackend(remote, agent);
+    trace(`backend ${backend.kind} ready`);
   } catch (error) {
     if (error instanceof EgressDeniedError)
       auditExistingCache(remote, agent, { op: "egress-denied", detail: { origin: remote.origin } });
@@ -195,9 +196,12 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const remote = parseRemoteUrl(options.url);
   const agent = `git-remote-svc-${process.pid}`;
   const user = userRepository([`refs/remotes/${options.remote}/main`, `${options.privateRefPrefix}/main`]);
+  // Nearly every command reads them (a fetch before it syncs, a lazy fetch for the prefetch, a push): the
+  // git that reads them runs while the backend and the cache are opened.
+  const settings = readSettings();
   const { backend, opened } = await connect(remote, agent, user, options.log, options.trace);
   options.trace(`cache ${opened.cache.dir}`);
-  return new CacheSession(options, remote, user, backend, opened);
+  return new CacheSession(options, remote, user, backend, opened, settings);
 }
 
 /** A session over one opened cache and its backend; each git command is one method. */
@@ -205,8 +209,8 @@ class CacheSession implements Session {
   private readonly cache: OpenedCache["cache"];
   private readonly log: (message: string) => void;
   private readonly trace: (message: string) => void;
-  /** One git spawn for every svc.* setting, on first need: a fetch of commits after ls-refs, a lazy fetch for svc.prefetchBytes. */
-  private settingsRead: Promise<Map<string, string>> | undefined;
+  /** The user's svc.* and pull.* settings, read by one git spawn started when the session opened. */
+  private readonly settingsRead: Promise<Map<string, string>>;
   private pullConfigured = false;
   /** A cache built just now holds a full listing: the first ls-refs needs no sync. */
   private justBuilt: boolean;
@@ -217,7 +221,9 @@ class CacheSession implements Session {
     private readonly user: UserRepository,
     private readonly backend: Backend,
     opened: OpenedCache,
+    settings: Promise<Map<string, string>>,
   ) {
+    this.settingsRead = settings;
     this.cache = opened.cache;
     this.log = options.log;
     this.trace = options.trace;
@@ -225,7 +231,6 @@ class CacheSession implements Session {
   }
 
   private userSettings(): Promise<Map<string, string>> {
-    this.settingsRead ??= readSettings();
     return this.settingsRead;
   }
 
@@ -316,9 +321,7 @@ class CacheSession implements Session {
       trace: this.trace,
       prefetchBytes: async () => readPrefetchBytes(await this.userSettings()),
       userObjects: userObjectsDir({ env: process.env, cwd: process.cwd() }),
-      beforeListRefs: async () => {
-        await this.prepare({ sync: true });
-      },
+      beforeListRefs: () => this.prepare({ sync: true }),
     });
   }
 

@@ -1,6 +1,8 @@
 /**
  * `stateless-connect git-upload-pack`: protocol v2 tunnelled to `git upload-pack --stateless-rpc` on the
- * cache repo (DESIGN.md §4; notes/git-protocol-and-deps.md §2).
+ * cache repo (DESIGN.md §4; notes/git-protocol-and-deps.md §2). The capability advertisement and `ls-refs`
+ * are answered here, from the cache's own state (its one branch, `main`, and `HEAD` naming it): a no-op
+ * `git fetch` starts no upload-pack at all. upload-pack serves `fetch`, the one command that needs objects.
  *
  * Wire rules, each one measured: the capability advertisement is written without a response-end packet
  * (git dies with "expected flush after ref listing" if one follows); a request runs up to a flush `0000`
@@ -18,6 +20,7 @@ import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
 import { type FirstState, firstState, streamFirstState } from "../cache/pack.js";
 import { UserFacingError } from "../core/errors.js";
+import { SVC_VERSION } from "../core/version.js";
 import { BlobLimitError } from "./blob-limit.js";
 import { type ByteReader, encodePkt, FLUSH, MAX_PKT_LENGTH, pktText, RESPONSE_END } from "./pktline.js";
 import { choosePrefetch, type PrefetchChoice } from "./prefetch.js";
@@ -39,6 +42,43 @@ export function parseRequest(lines: readonly string[]): FetchRequest {
     else if (line.startsWith("filter ")) filter = line.slice(7).trim();
   }
   return { command, wants, filter };
+}
+
+/**
+ * The protocol v2 capability advertisement (gitprotocol-v2 "Capability Advertisement"), ended by a flush and
+ * no response-end. It offers what git's upload-pack (2.28 and later, with `uploadpack.allowFilter`) serves
+ * for a `fetch` forwarded to it — `shallow` and `filter` — and `ls-refs`, answered by `listRefsAnswer`.
+ * Nothing newer: git asks only for what is advertised, and the installed upload-pack must know it.
+ */
+export const CAPABILITY_ADVERTISEMENT = Buffer.concat([
+  ...[
+    "version 2\n",
+    `agent=git-remote-svc/${SVC_VERSION}\n`,
+    "ls-refs\n",
+    "fetch=shallow filter\n",
+    "server-option\n",
+    "object-format=sha1\n",
+  ].map((line) => encodePkt(line)),
+  FLUSH,
+]);
+
+/**
+ * The answer to an `ls-refs` request whose arguments are `lines` (gitprotocol-v2 "ls-refs"): `HEAD`, a
+ * symbolic ref to `refs/heads/main` (named so with `symrefs`), then `refs/heads/main`, both at `tip`; with
+ * `ref-prefix` arguments, only the refs that start with one of them. The cache keeps no tags, so `peel`
+ * adds nothing. Ended by a flush.
+ */
+export function listRefsAnswer(lines: readonly string[], tip: string): Buffer {
+  const prefixes = lines.filter((line) => line.startsWith("ref-prefix ")).map((line) => line.slice(11));
+  const symrefs = lines.includes("symrefs");
+  const refs = [
+    { name: "HEAD", line: `${tip} HEAD${symrefs ? " symref-target:refs/heads/main" : ""}\n` },
+    { name: "refs/heads/main", line: `${tip} refs/heads/main\n` },
+  ];
+  const shown = refs.filter(
+    (ref) => prefixes.length === 0 || prefixes.some((prefix) => ref.name.startsWith(prefix)),
+  );
+  return Buffer.concat([...shown.map((ref) => encodePkt(ref.line)), FLUSH]);
 }
 
 /** Filters under which upload-pack never reads a blob: `blob:none`, and `tree:<depth>`. */
@@ -107,11 +147,12 @@ export interface TunnelOptions {
   readonly log: (message: string) => void;
   readonly trace: (message: string) => void;
   /**
-   * Runs before an `ls-refs` is answered: the sync. Lazy blob fetches (checkout, `git log -p`) send only
-   * `fetch`, so they never wait for the server; `git fetch`/`pull`/`clone` always list refs first. (git
-   * also sends `option from-promisor` on ordinary fetches in a partial clone, so that cannot tell them apart.)
+   * Runs before an `ls-refs` is answered: the sync; returns the tip to list. Lazy blob fetches (checkout,
+   * `git log -p`) send only `fetch`, so they never wait for the server; `git fetch`/`pull`/`clone` always
+   * list refs first. (git also sends `option from-promisor` on ordinary fetches in a partial clone, so that
+   * cannot tell them apart.)
    */
-  readonly beforeListRefs: () => Promise<void>;
+  readonly beforeListRefs: () => Promise<string>;
   /**
    * The clone's own fetch of `main` is answered with the record files too, within the blob limit: `svc
    * init` checks out every file at once, and git would otherwise start the helper a second time, list the
@@ -137,7 +178,7 @@ function sendsAllBlobs(options: TunnelOptions, request: FetchRequest): boolean {
 export async function serveUploadPack(options: TunnelOptions): Promise<void> {
   const { cache, input, output } = options;
   cache.db.audit({ op: "connect", detail: { service: "git-upload-pack" } });
-  await runUploadPack(cache, ["--advertise-refs"], undefined, output);
+  output.write(CAPABILITY_ADVERTISEMENT);
   options.trace("advertised");
   for (;;) {
     const raw: { bytes: Buffer; text: string | undefined }[] = [];
@@ -170,13 +211,18 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
       },
     });
     if (request.command === "ls-refs") {
+      let tip: string;
       try {
-        await options.beforeListRefs();
+        tip = await options.beforeListRefs();
       } catch (error) {
         output.write(encodePkt(`ERR ${(error as Error).message.split("\n")[0]?.slice(0, 1000)}\n`));
         output.write(RESPONSE_END);
         throw error;
       }
+      output.write(listRefsAnswer(lines, tip));
+      options.trace("answered ls-refs");
+      output.write(RESPONSE_END);
+      continue;
     }
     if (state !== undefined) {
       await answerWithFirstState(cache, state, output);

@@ -1,10 +1,10 @@
 /**
- * `npm run bench -- [name...]`: runs the named benchmarks (all of them when none is named) and prints each
- * one's figures beside its baseline. Exit 0 when every benchmark measured (goals missed included), 1 when
+ * `npm run bench -- [name...] [--large]`: runs the named benchmarks (all of them when none is named) and prints
+ * each one's figures beside its baseline; `--large` adds the rows at 100,000 and 1,000,000 records. Exit 0 when every benchmark measured (goals missed included), 1 when
  * one could not run, 2 for an unknown name.
  */
 import { SvcError } from "../core/errors.js";
-import { selectBenchmarks } from "./bench/args.js";
+import { benchOptions, selectBenchmarks } from "./bench/args.js";
 import { BENCHMARKS } from "./bench/registry.js";
 
 async function main(args: readonly string[]): Promise<number> {
@@ -25,7 +25,11 @@ async function main(args: readonly string[]): Promise<number> {
     if (!benchmark) continue;
     process.stdout.write(`== ${benchmark.name}: ${benchmark.description}\n`);
     try {
-      await benchmark.run(process.stdout, (line) => process.stderr.write(`bench ${name}: ${line}\n`));
+      await benchmark.run(
+        process.stdout,
+        (line) => process.stderr.write(`bench ${name}: ${line}\n`),
+        benchOptions(args),
+      );
     } catch (error) {
       failed++;
       process.stderr.write(`bench: ${name} could not be measured: ${(error as Error).stack}\n`);

@@ -75,7 +75,7 @@ export async function checkHelper(path: string | undefined): Promise<Finding> {
   const binDir = resolve(plan.dir);
   const exportPath = prependToPath(binDir);
   const fix = plan.link
-    ? `${words(["mkdir", "-p", binDir])} && ${words(["ln", "-s", plan.target, plan.link])} && ${exportPath}`
+    ? `${words(["mkdir", "-p", binDir])} && ${words(["ln", "-sf", plan.target, plan.link])} && ${exportPath}`
     : exportPath;
   const found = findOnPath("git-remote-svc", path);
   if (!found) {

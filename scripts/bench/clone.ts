@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ListeningChild, spawnListening } from "../children.js";
+import type { BenchOptions } from "./args.js";
 import { BIN, gitEnv, plainPartialClones, SVC_BIN } from "./git.js";
 import { checkedRun, timedRun } from "./process.js";
 import { countAuditRows } from "./sim-audit.js";
@@ -174,6 +175,7 @@ const ms = (value: number) => `${Math.round(value)} ms`;
 export async function benchClone(
   out: NodeJS.WritableStream,
   progress: (line: string) => void,
+  _options: BenchOptions,
 ): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "svc-bench-clone-"));
   try {

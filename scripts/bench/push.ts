@@ -1,7 +1,7 @@
 /**
- * The push benchmark (issue 4): pushing one changed record in a 10,000-issue clone, beside `git push` of
- * the same kind of commit to a plain local bare repo of the same size, and the REST calls each push made
- * (counted in the simulator's audit table). Goals: at most 3 REST calls, time within 3x the plain push.
+ * The push benchmark (issues 4 and 18): pushing one changed record in a 10,000-issue clone, beside `git push`
+ * of the same kind of commit to a plain local bare repo of the same size, and the REST calls each push made
+ * (counted in the simulator's audit table). Goals: at most 3 REST calls, time within 2.5x the plain push.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -96,7 +96,10 @@ async function measurePushes(
   return times;
 }
 
-/** The medians against the goals (at most 3x a plain push, at most 3 REST calls). */
+/** Issue 18's goal: a push within this many times a plain push of the same commit. */
+const RATIO_GOAL = 2.5;
+
+/** The medians against the goals (at most RATIO_GOAL times a plain push, at most 3 REST calls). */
 function reportPushes(out: NodeJS.WritableStream, times: PushTimes): void {
   const svc = median(times.svcTimes);
   const baseline = median(times.plainTimes);
@@ -111,14 +114,14 @@ function reportPushes(out: NodeJS.WritableStream, times: PushTimes): void {
           `${Math.round(svc)} ms`,
           `${Math.round(baseline)} ms`,
           (svc / baseline).toFixed(2),
-          "<= 3.00",
+          `<= ${RATIO_GOAL.toFixed(2)}`,
         ],
         ["REST calls per push", String(calls), "-", "-", "<= 3"],
       ],
     ),
   );
   const missed: string[] = [];
-  if (svc / baseline > 3) missed.push("push is over 3x the plain push");
+  if (svc / baseline > RATIO_GOAL) missed.push(`push is over ${RATIO_GOAL}x the plain push`);
   if (calls > 3) missed.push("more than 3 REST calls");
   out.write(missed.length === 0 ? "\nall goals met\n" : `\ngoal missed: ${missed.join("; ")}\n`);
 }

@@ -3,6 +3,7 @@
  * its own table to `out` (stdout) and its progress to `progress` (stderr); it never fails on a missed goal,
  * only when it cannot measure.
  */
+import type { BenchOptions } from "./args.js";
 import { benchClone } from "./clone.js";
 import { benchForge } from "./forge.js";
 import { benchPush } from "./push.js";
@@ -12,7 +13,7 @@ import { benchTracker } from "./tracker.js";
 export interface Benchmark {
   readonly name: string;
   readonly description: string;
-  run(out: NodeJS.WritableStream, progress: (line: string) => void): Promise<void>;
+  run(out: NodeJS.WritableStream, progress: (line: string) => void, options: BenchOptions): Promise<void>;
 }
 
 export const BENCHMARKS: readonly Benchmark[] = [

@@ -188,8 +188,11 @@ export class SimStore {
         )
         .pluck(),
       issues: db.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? ORDER BY id`),
+      // Without the hint SQLite walks the primary key (it gives ORDER BY id for free) through every issue of
+      // the project: a delta listing of 2 issues cost ~25 ms more at 100,000 issues than at 10,000. The
+      // index finds the few changed ones; sorting those is nothing.
       issuesSince: db.prepare(
-        `SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? AND updated_at >= ? ORDER BY id`,
+        `SELECT ${ISSUE_COLUMNS} FROM issues INDEXED BY issues_by_update WHERE project = ? AND updated_at >= ? ORDER BY id`,
       ),
       issue: db.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? AND id = ?`),
       insertIssue: db.prepare(
@@ -282,7 +285,7 @@ export class SimStore {
           ? reader.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? ORDER BY id`).iterate(slug)
           : reader
               .prepare(
-                `SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? AND updated_at >= ? ORDER BY id`,
+                `SELECT ${ISSUE_COLUMNS} FROM issues INDEXED BY issues_by_update WHERE project = ? AND updated_at >= ? ORDER BY id`,
               )
               .iterate(slug, since);
       for (const row of rows) yield toIssue(row as IssueRow);
