@@ -132,6 +132,7 @@ export class SimStore {
   private readonly statements;
   /** The connections of the snapshots being read (`issueSnapshot`), closed with the store. */
   private readonly readers = new Set<Database.Database>();
+  private idleReader: Database.Database | undefined;
 
   /** `path` is a file, or `:memory:` for `--ephemeral`. */
   constructor(
@@ -277,8 +278,11 @@ export class SimStore {
       yield* this.listIssues(slug, since);
       return;
     }
-    const reader = new Database(this.path, { readonly: true, fileMustExist: true });
+    // One idle connection is kept for the next listing (opening one costs a few ms on every fetch's delta).
+    const reader = this.idleReader ?? new Database(this.path, { readonly: true, fileMustExist: true });
+    this.idleReader = undefined;
     this.readers.add(reader);
+    let done = false;
     try {
       const rows =
         since === undefined
@@ -289,9 +293,11 @@ export class SimStore {
               )
               .iterate(slug, since);
       for (const row of rows) yield toIssue(row as IssueRow);
+      done = true;
     } finally {
       this.readers.delete(reader);
-      reader.close();
+      if (done && this.idleReader === undefined && this.db.open) this.idleReader = reader;
+      else reader.close();
     }
   }
 
@@ -412,6 +418,8 @@ export class SimStore {
 
   /** Checkpoints the WAL into the main file and closes. */
   close(): void {
+    this.idleReader?.close();
+    this.idleReader = undefined;
     for (const reader of this.readers) {
       try {
         reader.close();
