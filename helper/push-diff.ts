@@ -11,7 +11,6 @@
  * order), an object this reader cannot find or read, a walk longer than MAX_WALK commits.
  */
 import type { StoredObject } from "../cache/object-store.js";
-import { parseTree } from "../cache/objects.js";
 import type { DiffEntry } from "./push-plan.js";
 
 /** An object by id, from whichever repository holds it; undefined when none does. */
@@ -80,21 +79,13 @@ export function commitTree(read: ReadObject, commit: string): string {
   return readCommit(read, commit).tree;
 }
 
-/** One entry of a tree, with git's mode (canonical, as git's tree walk reads it) and its sort key. */
-interface Entry {
-  readonly name: Buffer;
-  /** The name, and `/` for a folder: git's order of a tree's entries. */
-  readonly key: Buffer;
-  readonly mode: number;
-  readonly oid: string;
-  readonly folder: boolean;
-}
-
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;
 const S_IFLNK = 0o120000;
-const S_IFGITLINK = 0o160000;
+/** A submodule's commit: an object of another repository. */
+export const S_IFGITLINK = 0o160000;
+const SLASH = 0x2f;
 
 /** git's canon_mode: a regular file is 644 or 755, anything not a file, link or folder a submodule. */
 function canonicalMode(mode: number): number {
@@ -108,26 +99,211 @@ function modeText(mode: number): string {
   return mode.toString(8).padStart(6, "0");
 }
 
-/** The entries of tree `oid`, checked to be in git's order with no name twice. */
-function readTree(read: ReadObject, oid: string): Entry[] {
-  let stored: ReturnType<typeof parseTree>;
-  try {
-    stored = parseTree(readAs(read, oid, "tree"));
-  } catch (error) {
-    if (error instanceof NotInProcessError) throw error;
-    throw new NotInProcessError(`tree ${oid}: ${(error as Error).message}`);
+/**
+ * A tree object's entries, found where they lie in its bytes: a state tree has 10,000 entries, of which a
+ * push touches one, so an entry is parsed only when it is looked at (one `indexOf` per entry finds them).
+ */
+export class RawTree {
+  /** Where each entry starts, where its name starts (after the space), and where it ends (the NUL). */
+  private readonly starts: number[] = [];
+  private readonly nameStarts: number[] = [];
+  private readonly nameEnds: number[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly bytes: Buffer,
+  ) {
+    for (let at = 0; at < bytes.length; ) {
+      const space = bytes.indexOf(0x20, at);
+      const nul = space === -1 ? -1 : bytes.indexOf(0, space + 1);
+      // git dies on such an entry ("malformed tree"), wherever it is.
+      if (space - at < 5 || space - at > 6 || nul === -1 || nul === space + 1 || nul + 21 > bytes.length)
+        throw new NotInProcessError(`tree ${id} has a malformed entry at byte ${at}`);
+      this.starts.push(at);
+      this.nameStarts.push(space + 1);
+      this.nameEnds.push(nul);
+      at = nul + 21;
+    }
   }
-  const entries: Entry[] = [];
-  for (const { mode: digits, name, oid: id } of stored) {
-    const mode = canonicalMode(Number.parseInt(digits, 8));
-    const folder = mode === S_IFDIR;
-    const key = folder ? Buffer.concat([name, Buffer.from("/")]) : name;
-    const previous = entries.at(-1);
-    if (previous && Buffer.compare(previous.key, key) >= 0)
-      throw new NotInProcessError(`tree ${oid} is not in git's order`);
-    entries.push({ name, key, mode, oid: id, folder });
+
+  get size(): number {
+    return this.starts.length;
   }
-  return entries;
+
+  /** Where entry `i` starts (the tree's length for `i` = size). */
+  start(i: number): number {
+    return i < this.size ? (this.starts[i] as number) : this.bytes.length;
+  }
+
+  /** The entry starting at byte `at`, or -1 when none does. */
+  entryAt(at: number): number {
+    let low = 0;
+    let high = this.size;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const start = this.starts[middle] as number;
+      if (start === at) return middle;
+      if (start < at) low = middle + 1;
+      else high = middle;
+    }
+    return -1;
+  }
+
+  /** The first entry that ends after byte `at` (size when none does). */
+  entryOver(at: number): number {
+    let low = 0;
+    let high = this.size;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.nameEnds[middle] as number) + 21 <= at) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** Entry `i`'s mode, canonical; throws for digits git does not read as a mode. */
+  mode(i: number): number {
+    let mode = 0;
+    for (let at = this.starts[i] as number; at < (this.nameStarts[i] as number) - 1; at++) {
+      const digit = (this.bytes[at] as number) - 0x30;
+      if (digit < 0 || digit > 7) throw new NotInProcessError(`tree ${this.id} has a malformed mode`);
+      mode = mode * 8 + digit;
+    }
+    return canonicalMode(mode);
+  }
+
+  isFolder(i: number): boolean {
+    return this.mode(i) === S_IFDIR;
+  }
+
+  name(i: number): Buffer {
+    return this.bytes.subarray(this.nameStarts[i], this.nameEnds[i]);
+  }
+
+  oid(i: number): string {
+    const nul = this.nameEnds[i] as number;
+    return this.bytes.toString("hex", nul + 1, nul + 21);
+  }
+
+  /** Entry `i` against entry `j` of `other` in git's order (a folder's name compared as if it ended in `/`). */
+  compare(i: number, other: RawTree, j: number): number {
+    const a = this.nameStarts[i] as number;
+    const aEnd = this.nameEnds[i] as number;
+    const b = other.nameStarts[j] as number;
+    const bEnd = other.nameEnds[j] as number;
+    const shared = Math.min(aEnd - a, bEnd - b);
+    const order = other.bytes.compare(this.bytes, a, a + shared, b, b + shared);
+    if (order !== 0) return -order;
+    const next = (tree: RawTree, index: number, at: number, end: number) =>
+      at < end ? (tree.bytes[at] as number) : tree.isFolder(index) ? SLASH : -1;
+    return next(this, i, a + shared, aEnd) - next(other, j, b + shared, bEnd);
+  }
+
+  /** The entry whose key (name, and `/` for a folder) is `key`, or -1; the tree is checked to be in order. */
+  find(key: Buffer): number {
+    this.checkOrder(0, this.size);
+    let low = 0;
+    let high = this.size;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const order = this.compareKey(middle, key);
+      if (order === 0) return middle;
+      if (order < 0) low = middle + 1;
+      else high = middle;
+    }
+    return -1;
+  }
+
+  private ordered = false;
+
+  /** Throws unless entries `from` to `to` (and the one after them) are in git's order, no name twice. */
+  checkOrder(from: number, to: number): void {
+    if (this.ordered) return;
+    const last = Math.min(to, this.size - 1);
+    for (let i = from; i < last; i++)
+      if (this.compare(i, this, i + 1) >= 0)
+        throw new NotInProcessError(`tree ${this.id} is not in git's order`);
+    if (from === 0 && last === this.size - 1) this.ordered = true;
+  }
+
+  private compareKey(i: number, key: Buffer): number {
+    const a = this.nameStarts[i] as number;
+    const aEnd = this.nameEnds[i] as number;
+    const shared = Math.min(aEnd - a, key.length);
+    const order = key.compare(this.bytes, a, a + shared, 0, shared);
+    if (order !== 0) return -order;
+    const mine = a + shared < aEnd ? (this.bytes[a + shared] as number) : this.isFolder(i) ? SLASH : -1;
+    const theirs = shared < key.length ? (key[shared] as number) : -1;
+    return mine - theirs;
+  }
+}
+
+/** How many bytes `a` and `b` share at their start (or, `fromEnd`, at their end). */
+function sharedBytes(a: Buffer, b: Buffer, fromEnd: boolean): number {
+  const length = Math.min(a.length, b.length);
+  const chunk = 4096;
+  let shared = 0;
+  const same = (count: number) =>
+    fromEnd
+      ? a.compare(
+          b,
+          b.length - shared - count,
+          b.length - shared,
+          a.length - shared - count,
+          a.length - shared,
+        ) === 0
+      : a.compare(b, shared, shared + count, shared, shared + count) === 0;
+  while (shared + chunk <= length && same(chunk)) shared += chunk;
+  while (shared < length && same(1)) shared++;
+  return shared;
+}
+
+/**
+ * The entries where trees `a` and `b` may differ: `[from, aEnd)` of `a` and `[from, bEnd)` of `b`. The
+ * entries before them are the same bytes in both, and so are those after them (as many in each): git's walk
+ * pairs such entries one by one and finds nothing, so they are not looked at.
+ */
+function differingRange(a: RawTree, b: RawTree): { from: number; aEnd: number; bEnd: number } {
+  const from = Math.min(a.entryOver(sharedBytes(a.bytes, b.bytes, false)), a.size, b.size);
+  const tail = sharedBytes(a.bytes, b.bytes, true);
+  // The first entry of `a` inside the shared end that starts where an entry of `b` starts too.
+  let after = a.entryAt(a.bytes.length - tail);
+  if (after === -1) after = a.entryOver(a.bytes.length - tail) + 1;
+  let count = 0;
+  for (let i = Math.max(after, 0); i <= a.size; i++) {
+    if (i === a.size || b.entryAt(a.start(i) + b.bytes.length - a.bytes.length) !== -1) {
+      count = a.size - i;
+      break;
+    }
+  }
+  count = Math.min(count, a.size - from, b.size - from);
+  return { from, aEnd: a.size - count, bEnd: b.size - count };
+}
+
+/**
+ * Tree objects read once each (a push compares the same trees when it copies, diffs and looks up tokens).
+ * Throws NotInProcessError for a tree that cannot be read or is malformed.
+ */
+export class Trees {
+  private readonly trees = new Map<string, RawTree>();
+
+  constructor(readonly read: ReadObject) {}
+
+  get(oid: string): RawTree {
+    let tree = this.trees.get(oid);
+    if (!tree) {
+      tree = new RawTree(oid, readAs(this.read, oid, "tree"));
+      this.trees.set(oid, tree);
+    }
+    return tree;
+  }
+}
+
+/** What a tree diff reports: each file that differs, and each tree of the new side that differs. */
+export interface DiffSink {
+  file(entry: DiffEntry): void;
+  /** A tree of the new side (the root included) that the old side does not have at its path. */
+  tree?(oid: string, path: string): void;
 }
 
 /**
@@ -135,78 +311,98 @@ function readTree(read: ReadObject, oid: string): Entry[] {
  * --no-renames <from> <to>` lists them (and parseRawDiff reads them): in git's order, each with git's
  * status letter (A, D, M, or T for a change of file type), canonical modes and blob ids.
  */
-export function treeDiff(read: ReadObject, from: string, to: string): DiffEntry[] {
+export function treeDiff(trees: Trees, from: string, to: string): DiffEntry[] {
   const out: DiffEntry[] = [];
-  diffTrees(read, commitTree(read, from), commitTree(read, to), [], out);
+  diffTrees(trees, commitTree(trees.read, from), commitTree(trees.read, to), {
+    file: (entry) => out.push(entry),
+  });
   return out;
 }
 
-function diffTrees(
-  read: ReadObject,
+/**
+ * Reports to `sink` what differs between trees `from` and `to` (either undefined: the empty tree), as git's
+ * tree diff walks them; `prefix` is their folder.
+ */
+export function diffTrees(
+  trees: Trees,
   from: string | undefined,
   to: string | undefined,
-  prefix: readonly Buffer[],
-  out: DiffEntry[],
+  sink: DiffSink,
+  prefix: readonly Buffer[] = [],
 ): void {
-  const before = from === undefined ? [] : readTree(read, from);
-  const after = to === undefined ? [] : readTree(read, to);
-  let i = 0;
-  let j = 0;
-  while (i < before.length || j < after.length) {
-    const old = before[i];
-    const now = after[j];
-    const order = !old ? 1 : !now ? -1 : Buffer.compare(old.key, now.key);
-    if (order < 0 && old) {
-      one(read, old, "D", prefix, out);
+  if (from === to) return;
+  const before = from === undefined ? undefined : trees.get(from);
+  const after = to === undefined ? undefined : trees.get(to);
+  if (to !== undefined) sink.tree?.(to, pathOf(prefix, Buffer.alloc(0)));
+  const range =
+    before && after
+      ? differingRange(before, after)
+      : { from: 0, aEnd: before?.size ?? 0, bEnd: after?.size ?? 0 };
+  // The entries the walk compares must be in git's order, and before those that follow them.
+  before?.checkOrder(range.from, range.aEnd);
+  after?.checkOrder(range.from, range.bEnd);
+  let i = range.from;
+  let j = range.from;
+  while (i < range.aEnd || j < range.bEnd) {
+    const order =
+      i >= range.aEnd ? 1 : j >= range.bEnd ? -1 : (before as RawTree).compare(i, after as RawTree, j);
+    if (order < 0) {
+      one(trees, before as RawTree, i++, "D", prefix, sink);
+    } else if (order > 0) {
+      one(trees, after as RawTree, j++, "A", prefix, sink);
+    } else {
+      const old = before as RawTree;
+      const now = after as RawTree;
+      const [oldMode, newMode, oldOid, newOid] = [old.mode(i), now.mode(j), old.oid(i), now.oid(j)];
+      const name = now.name(j);
       i++;
-    } else if (order > 0 && now) {
-      one(read, now, "A", prefix, out);
       j++;
-    } else if (old && now) {
-      i++;
-      j++;
-      if (old.oid === now.oid && old.mode === now.mode) continue;
-      if (old.folder) {
-        diffTrees(read, old.oid, now.oid, [...prefix, old.name], out);
+      if (oldOid === newOid && oldMode === newMode) continue;
+      if (oldMode === S_IFDIR) {
+        diffTrees(trees, oldOid, newOid, sink, [...prefix, name]);
         continue;
       }
-      out.push({
-        status: (old.mode & S_IFMT) === (now.mode & S_IFMT) ? "M" : "T",
-        path: pathOf(prefix, now.name),
-        oldMode: modeText(old.mode),
-        newMode: modeText(now.mode),
-        oldOid: old.oid,
-        newOid: now.oid,
+      sink.file({
+        status: (oldMode & S_IFMT) === (newMode & S_IFMT) ? "M" : "T",
+        path: pathOf(prefix, name),
+        oldMode: modeText(oldMode),
+        newMode: modeText(newMode),
+        oldOid,
+        newOid,
       });
     }
   }
 }
 
-/** An entry only one side has: a file added or deleted, or every file of a folder. */
+/** Entry `i` of `tree`, which only one side has: a file added or deleted, or every file of a folder. */
 function one(
-  read: ReadObject,
-  entry: Entry,
+  trees: Trees,
+  tree: RawTree,
+  i: number,
   status: "A" | "D",
   prefix: readonly Buffer[],
-  out: DiffEntry[],
+  sink: DiffSink,
 ): void {
-  if (entry.folder) {
-    const inside = [...prefix, entry.name];
-    if (status === "A") diffTrees(read, undefined, entry.oid, inside, out);
-    else diffTrees(read, entry.oid, undefined, inside, out);
+  const oid = tree.oid(i);
+  const mode = tree.mode(i);
+  if (mode === S_IFDIR) {
+    const inside = [...prefix, tree.name(i)];
+    if (status === "A") diffTrees(trees, undefined, oid, sink, inside);
+    else diffTrees(trees, oid, undefined, sink, inside);
     return;
   }
-  const mode = modeText(entry.mode);
-  out.push({
+  const text = modeText(mode);
+  sink.file({
     status,
-    path: pathOf(prefix, entry.name),
-    oldMode: status === "D" ? mode : "000000",
-    newMode: status === "A" ? mode : "000000",
-    oldOid: status === "D" ? entry.oid : ZERO,
-    newOid: status === "A" ? entry.oid : ZERO,
+    path: pathOf(prefix, tree.name(i)),
+    oldMode: status === "D" ? text : "000000",
+    newMode: status === "A" ? text : "000000",
+    oldOid: status === "D" ? oid : ZERO,
+    newOid: status === "A" ? oid : ZERO,
   });
 }
 
+/** `prefix/name` as git prints it; `prefix/` for an empty name (a folder's own path). */
 function pathOf(prefix: readonly Buffer[], name: Buffer): string {
   const parts: Buffer[] = [];
   for (const part of prefix) parts.push(part, Buffer.from("/"));
@@ -218,31 +414,23 @@ function pathOf(prefix: readonly Buffer[], name: Buffer): string {
  * path → blob id of those of `paths` that are files (regular or links) in the tree of `commit`, as `git
  * ls-tree -z --full-tree <commit> -- <paths>` lists them with type `blob`.
  */
-export function filesAt(read: ReadObject, commit: string, paths: readonly string[]): Map<string, string> {
+export function filesAt(trees: Trees, commit: string, paths: readonly string[]): Map<string, string> {
   const files = new Map<string, string>();
   if (paths.length === 0) return files;
-  const root = commitTree(read, commit);
-  const trees = new Map<string, Entry[]>();
-  const entries = (oid: string) => {
-    let found = trees.get(oid);
-    if (!found) {
-      found = readTree(read, oid);
-      trees.set(oid, found);
-    }
-    return found;
-  };
+  const root = commitTree(trees.read, commit);
   for (const path of paths) {
     const parts = path.split("/");
     let tree: string | undefined = root;
     for (const [index, part] of parts.entries()) {
       if (tree === undefined) break;
       const last = index === parts.length - 1;
-      const key = Buffer.from(last ? part : `${part}/`);
-      const entry: Entry | undefined = entries(tree).find((candidate) => candidate.key.equals(key));
+      const raw: RawTree = trees.get(tree);
+      const found = raw.find(Buffer.from(last ? part : `${part}/`));
       tree = undefined;
-      if (!entry) break;
-      if (!last) tree = entry.oid;
-      else if ((entry.mode & S_IFMT) === S_IFREG || entry.mode === S_IFLNK) files.set(path, entry.oid);
+      if (found === -1) break;
+      if (!last) tree = raw.oid(found);
+      else if ((raw.mode(found) & S_IFMT) === S_IFREG || raw.mode(found) === S_IFLNK)
+        files.set(path, raw.oid(found));
     }
   }
   return files;
@@ -257,8 +445,8 @@ const RESULT = 8;
  * The merge base of commits `one` and `two` as `git merge-base <one> <two>` prints it, or undefined when
  * they share no history. git's paint_down_to_common (commit-reach.c): walk both histories newest commit
  * first (ties in the order they were queued), mark each commit with the sides that reach it, and a commit
- * both reach is a result whose ancestors are stale. One result is git's answer; several need git's own
- * choice among them (NotInProcessError).
+ * both reach is a result whose ancestors are stale; of the results, those another result reaches are
+ * dropped. One left is git's answer; several need git's own choice among them (NotInProcessError).
  */
 export function mergeBase(read: ReadObject, one: string, two: string): string | undefined {
   if (one === two) return one;
@@ -309,7 +497,22 @@ export function mergeBase(read: ReadObject, one: string, two: string): string | 
       put(parent);
     }
   }
-  const best = results.filter((oid) => ((flags.get(oid) ?? 0) & STALE) === 0);
+  const found = results.filter((oid) => ((flags.get(oid) ?? 0) & STALE) === 0);
+  // Commits of the same time can make the walk find a base and one of its ancestors; git then drops those
+  // reachable from another (remove_redundant).
+  const best = found.filter((oid) => !found.some((other) => other !== oid && reaches(other, oid)));
   if (best.length > 1) throw new NotInProcessError(`${best.length} merge bases`);
   return best[0];
+
+  function reaches(from: string, target: string): boolean {
+    const seen = new Set<string>();
+    for (const pending = [from]; pending.length > 0; ) {
+      const oid = pending.pop() as string;
+      if (oid === target) return true;
+      if (seen.has(oid)) continue;
+      seen.add(oid);
+      pending.push(...load(oid).parents);
+    }
+    return false;
+  }
 }
