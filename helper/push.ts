@@ -51,7 +51,7 @@ import {
 } from "./push-plan.js";
 import { whenAgain } from "./server-fault.js";
 import { userObjectsDir } from "./user-command.js";
-import { userGit } from "./user-git.js";
+import { userGit, userRefCommit } from "./user-git.js";
 
 export type PushReply =
   | { readonly ok: true; readonly oldOid: string | undefined }
@@ -131,14 +131,11 @@ export function staleTemporaryRefs(
 
 export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
   const { cache, backend, trace } = context;
-  const [resolved, tracking] = await Promise.all([
-    userGit(["rev-parse", "--verify", "-q", `${src}^{commit}`]),
-    userGit(["rev-parse", "--verify", "-q", `refs/remotes/${context.remote}/main^{commit}`]),
+  const [commit, tracking] = await Promise.all([
+    userCommit(src),
+    userCommit(`refs/remotes/${context.remote}/main`).then((oid) => oid ?? ""),
   ]);
-  const commit = resolved.stdout.trim();
-  if (resolved.code !== 0 || !/^[0-9a-f]{40}$/.test(commit)) {
-    return { ok: false, reason: `cannot resolve ${src} to a commit` };
-  }
+  if (commit === undefined) return { ok: false, reason: `cannot resolve ${src} to a commit` };
   cache.db.audit({ op: "push-start", oid: commit });
 
   const refs = { incomingRef: `refs/svc/incoming/${process.pid}`, baseRef: `refs/svc/base/${process.pid}` };
@@ -153,7 +150,7 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     // recreate the refs deleted below.
     const [synced, refused] = await Promise.allSettled([
       syncCache(cache, backend, { trace }),
-      copyIntoCache(context, objects, commit, tracking.stdout.trim(), refs, () => {
+      copyIntoCache(context, objects, commit, tracking, refs, () => {
         madeRefs = true;
       }),
     ]);
@@ -165,7 +162,7 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
     const mergeBase = (await cacheMergeBase(cache, objects, commit, tipBefore)) ?? "";
     // The user's commit is in the server's history already.
-    if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking.stdout.trim());
+    if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking);
     return await integrate(context, objects, commit, tipBefore, mergeBase);
   } finally {
     const deletes = [...(madeRefs ? [refs.baseRef, refs.incomingRef] : []), ...stale.refs];
@@ -174,6 +171,15 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
       await runGit(cache.repo, ["update-ref", "--stdin"], { input }).catch(() => undefined);
     }
   }
+}
+
+/** The commit `ref` of the user's repository names (in-process where it can be), or undefined. */
+async function userCommit(ref: string): Promise<string | undefined> {
+  const known = userRefCommit(ref, { env: process.env, cwd: process.cwd() });
+  if (known !== undefined) return known ?? undefined;
+  const resolved = await userGit(["rev-parse", "--verify", "-q", `${ref}^{commit}`]);
+  const oid = resolved.stdout.trim();
+  return resolved.code === 0 && /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
 }
 
 /** The objects a push reads in-process (cache/object-store.ts). */
