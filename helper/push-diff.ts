@@ -100,65 +100,63 @@ function modeText(mode: number): string {
 }
 
 /**
- * A tree object's entries, found where they lie in its bytes: a state tree has 10,000 entries, of which a
- * push touches one, so an entry is parsed only when it is looked at (one `indexOf` per entry finds them).
+ * A tree object's entries, found where they lie in its bytes, as far as they are looked at: a state tree has
+ * 10,000 entries of which a push touches one, and where two trees share their first and last bytes, a diff
+ * finds nothing there to look at (git's walk pairs such entries one by one and finds them equal).
  */
 export class RawTree {
-  /** Where each entry starts, where its name starts (after the space), and where it ends (the NUL). */
+  /** Where each entry found so far starts, where its name starts (after the space), and its NUL. */
   private readonly starts: number[] = [];
   private readonly nameStarts: number[] = [];
   private readonly nameEnds: number[] = [];
+  /** Where the next entry to find starts. */
+  private scanned = 0;
 
   constructor(
     readonly id: string,
     readonly bytes: Buffer,
-  ) {
-    for (let at = 0; at < bytes.length; ) {
-      const space = bytes.indexOf(0x20, at);
-      const nul = space === -1 ? -1 : bytes.indexOf(0, space + 1);
+  ) {}
+
+  /** Whether entry `i` exists (finding the entries up to it). */
+  has(i: number): boolean {
+    const { bytes } = this;
+    while (this.starts.length <= i && this.scanned < bytes.length) {
+      const at = this.scanned;
+      const nul = bytes.indexOf(0, at);
       // git dies on such an entry ("malformed tree"), wherever it is.
-      if (space - at < 5 || space - at > 6 || nul === -1 || nul === space + 1 || nul + 21 > bytes.length)
-        throw new NotInProcessError(`tree ${id} has a malformed entry at byte ${at}`);
+      const space = bytes[at + 5] === 0x20 ? at + 5 : bytes[at + 6] === 0x20 ? at + 6 : -1;
+      if (space === -1 || nul <= space + 1 || nul + 21 > bytes.length)
+        throw new NotInProcessError(`tree ${this.id} has a malformed entry at byte ${at}`);
       this.starts.push(at);
       this.nameStarts.push(space + 1);
       this.nameEnds.push(nul);
-      at = nul + 21;
+      this.scanned = nul + 21;
     }
+    return i < this.starts.length;
   }
 
-  get size(): number {
-    return this.starts.length;
+  /**
+   * Takes the places of `other`'s first `count` entries as its own, without looking for them again: the
+   * caller knows the two trees have the same bytes up to there.
+   */
+  adopt(other: RawTree, count: number): void {
+    if (this.starts.length > 0 || !other.has(count - 1)) return;
+    this.starts.push(...other.starts.slice(0, count));
+    this.nameStarts.push(...other.nameStarts.slice(0, count));
+    this.nameEnds.push(...other.nameEnds.slice(0, count));
+    this.scanned = (this.nameEnds[count - 1] as number) + 21;
   }
 
-  /** Where entry `i` starts (the tree's length for `i` = size). */
+  /** Where entry `i` starts; the tree's length when there is no entry `i`. */
   start(i: number): number {
-    return i < this.size ? (this.starts[i] as number) : this.bytes.length;
+    return this.has(i) ? (this.starts[i] as number) : this.bytes.length;
   }
 
-  /** The entry starting at byte `at`, or -1 when none does. */
-  entryAt(at: number): number {
-    let low = 0;
-    let high = this.size;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      const start = this.starts[middle] as number;
-      if (start === at) return middle;
-      if (start < at) low = middle + 1;
-      else high = middle;
-    }
-    return -1;
-  }
-
-  /** The first entry that ends after byte `at` (size when none does). */
+  /** The entry that holds byte `at` (the count of entries, for the tree's end). */
   entryOver(at: number): number {
-    let low = 0;
-    let high = this.size;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if ((this.nameEnds[middle] as number) + 21 <= at) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    let i = 0;
+    while (this.has(i) && (this.nameEnds[i] as number) + 21 <= at) i++;
+    return i;
   }
 
   /** Entry `i`'s mode, canonical; throws for digits git does not read as a mode. */
@@ -199,85 +197,45 @@ export class RawTree {
     return next(this, i, a + shared, aEnd) - next(other, j, b + shared, bEnd);
   }
 
-  /** The entry whose key (name, and `/` for a folder) is `key`, or -1; the tree is checked to be in order. */
-  find(key: Buffer): number {
-    this.checkOrder(0, this.size);
-    let low = 0;
-    let high = this.size;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      const order = this.compareKey(middle, key);
-      if (order === 0) return middle;
-      if (order < 0) low = middle + 1;
-      else high = middle;
+  /** Throws unless entry `i` comes after entry `i - 1` in git's order (no name twice). */
+  checkAfterPrevious(i: number): void {
+    if (i > 0 && this.compare(i - 1, this, i) >= 0)
+      throw new NotInProcessError(`tree ${this.id} is not in git's order`);
+  }
+
+  /**
+   * The entry named `name` that is a folder (`folder`) or not, or -1 when there is none; found by name as
+   * git's ls-tree finds it, whatever the order (two such entries: NotInProcessError).
+   */
+  find(name: Buffer, folder: boolean): number {
+    const pattern = Buffer.concat([Buffer.from(" "), name, Buffer.from([0])]);
+    let found = -1;
+    let i = 0;
+    for (let at = this.bytes.indexOf(pattern); at !== -1; at = this.bytes.indexOf(pattern, at + 1)) {
+      // A match is an entry's name only where an entry's name starts (a name may hold the bytes ` x\0`).
+      while (this.has(i) && (this.nameStarts[i] as number) < at + 1) i++;
+      if (!this.has(i) || this.nameStarts[i] !== at + 1 || this.isFolder(i) !== folder) continue;
+      if (found !== -1) throw new NotInProcessError(`tree ${this.id} has an entry twice`);
+      found = i;
     }
-    return -1;
-  }
-
-  private ordered = false;
-
-  /** Throws unless entries `from` to `to` (and the one after them) are in git's order, no name twice. */
-  checkOrder(from: number, to: number): void {
-    if (this.ordered) return;
-    const last = Math.min(to, this.size - 1);
-    for (let i = from; i < last; i++)
-      if (this.compare(i, this, i + 1) >= 0)
-        throw new NotInProcessError(`tree ${this.id} is not in git's order`);
-    if (from === 0 && last === this.size - 1) this.ordered = true;
-  }
-
-  private compareKey(i: number, key: Buffer): number {
-    const a = this.nameStarts[i] as number;
-    const aEnd = this.nameEnds[i] as number;
-    const shared = Math.min(aEnd - a, key.length);
-    const order = key.compare(this.bytes, a, a + shared, 0, shared);
-    if (order !== 0) return -order;
-    const mine = a + shared < aEnd ? (this.bytes[a + shared] as number) : this.isFolder(i) ? SLASH : -1;
-    const theirs = shared < key.length ? (key[shared] as number) : -1;
-    return mine - theirs;
+    return found;
   }
 }
 
 /** How many bytes `a` and `b` share at their start (or, `fromEnd`, at their end). */
 function sharedBytes(a: Buffer, b: Buffer, fromEnd: boolean): number {
   const length = Math.min(a.length, b.length);
-  const chunk = 4096;
-  let shared = 0;
-  const same = (count: number) =>
+  const same = (from: number, count: number) =>
     fromEnd
-      ? a.compare(
-          b,
-          b.length - shared - count,
-          b.length - shared,
-          a.length - shared - count,
-          a.length - shared,
-        ) === 0
-      : a.compare(b, shared, shared + count, shared, shared + count) === 0;
-  while (shared + chunk <= length && same(chunk)) shared += chunk;
-  while (shared < length && same(1)) shared++;
+      ? a.compare(b, b.length - from - count, b.length - from, a.length - from - count, a.length - from) === 0
+      : a.compare(b, from, from + count, from, from + count) === 0;
+  let shared = 0;
+  let chunk = 4096;
+  while (shared + chunk <= length && same(shared, chunk)) shared += chunk;
+  // Within the chunk that differs: halve it.
+  for (chunk = Math.min(chunk, length - shared); chunk > 0; chunk >>>= 1)
+    if (shared + chunk <= length && same(shared, chunk)) shared += chunk;
   return shared;
-}
-
-/**
- * The entries where trees `a` and `b` may differ: `[from, aEnd)` of `a` and `[from, bEnd)` of `b`. The
- * entries before them are the same bytes in both, and so are those after them (as many in each): git's walk
- * pairs such entries one by one and finds nothing, so they are not looked at.
- */
-function differingRange(a: RawTree, b: RawTree): { from: number; aEnd: number; bEnd: number } {
-  const from = Math.min(a.entryOver(sharedBytes(a.bytes, b.bytes, false)), a.size, b.size);
-  const tail = sharedBytes(a.bytes, b.bytes, true);
-  // The first entry of `a` inside the shared end that starts where an entry of `b` starts too.
-  let after = a.entryAt(a.bytes.length - tail);
-  if (after === -1) after = a.entryOver(a.bytes.length - tail) + 1;
-  let count = 0;
-  for (let i = Math.max(after, 0); i <= a.size; i++) {
-    if (i === a.size || b.entryAt(a.start(i) + b.bytes.length - a.bytes.length) !== -1) {
-      count = a.size - i;
-      break;
-    }
-  }
-  count = Math.min(count, a.size - from, b.size - from);
-  return { from, aEnd: a.size - count, bEnd: b.size - count };
 }
 
 /**
@@ -321,7 +279,9 @@ export function treeDiff(trees: Trees, from: string, to: string): DiffEntry[] {
 
 /**
  * Reports to `sink` what differs between trees `from` and `to` (either undefined: the empty tree), as git's
- * tree diff walks them; `prefix` is their folder.
+ * tree diff walks them; `prefix` is their folder. The entries the two trees share at their start are not
+ * looked at, and the walk stops once both have reached, at the same distance from their ends, the bytes
+ * they share at their end: the entries there are the same in both.
  */
 export function diffTrees(
   trees: Trees,
@@ -334,18 +294,33 @@ export function diffTrees(
   const before = from === undefined ? undefined : trees.get(from);
   const after = to === undefined ? undefined : trees.get(to);
   if (to !== undefined) sink.tree?.(to, pathOf(prefix, Buffer.alloc(0)));
-  const range =
-    before && after
-      ? differingRange(before, after)
-      : { from: 0, aEnd: before?.size ?? 0, bEnd: after?.size ?? 0 };
-  // The entries the walk compares must be in git's order, and before those that follow them.
-  before?.checkOrder(range.from, range.aEnd);
-  after?.checkOrder(range.from, range.bEnd);
-  let i = range.from;
-  let j = range.from;
-  while (i < range.aEnd || j < range.bEnd) {
-    const order =
-      i >= range.aEnd ? 1 : j >= range.bEnd ? -1 : (before as RawTree).compare(i, after as RawTree, j);
+  let first = 0;
+  let tail = { before: 0, after: 0 };
+  if (before && after) {
+    // The entry holding the first byte that differs starts at the same place in both.
+    first = before.entryOver(sharedBytes(before.bytes, after.bytes, false));
+    if (first > 0) after.adopt(before, first);
+    const shared = sharedBytes(before.bytes, after.bytes, true);
+    tail = { before: before.bytes.length - shared, after: after.bytes.length - shared };
+  }
+  // Each entry the walk reaches must come after the one before it (git's order), or git's walk would
+  // pair other entries than this one.
+  const ended = (tree: RawTree | undefined, index: number) => {
+    if (!tree?.has(index)) return true;
+    if (index > first) tree.checkAfterPrevious(index);
+    return false;
+  };
+  let i = first;
+  let j = first;
+  for (;;) {
+    const oldDone = ended(before, i);
+    const newDone = ended(after, j);
+    if (oldDone && newDone) return;
+    if (before && after && !oldDone && !newDone) {
+      const [a, b] = [before.start(i), after.start(j)];
+      if (a >= tail.before && b >= tail.after && before.bytes.length - a === after.bytes.length - b) return;
+    }
+    const order = oldDone ? 1 : newDone ? -1 : (before as RawTree).compare(i, after as RawTree, j);
     if (order < 0) {
       one(trees, before as RawTree, i++, "D", prefix, sink);
     } else if (order > 0) {
@@ -422,10 +397,10 @@ export function filesAt(trees: Trees, commit: string, paths: readonly string[]):
     const parts = path.split("/");
     let tree: string | undefined = root;
     for (const [index, part] of parts.entries()) {
-      if (tree === undefined) break;
+      if (tree === undefined || part === "") break;
       const last = index === parts.length - 1;
       const raw: RawTree = trees.get(tree);
-      const found = raw.find(Buffer.from(last ? part : `${part}/`));
+      const found = raw.find(Buffer.from(part), !last);
       tree = undefined;
       if (found === -1) break;
       if (!last) tree = raw.oid(found);

@@ -39,6 +39,7 @@ import { mergeRecord } from "./merge.js";
 import { filesAt, mergeBase as mergeBaseOf, NotInProcessError, Trees, treeDiff } from "./push-diff.js";
 import { copyNewObjects } from "./push-diff-copy.js";
 import {
+  count,
   type DiffEntry,
   isUnsafePath,
   type NextCommand,
@@ -554,7 +555,7 @@ async function integrate(
   if (failure) return failure;
   context.trace(`wrote ${judged.writes.length}`);
   crashPoint("result");
-  await commitResult(context, {
+  await commitResult(context, objects, {
     commit,
     tipBefore,
     mergeBase,
@@ -853,7 +854,7 @@ async function applyWrites(
   const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
   const total = sorted.length;
   const phase = progress().start(
-    `writing ${total.toLocaleString("en-US")} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
+    `writing ${count(total)} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
     `0 of ${total}`,
   );
   // Lines logged while the progress line is on a terminal go above it.
@@ -957,6 +958,7 @@ function againWhen(error: SvcError): string {
  */
 async function commitResult(
   context: PushContext,
+  objects: PushObjects,
   push: {
     commit: string;
     tipBefore: string;
@@ -971,12 +973,8 @@ async function commitResult(
   const tipSeen = cache.tip() ?? tipBefore;
   // The merge-base already says whether the user's commit contains the tip it was compared with.
   const containsTip =
-    tipSeen === tipBefore && mergeBase === tipBefore
-      ? true
-      : await runGit(cache.repo, ["merge-base", "--is-ancestor", tipSeen, commit]).then(
-          () => true,
-          () => false,
-        );
+    (tipSeen === tipBefore && mergeBase === tipBefore) ||
+    (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
   const counts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;
