@@ -9,7 +9,12 @@ import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
 
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 7;
+
+/** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
+const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
+  AND substr(updated_at, 11, 1) = 'T' AND substr(updated_at, 14, 1) = ':' AND substr(updated_at, 17, 1) = ':'
+  AND substr(updated_at, -1) = 'Z'`;
 
 export const CACHE_MIGRATIONS: Record<number, string> = {
   1: `
@@ -155,6 +160,12 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
           FROM audit_events_cache WHERE op = 'push-accept'
       ) WHERE commit_oid IS NOT NULL ORDER BY id;
   `,
+  // Every state commit's time is the newest updated_at of the live records (cache/sync.ts): the greatest
+  // canonical one comes from records_live_updated, the others from this index, which holds only them, so a
+  // push does not read every record's time.
+  7: `
+    CREATE INDEX records_live_other_time ON records (updated_at) WHERE deleted = 0 AND NOT (${CANONICAL_TIME});
+  `,
 };
 
 /** Why the cache's main moved (tip_history.op). */
@@ -183,11 +194,6 @@ export interface JournalRow {
   readonly created_version: number | null;
   readonly created_updated_at: string | null;
 }
-
-/** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
-const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
-  AND substr(updated_at, 11, 1) = 'T' AND substr(updated_at, 14, 1) = ':' AND substr(updated_at, 17, 1) = ':'
-  AND substr(updated_at, -1) = 'Z'`;
 
 /**
  * A record's last known server state. `raw_json` holds the record's frontmatter as the server sent it; the

@@ -20,7 +20,8 @@ import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/re
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
-import { runGit } from "../cache/git.js";
+import { readObjects, runGit } from "../cache/git.js";
+import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { SvcError } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
@@ -35,7 +36,10 @@ import {
   worktreeId,
 } from "./create-journal.js";
 import { mergeRecord } from "./merge.js";
+import { filesAt, mergeBase as mergeBaseOf, NotInProcessError, Trees, treeDiff } from "./push-diff.js";
+import { copyNewObjects } from "./push-diff-copy.js";
 import {
+  count,
   type DiffEntry,
   isUnsafePath,
   type NextCommand,
@@ -47,7 +51,8 @@ import {
   problemSummary,
 } from "./push-plan.js";
 import { whenAgain } from "./server-fault.js";
-import { userGit } from "./user-git.js";
+import { userObjectsDir } from "./user-command.js";
+import { userGit, userRefCommit } from "./user-git.js";
 
 export type PushReply =
   | { readonly ok: true; readonly oldOid: string | undefined }
@@ -127,28 +132,28 @@ export function staleTemporaryRefs(
 
 export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
   const { cache, backend, trace } = context;
-  const [resolved, tracking] = await Promise.all([
-    userGit(["rev-parse", "--verify", "-q", `${src}^{commit}`]),
-    userGit(["rev-parse", "--verify", "-q", `refs/remotes/${context.remote}/main^{commit}`]),
+  const [commit, tracking] = await Promise.all([
+    userCommit(src),
+    userCommit(`refs/remotes/${context.remote}/main`).then((oid) => oid ?? ""),
   ]);
-  const commit = resolved.stdout.trim();
-  if (resolved.code !== 0 || !/^[0-9a-f]{40}$/.test(commit)) {
-    return { ok: false, reason: `cannot resolve ${src} to a commit` };
-  }
+  if (commit === undefined) return { ok: false, reason: `cannot resolve ${src} to a commit` };
   cache.db.audit({ op: "push-start", oid: commit });
 
-  const incomingRef = `refs/svc/incoming/${process.pid}`;
-  const baseRef = `refs/svc/base/${process.pid}`;
+  const refs = { incomingRef: `refs/svc/incoming/${process.pid}`, baseRef: `refs/svc/base/${process.pid}` };
+  const objects = pushObjects(cache);
   const stale = staleTemporaryRefs(cache.repo);
   for (const lock of stale.locks) rmSync(lock, { force: true });
-  const leftovers = stale.refs;
+  let madeRefs = false;
   try {
     // The newest server state (staleness is judged against it) and the copy of the user's commits into the
-    // cache do not depend on each other: both at once. Both settle before anything else happens, so a
-    // failed sync never leaves a copy running that would recreate the refs deleted below.
+    // cache do not depend on each other: both at once (the copy in-process while the listing is under way).
+    // Both settle before anything else happens, so a failed sync never leaves a copy running that would
+    // recreate the refs deleted below.
     const [synced, refused] = await Promise.allSettled([
       syncCache(cache, backend, { trace }),
-      copyIntoCache(context, commit, tracking.stdout.trim(), { incomingRef, baseRef }),
+      copyIntoCache(context, objects, commit, tracking, refs, () => {
+        madeRefs = true;
+      }),
     ]);
     if (synced.status === "rejected") return notReached(context, synced.reason);
     if (refused.status === "rejected") throw refused.reason;
@@ -156,17 +161,60 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     trace(`pushed ${commit} into the cache`);
     const tipBefore = cache.tip();
     if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
-    const mergeBase = await runGit(cache.repo, ["merge-base", commit, tipBefore]).then(
-      (result) => result.stdout.toString("utf8").trim(),
-      () => "",
-    );
+    const mergeBase = (await cacheMergeBase(cache, objects, commit, tipBefore)) ?? "";
     // The user's commit is in the server's history already.
-    if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking.stdout.trim());
-    return await integrate(context, commit, tipBefore, mergeBase);
+    if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking);
+    return await integrate(context, objects, commit, tipBefore, mergeBase);
   } finally {
-    const deletes = [baseRef, incomingRef, ...leftovers].map((ref) => `delete ${ref}\n`).join("");
-    await runGit(cache.repo, ["update-ref", "--stdin"], { input: deletes }).catch(() => undefined);
+    const deletes = [...(madeRefs ? [refs.baseRef, refs.incomingRef] : []), ...stale.refs];
+    if (deletes.length > 0) {
+      const input = deletes.map((ref) => `delete ${ref}\n`).join("");
+      await runGit(cache.repo, ["update-ref", "--stdin"], { input }).catch(() => undefined);
+    }
   }
+}
+
+/** The commit `ref` of the user's repository names (in-process where it can be), or undefined. */
+async function userCommit(ref: string): Promise<string | undefined> {
+  const known = userRefCommit(ref, { env: process.env, cwd: process.cwd() });
+  if (known !== undefined) return known ?? undefined;
+  const resolved = await userGit(["rev-parse", "--verify", "-q", `${ref}^{commit}`]);
+  const oid = resolved.stdout.trim();
+  return resolved.code === 0 && /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
+}
+
+/** The objects a push reads in-process (cache/object-store.ts). */
+interface PushObjects {
+  readonly cache: ObjectReader;
+  /** The user's repository's objects, where git's environment says where they are. */
+  readonly user: ObjectReader | undefined;
+  /** Commits and trees of the cache, else of the user's repository; each tree parsed once. */
+  readonly trees: Trees;
+}
+
+function pushObjects(cache: ProjectCache): PushObjects {
+  const cacheObjects = new ObjectReader(join(cache.repo, "objects"));
+  const userFolder = userObjectsDir({ env: process.env, cwd: process.cwd() });
+  const user = userFolder === undefined ? undefined : new ObjectReader(userFolder);
+  return { cache: cacheObjects, user, trees: new Trees((oid) => cacheObjects.read(oid) ?? user?.read(oid)) };
+}
+
+/** `git merge-base <commit> <tip>` in the cache, in-process where that gives git's answer; undefined for none. */
+async function cacheMergeBase(
+  cache: ProjectCache,
+  objects: PushObjects,
+  commit: string,
+  tip: string,
+): Promise<string | undefined> {
+  try {
+    return mergeBaseOf(objects.trees.read, commit, tip);
+  } catch (error) {
+    if (!(error instanceof NotInProcessError)) throw error;
+  }
+  return runGit(cache.repo, ["merge-base", commit, tip]).then(
+    (result) => result.stdout.toString("utf8").trim() || undefined,
+    () => undefined,
+  );
 }
 
 /** A redirect's message with the command for the user's remote (a push to a URL has no name to set). */
@@ -222,18 +270,31 @@ function alreadyOnServer(context: PushContext, commit: string, tip: string, trac
 }
 
 /**
- * Copies the user's commits into the cache byte for byte (`git push` to `incomingRef`). The base ref (the
- * user's remote-tracking commit, when the cache has it) tells send-pack what the cache already has, so only
- * new objects travel, and nothing is fetched lazily in a partial clone. The caller deletes both refs.
- * Returns the refusal when the copy failed, else nothing.
+ * Copies the user's commits into the cache byte for byte: in-process (helper/push-diff-copy.ts), or, where
+ * that leaves it to git, with `git push` to `incomingRef`. The base ref (the user's remote-tracking commit,
+ * when the cache has it) tells send-pack what the cache already has, so only new objects travel, and nothing
+ * is fetched lazily in a partial clone. `madeRefs` is called before the refs are made; the caller deletes
+ * them. Returns the refusal when the copy failed, else nothing.
  */
 async function copyIntoCache(
   context: PushContext,
+  objects: PushObjects,
   commit: string,
   tracking: string,
   refs: { incomingRef: string; baseRef: string },
+  madeRefs: () => void,
 ): Promise<PushReply | undefined> {
-  const { cache, log } = context;
+  const { cache, log, trace } = context;
+  const { user } = objects;
+  if (user !== undefined) {
+    const outcome = copyNewObjects({ ...objects, user }, cache.repo, commit, () => crashPoint("copy"));
+    if ("copied" in outcome) {
+      trace(`copied ${outcome.copied} objects into the cache`);
+      return undefined;
+    }
+    trace(`copying with git push: ${outcome.leftToGit}`);
+  }
+  madeRefs();
   // git refuses a ref to an object the cache does not have: then there is no base, and that is all.
   if (tracking) await runGit(cache.repo, ["update-ref", refs.baseRef, tracking]).catch(() => undefined);
   const copying = userGit([
@@ -253,14 +314,20 @@ async function copyIntoCache(
   return undefined;
 }
 
-/** path → blob oid of the files `paths` in `treeish` (only those: a tree may have 10,000 entries). */
+/** path → blob oid of the files `paths` in `commit` (only those: a tree may have 10,000 entries). */
 async function listTree(
   cache: ProjectCache,
-  treeish: string,
+  objects: PushObjects,
+  commit: string,
   paths: readonly string[],
 ): Promise<Map<string, string>> {
   if (paths.length === 0) return new Map();
-  const { stdout } = await runGit(cache.repo, ["ls-tree", "-z", "--full-tree", treeish, "--", ...paths]);
+  try {
+    return filesAt(objects.trees, commit, paths);
+  } catch (error) {
+    if (!(error instanceof NotInProcessError)) throw error;
+  }
+  const { stdout } = await runGit(cache.repo, ["ls-tree", "-z", "--full-tree", commit, "--", ...paths]);
   const files = new Map<string, string>();
   for (const line of stdout.toString("utf8").split("\0")) {
     const tab = line.indexOf("\t");
@@ -269,6 +336,51 @@ async function listTree(
     if (type === "blob" && oid) files.set(line.slice(tab + 1), oid);
   }
   return files;
+}
+
+/** The files that differ between commits `from` and `to` of the cache (`git diff-tree -r --raw`). */
+async function diffCommits(
+  cache: ProjectCache,
+  objects: PushObjects,
+  from: string,
+  to: string,
+): Promise<DiffEntry[]> {
+  try {
+    return treeDiff(objects.trees, from, to);
+  } catch (error) {
+    if (!(error instanceof NotInProcessError)) throw error;
+  }
+  return parseRawDiff(
+    (await runGit(cache.repo, ["diff-tree", "-r", "-z", "--raw", "--no-renames", from, to])).stdout,
+  );
+}
+
+/**
+ * The contents of the blobs `oids`: from the database, else from the cache's objects (a blob the user's
+ * commits brought, which the database never held); an oid in neither is left out of the map.
+ */
+async function blobContents(
+  cache: ProjectCache,
+  objects: PushObjects,
+  oids: Iterable<string>,
+): Promise<Map<string, Buffer>> {
+  const contents = new Map<string, Buffer>();
+  const read = (oid: string) => objects.cache.read(oid);
+  const rest: string[] = [];
+  for (const oid of oids) {
+    const known = cache.db.blob(oid)?.content;
+    let object: ReturnType<typeof read>;
+    try {
+      object = known ? undefined : read(oid);
+    } catch {
+      object = undefined; // git says what is wrong with it
+    }
+    if (known) contents.set(oid, known);
+    else if (object?.type === "blob") contents.set(oid, object.content);
+    else rest.push(oid);
+  }
+  for (const [oid, content] of await readObjects(cache.repo, rest)) contents.set(oid, content);
+  return contents;
 }
 
 /** What a push changed: the diff from its base, the blobs on both sides, and the base's record tokens. */
@@ -305,6 +417,7 @@ function idOf(context: PushContext, path: string, content: Buffer | undefined): 
  */
 async function settleAbandonedCreates(
   cache: ProjectCache,
+  objects: PushObjects,
   worktree: string,
   commit: string,
 ): Promise<JournalRow[]> {
@@ -312,6 +425,7 @@ async function settleAbandonedCreates(
   if (open.length === 0) return open;
   const present = await listTree(
     cache,
+    objects,
     commit,
     open.map((row) => row.path).filter((path) => !isUnsafePath(path)),
   );
@@ -321,6 +435,7 @@ async function settleAbandonedCreates(
 
 async function loadChanges(
   context: PushContext,
+  objects: PushObjects,
   commit: string,
   mergeBase: string,
   worktree: string,
@@ -332,9 +447,7 @@ async function loadChanges(
   // the base is a pushed commit, else the base itself.
   const tokenTree = cache.db.pushResult(mergeBase) ?? mergeBase;
   context.trace(`base ${mergeBase}, tokens from ${tokenTree}`);
-  const diff = parseRawDiff(
-    (await runGit(cache.repo, ["diff-tree", "-r", "-z", "--raw", "--no-renames", mergeBase, commit])).stdout,
-  );
+  const diff = await diffCommits(cache, objects, mergeBase, commit);
   const oids = new Set<string>();
   for (const entry of diff)
     for (const oid of [entry.oldOid, entry.newOid]) if (!/^0+$/.test(oid)) oids.add(oid);
@@ -343,9 +456,10 @@ async function loadChanges(
   // git cannot look up (`..` parts of a crafted tree) is left to the planner, which refuses it.
   const changedPaths = new Set(diff.map((entry) => entry.path));
   const [contents, listed] = await Promise.all([
-    cache.blobContents(oids),
+    blobContents(cache, objects, oids),
     listTree(
       cache,
+      objects,
       tokenTree,
       [...changedPaths].filter((path) => !isUnsafePath(path)),
     ),
@@ -368,7 +482,9 @@ async function loadChanges(
   for (const row of open) if (row.created_key) keys.add(row.created_key);
   const unlisted = [...keys].map((key) => schema.fileName(key)).filter((path) => !changedPaths.has(path));
   const tokenFiles =
-    unlisted.length === 0 ? listed : new Map([...listed, ...(await listTree(cache, tokenTree, unlisted))]);
+    unlisted.length === 0
+      ? listed
+      : new Map([...listed, ...(await listTree(cache, objects, tokenTree, unlisted))]);
   const tokenFrom = (record: RecordContent) => {
     const version =
       schema.tokenFields.version === undefined ? undefined : record.fields[schema.tokenFields.version];
@@ -397,6 +513,7 @@ async function loadChanges(
 
 async function integrate(
   context: PushContext,
+  objects: PushObjects,
   commit: string,
   tipBefore: string,
   mergeBase: string,
@@ -412,8 +529,8 @@ async function integrate(
   context.trace(`working tree ${worktree}`);
   // Before anything is planned: a create a killed push sent is found on the server, or proven unwritten.
   resolveUnfinishedCreates(cache, backend, worktree, log);
-  const open = await settleAbandonedCreates(cache, worktree, commit);
-  const changes = await loadChanges(context, commit, mergeBase, worktree, open);
+  const open = await settleAbandonedCreates(cache, objects, worktree, commit);
+  const changes = await loadChanges(context, objects, commit, mergeBase, worktree, open);
   const plan = planPush({
     schema: backend.schema,
     entries: changes.diff,
@@ -438,7 +555,7 @@ async function integrate(
   if (failure) return failure;
   context.trace(`wrote ${judged.writes.length}`);
   crashPoint("result");
-  await commitResult(context, {
+  await commitResult(context, objects, {
     commit,
     tipBefore,
     mergeBase,
@@ -737,7 +854,7 @@ async function applyWrites(
   const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
   const total = sorted.length;
   const phase = progress().start(
-    `writing ${total.toLocaleString("en-US")} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
+    `writing ${count(total)} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
     `0 of ${total}`,
   );
   // Lines logged while the progress line is on a terminal go above it.
@@ -841,6 +958,7 @@ function againWhen(error: SvcError): string {
  */
 async function commitResult(
   context: PushContext,
+  objects: PushObjects,
   push: {
     commit: string;
     tipBefore: string;
@@ -855,12 +973,8 @@ async function commitResult(
   const tipSeen = cache.tip() ?? tipBefore;
   // The merge-base already says whether the user's commit contains the tip it was compared with.
   const containsTip =
-    tipSeen === tipBefore && mergeBase === tipBefore
-      ? true
-      : await runGit(cache.repo, ["merge-base", "--is-ancestor", tipSeen, commit]).then(
-          () => true,
-          () => false,
-        );
+    (tipSeen === tipBefore && mergeBase === tipBefore) ||
+    (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
   const counts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;

@@ -5,7 +5,11 @@
  * went (null when git could not be started).
  */
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ObjectReader } from "../cache/object-store.js";
 import type { UserRepository } from "../cache/open.js";
+import { type HelperPlace, userGitDir, userObjectsDir } from "./user-command.js";
 
 export interface UserGitResult {
   readonly code: number | null;
@@ -77,4 +81,65 @@ export function userRepository(serverRefs: readonly string[], cwd?: string): Use
     spawnGit: (args, env) =>
       spawn("git", args, { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] }),
   };
+}
+
+/** Refs git keeps per working tree (in the worktree's own git dir), gitglossary(7) "per-worktree ref". */
+const PER_WORKTREE = /^refs\/(bisect|worktree|rewritten)\//;
+
+/**
+ * The commit the ref `name` of the user's repository names, as `git rev-parse --verify -q <name>^{commit}`
+ * prints it, read in-process (a push resolves two refs, each a git process otherwise): a loose ref file, a
+ * symbolic ref (`ref: …`), or a line of `packed-refs`, in the repository git's environment names (`GIT_DIR`,
+ * a linked worktree's common dir). null: the ref does not exist. undefined: ask git (no `GIT_DIR`, a
+ * namespace, the reftable format, a name git would read differently, a tag to peel, an object not found).
+ */
+export function userRefCommit(name: string, place: HelperPlace): string | null | undefined {
+  const gitDir = userGitDir(place);
+  if (gitDir === undefined || place.env.GIT_NAMESPACE || place.env.GIT_COMMON_DIR) return undefined;
+  let common = gitDir;
+  try {
+    common = resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
+  } catch {
+    // not a linked worktree
+  }
+  if (existsSync(join(common, "reftable"))) return undefined;
+  const oid = refValue(name, gitDir, common, 0);
+  if (oid === null || oid === undefined) return oid;
+  const objects = userObjectsDir(place);
+  let type: string | undefined;
+  try {
+    type = objects === undefined ? undefined : new ObjectReader(objects).read(oid)?.type;
+  } catch {
+    type = undefined;
+  }
+  return type === "commit" ? oid : undefined;
+}
+
+function refValue(name: string, gitDir: string, common: string, depth: number): string | null | undefined {
+  if (depth > 5 || !/^refs\/[A-Za-z0-9._/-]+$/.test(name) || /(^|\/)\.|\.\.|\/\/|\.lock(\/|$)|\/$/.test(name))
+    return undefined;
+  let text: string | undefined;
+  try {
+    text = readFileSync(join(PER_WORKTREE.test(name) ? gitDir : common, name), "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
+  }
+  if (text !== undefined) {
+    const oid = /^([0-9a-f]{40})\n?$/.exec(text)?.[1];
+    if (oid) return oid;
+    const target = /^ref: (\S+)\n?$/.exec(text)?.[1];
+    return target === undefined ? undefined : refValue(target, gitDir, common, depth + 1);
+  }
+  let packed: string;
+  try {
+    packed = readFileSync(join(common, "packed-refs"), "utf8");
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined;
+  }
+  for (const line of packed.split("\n")) {
+    if (line.length === 41 + name.length && line.endsWith(` ${name}`) && /^[0-9a-f]{40} /.test(line))
+      return line.slice(0, 40);
+  }
+  return null;
 }
