@@ -297,11 +297,14 @@ async function copyIntoCache(
   madeRefs();
   // git refuses a ref to an object the cache does not have: then there is no base, and that is all.
   if (tracking) await runGit(cache.repo, ["update-ref", refs.baseRef, tracking]).catch(() => undefined);
+  // --no-thin: a thin pack may hold deltas against blobs the user has and the cache never wrote (the
+  // clone's own pack sends every blob without writing it into the cache), which receive-pack cannot resolve.
   const copying = userGit([
     "push",
     "--porcelain",
     "--no-verify",
     "--quiet",
+    "--no-thin",
     cache.repo,
     `${commit}:${refs.incomingRef}`,
   ]);
