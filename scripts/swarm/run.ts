@@ -311,6 +311,43 @@ function integrity(path: string): string | undefined {
   }
 }
 
+/**
+ * `git fsck` of a cache's `repo.git`. A cache writes a record file's blob only when a fetch asks for it (the
+ * clone's own pack and a partial clone leave them in the database), so a "missing blob" that the database
+ * holds unwritten is the cache's design, not damage; any other finding is a problem.
+ */
+async function cacheFsckProblem(folder: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const args = [`--git-dir=${join(folder, "repo.git")}`, "fsck", "--no-progress"];
+  const result = await userGit(args, { env });
+  if (result.code === 0) return undefined;
+  // What fsck says of a missing blob: "missing blob <id>", and for each tree naming it "broken link from
+  // tree <id>" then "to blob <id>" (on stdout and stderr); "dangling" lines are no error.
+  const lines = `${result.stdout}\n${result.stderr}`
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("dangling "));
+  const missing = lines.flatMap((line) => /^missing blob ([0-9a-f]{40})$/.exec(line)?.[1] ?? []);
+  const linked = lines.flatMap((line) => /^to\s+blob ([0-9a-f]{40})$/.exec(line)?.[1] ?? []);
+  const explained = lines.every(
+    (line) =>
+      /^missing blob [0-9a-f]{40}$/.test(line) ||
+      /^broken link from\s+tree [0-9a-f]{40}$/.test(line) ||
+      /^to\s+blob [0-9a-f]{40}$/.test(line),
+  );
+  if (explained && linked.every((oid) => missing.includes(oid))) {
+    const db = new Database(join(folder, "cache.db"), { readonly: true, fileMustExist: true });
+    try {
+      const unwritten = db.prepare("SELECT 1 FROM oid_map WHERE oid = ? AND written = 0").pluck();
+      const unknown = missing.filter((oid) => unwritten.get(oid) === undefined);
+      if (unknown.length === 0) return undefined;
+      return `git ${args.join(" ")}: ${unknown.length} missing blobs the database does not hold, e.g. ${unknown[0]}`;
+    } finally {
+      db.close();
+    }
+  }
+  return `git ${args.join(" ")} exited ${result.code}: ${`${result.stdout}${result.stderr}`.trim().slice(0, 1000)}`;
+}
+
 /** `git fsck` of each cache's `repo.git` and `PRAGMA integrity_check` of its `cache.db`. */
 async function checkCaches(root: string, env: NodeJS.ProcessEnv): Promise<StoreCheck[]> {
   const checks: StoreCheck[] = [];
@@ -319,7 +356,7 @@ async function checkCaches(root: string, env: NodeJS.ProcessEnv): Promise<StoreC
     for (const project of readdirSync(join(caches, name), { withFileTypes: true })) {
       if (!project.isDirectory()) continue;
       const folder = join(caches, name, project.name);
-      const fsck = await gitProblem([`--git-dir=${join(folder, "repo.git")}`, "fsck", "--no-progress"], env);
+      const fsck = await cacheFsckProblem(folder, env);
       checks.push({ what: `cache ${name}/${project.name} repo.git`, ...(fsck ? { problem: fsck } : {}) });
       const db = integrity(join(folder, "cache.db"));
       checks.push({ what: `cache ${name}/${project.name} cache.db`, ...(db ? { problem: db } : {}) });
