@@ -10,18 +10,13 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { ObjectReader } from "../cache/object-store.js";
+import { SCRATCH_GIT_ENV } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { Trees } from "./push-diff.js";
 import { copyNewObjects, MAX_COPY } from "./push-diff-copy.js";
 
 const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@x",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@x",
+  ...SCRATCH_GIT_ENV,
   // A lazy fetch of the partial clone fails instead of reaching the "server": a test would see it.
   GIT_NO_LAZY_FETCH: "1",
 };

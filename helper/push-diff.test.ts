@@ -13,21 +13,14 @@ import fc from "fast-check";
 import { ObjectReader } from "../cache/object-store.js";
 import { hashObject } from "../cache/objects.js";
 import { fuzzParams, gitPathComponent, holds } from "../testing/fuzz.js";
+import { SCRATCH_GIT_ENV } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { parseRawDiff } from "./push.js";
 import { filesAt, mergeBase, NotInProcessError, Trees, treeDiff } from "./push-diff.js";
 import type { DiffEntry } from "./push-plan.js";
 
 const ZERO = "0".repeat(40);
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@x",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@x",
-};
+const GIT_ENV = SCRATCH_GIT_ENV;
 
 function git(
   repo: string,

@@ -6,18 +6,11 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
+import { SCRATCH_GIT_ENV } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { userRefCommit } from "./user-git.js";
 
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@x",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@x",
-};
+const GIT_ENV = SCRATCH_GIT_ENV;
 
 function git(cwd: string, args: readonly string[]): string {
   return execFileSync("git", args, { cwd, env: GIT_ENV }).toString("utf8").trim();

@@ -19,6 +19,20 @@ import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { repoRoot } from "./paths.js";
 import { givenTempDir, type SeedIssue } from "./sim.js";
 
+/**
+ * For unit tests that run git synchronously on scratch repositories in a temporary folder: no system or
+ * global configuration, and a fixed author and committer (`t <t@x>`).
+ */
+export const SCRATCH_GIT_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@x",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@x",
+};
+
 export interface GitEnv {
   /** The complete environment of every process the fixtures start. */
   readonly env: Readonly<Record<string, string>>;
