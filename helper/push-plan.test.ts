@@ -11,7 +11,6 @@ import { recordChanges as changesBetween, sameBody } from "../backends/record-di
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { fuzzParams } from "../testing/fuzz.js";
 import {
-  count,
   type DiffEntry,
   type JournalMatch,
   nextCommand,
@@ -933,15 +932,4 @@ test("nextCommand: every refused file of a plan has a remedy, except a path no w
       ["issues/../x.md", undefined],
     ],
   );
-});
-
-test("property: count groups the thousands of a whole number as toLocaleString('en-US') does", (t) => {
-  fc.assert(
-    fc.property(
-      fc.oneof(fc.nat(), fc.nat({ max: 9_999 }), fc.constantFrom(0, 999, 1000, 999_999, 1_000_000)),
-      (n) => count(n) === n.toLocaleString("en-US"),
-    ),
-    fuzzParams(200),
-  );
-  t.is(count(10_000), "10,000");
 });

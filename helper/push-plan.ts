@@ -17,6 +17,7 @@
  * - Whatever a write sends must be within the backend's declared field limits: a push that breaks one is
  *   refused before any write, naming file, field and limit.
  */
+
 import { posix } from "node:path";
 import type { BaseToken, RecordChanges } from "../backends/backend.js";
 import {
@@ -28,6 +29,7 @@ import {
   recordKeyOf,
 } from "../backends/record.js";
 import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
+import { formatCount } from "../core/count.js";
 import { shellWord, UserFacingError } from "../core/errors.js";
 
 export interface DiffEntry {
@@ -117,14 +119,6 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 /** The largest file the planner reads: far above any backend's record size, a bound on memory only. */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
 
-/**
- * A whole number with its thousands grouped, `12,345`, as `toLocaleString("en-US")` writes it, without
- * loading ICU's locale data: its first use cost ~35 ms, more than the rest of a push that changed one record.
- */
-export function count(n: number): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
-
 /** What in `changes` breaks one of the schema's field limits or the body limit, as messages. */
 export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxBodyBytes: number): string[] {
   const problems: string[] = [];
@@ -138,10 +132,16 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
       if (limit.nonBlank && value.trim() === "")
         problems.push(`field \`${spec.name}\` is empty; ${schema.kind} needs some text in it`);
       if (limit.maxLength !== undefined && value.length > limit.maxLength)
-        over(`field \`${spec.name}\` is ${count(value.length)} characters`, `${count(limit.maxLength)}`);
+        over(
+          `field \`${spec.name}\` is ${formatCount(value.length)} characters`,
+          `${formatCount(limit.maxLength)}`,
+        );
     } else if (Array.isArray(value)) {
       if (limit.maxItems !== undefined && value.length > limit.maxItems)
-        over(`field \`${spec.name}\` has ${count(value.length)} entries`, `${count(limit.maxItems)}`);
+        over(
+          `field \`${spec.name}\` has ${formatCount(value.length)} entries`,
+          `${formatCount(limit.maxItems)}`,
+        );
       const reserved = limit.reservedPrefix;
       const claimed = reserved && value.find((item) => item.startsWith(reserved.prefix));
       if (reserved && claimed !== undefined)
@@ -152,17 +152,21 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
         problems.push(
           bad.trim() === ""
             ? `field \`${spec.name}\` has an empty entry; remove it`
-            : `field \`${spec.name}\` has an entry of ${count(bad.length)} characters; ${schema.kind} accepts at most ${count(long ?? 0)}`,
+            : `field \`${spec.name}\` has an entry of ${formatCount(bad.length)} characters; ${schema.kind} accepts at most ${formatCount(long ?? 0)}`,
         );
       }
     }
   }
   if (changes.body !== undefined) {
     const bytes = Buffer.byteLength(changes.body);
-    if (bytes > maxBodyBytes) over(`the body is ${count(bytes)} bytes`, `${count(maxBodyBytes)} bytes`);
+    if (bytes > maxBodyBytes)
+      over(`the body is ${formatCount(bytes)} bytes`, `${formatCount(maxBodyBytes)} bytes`);
     const characters = schema.bodyMaxLength;
     if (characters !== undefined && changes.body.length > characters)
-      over(`the body is ${count(changes.body.length)} characters`, `${count(characters)} characters`);
+      over(
+        `the body is ${formatCount(changes.body.length)} characters`,
+        `${formatCount(characters)} characters`,
+      );
     const problem = schema.bodyProblem?.(changes.body);
     if (problem !== undefined) problems.push(problem);
   }
@@ -322,7 +326,7 @@ class Planner {
     if (bytes.length > MAX_READ_BYTES) {
       this.refuse(
         path,
-        `the file is ${count(bytes.length)} bytes; svc reads record files of at most ${count(MAX_READ_BYTES)} bytes`,
+        `the file is ${formatCount(bytes.length)} bytes; svc reads record files of at most ${formatCount(MAX_READ_BYTES)} bytes`,
         "edit",
       );
       return undefined;

@@ -13,6 +13,7 @@
  * (`applyWrites`), commit the result (`commitResult`). Creates go through the create journal
  * (`create-journal.ts`) so that none is ever sent twice.
  */
+
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
@@ -23,6 +24,7 @@ import type { JournalRow } from "../cache/db.js";
 import { readObjects, runGit } from "../cache/git.js";
 import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
+import { formatCount } from "../core/count.js";
 import { SvcError } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
 import { isRunning } from "../core/process.js";
@@ -39,7 +41,6 @@ import { mergeRecord } from "./merge.js";
 import { filesAt, mergeBase as mergeBaseOf, NotInProcessError, Trees, treeDiff } from "./push-diff.js";
 import { copyNewObjects } from "./push-diff-copy.js";
 import {
-  count,
   type DiffEntry,
   isUnsafePath,
   type NextCommand,
@@ -857,7 +858,7 @@ async function applyWrites(
   const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
   const total = sorted.length;
   const phase = progress().start(
-    `writing ${count(total)} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
+    `writing ${formatCount(total)} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
     `0 of ${total}`,
   );
   // Lines logged while the progress line is on a terminal go above it.
