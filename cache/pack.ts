@@ -3,12 +3,17 @@
  * (one spawn writes any number of blobs, never one process per blob), and of a whole first state for a
  * clone (helper/stateless-connect.ts answers the clone's fetch with it).
  *
- * The cache's entries are zlib streams of *stored* (uncompressed) deflate blocks, built here without zlib:
- * Node's `deflateSync` costs ~20-35 µs a call whatever the level (measured: 789 ms for 20,000 record files,
+ * Every entry is a zlib stream of *stored* (uncompressed) deflate blocks, built here without zlib: Node's
+ * `deflateSync` costs ~20-35 µs a call whatever the level (measured: 789 ms for 20,000 record files,
  * against ~60 ms for stored blocks with our Adler-32). The cache's packs are therefore uncompressed; what git
- * fetches from it is compressed again by `pack-objects --no-reuse-object` (see `UPLOAD_PACK_CONFIG` in
- * helper/stateless-connect.ts), and the clone's pack is deflated here, so users' repositories hold
- * compressed packs.
+ * fetches from it later is compressed again by `pack-objects --no-reuse-object` (see `UPLOAD_PACK_CONFIG` in
+ * helper/stateless-connect.ts).
+ *
+ * The clone's pack is uncompressed as well (issue 18): deflating its 10,000 record files took the answer
+ * from ~120 ms to ~330 ms (`SVC_TRACE`, "clone: answering" to "answered fetch", three runs each), with git's
+ * index-pack inflating them beside it on the same two cores, about a fifth of a whole `svc init`. The price
+ * is disk: the user's first pack holds the record files as they are, ~3× their deflated size (5.4 MB
+ * against ~1.6 MB for 10,000 files of ~540 bytes); git reads either the same way.
  */
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
@@ -18,7 +23,7 @@ import type { Writable } from "node:stream";
 import type { ProjectCache } from "./cache.js";
 import { hashObject, sha1 } from "./objects.js";
 
-// node:zlib is loaded on first use: a no-op fetch (one helper start) deflates nothing.
+// node:zlib is loaded on first use, to read a loose commit: a no-op fetch (one helper start) reads none.
 const require = createRequire(import.meta.url);
 let zlib: typeof import("node:zlib") | undefined;
 
@@ -77,17 +82,6 @@ export function zlibStored(data: Buffer): Buffer {
   return out;
 }
 
-/**
- * A zlib stream of `data` at level 1. Small record files get a 4 KiB window and a small hash table: the
- * same bytes out for them, at half the cost of zlib's defaults (measured: ~17 µs a file instead of ~31).
- */
-export function zlibDeflated(data: Buffer): Buffer {
-  zlib ??= require("node:zlib") as typeof import("node:zlib");
-  return data.length <= 4096
-    ? zlib.deflateSync(data, { level: 1, windowBits: 12, memLevel: 3, chunkSize: 1024 })
-    : zlib.deflateSync(data, { level: 1 });
-}
-
 /** Pack bytes are written in pieces of about this size (a few entries each, not one write per entry). */
 const WRITE_BYTES = 64 * 1024;
 
@@ -98,13 +92,11 @@ const TYPE_CODES: Record<PackObjectType, number> = { commit: OBJ_COMMIT, tree: O
 /**
  * Streams the pack of `count` `objects` to `write`, in pieces of about 64 KiB, with the pack's SHA-1 at the
  * end; `write` resolves when it may take more (backpressure), so memory stays flat whatever the count.
- * `deflate`: compressed entries (a user's repository) instead of stored ones (the cache's).
  */
 export async function streamPack(
   objects: Iterable<{ readonly type: PackObjectType; readonly content: Buffer }>,
   count: number,
   write: (data: Buffer) => Promise<void>,
-  options: { readonly deflate: boolean },
 ): Promise<void> {
   const hash = sha1();
   let parts: Buffer[] = [];
@@ -129,7 +121,7 @@ export async function streamPack(
   let written = 0;
   for (const { type, content } of objects) {
     await add(entryHeader(TYPE_CODES[type], content.length));
-    await add(options.deflate ? zlibDeflated(content) : zlibStored(content));
+    await add(zlibStored(content));
     written++;
   }
   if (written !== count) throw new Error(`a pack of ${count} objects was given ${written}`);
@@ -142,14 +134,9 @@ export async function writeBlobPack(blobs: Iterable<Buffer>, count: number, sink
   const objects = function* () {
     for (const content of blobs) yield { type: "blob" as const, content };
   };
-  await streamPack(
-    objects(),
-    count,
-    async (data) => {
-      if (!sink.write(data)) await once(sink, "drain");
-    },
-    { deflate: false },
-  );
+  await streamPack(objects(), count, async (data) => {
+    if (!sink.write(data)) await once(sink, "drain");
+  });
   sink.end();
 }
 
@@ -197,7 +184,7 @@ export function firstState(cache: ProjectCache, tip: string): FirstState | undef
   return { commit, trees: [...distinct.values()], blobCount: blobs.distinct };
 }
 
-/** Streams the pack of `state` (helper/stateless-connect.ts frames it for git), its blobs deflated. */
+/** Streams the pack of `state` (helper/stateless-connect.ts frames it for git). */
 export async function streamFirstState(
   cache: ProjectCache,
   state: FirstState,
@@ -208,5 +195,5 @@ export async function streamFirstState(
     for (const content of state.trees) yield { type: "tree" as const, content };
     for (const content of cache.db.liveBlobContents()) yield { type: "blob" as const, content };
   };
-  await streamPack(objects(), 1 + state.trees.length + state.blobCount, write, { deflate: true });
+  await streamPack(objects(), 1 + state.trees.length + state.blobCount, write);
 }

@@ -4,9 +4,12 @@
  * two different edits of the same field or the same lines do not. Field equality is the record diff's
  * (`backends/record-diff.ts`), so a removed `assignee:` line is an edit to "none" here as in every write.
  */
-import { diff3Merge } from "node-diff3";
+import { createRequire } from "node:module";
 import type { FieldValue, RecordContent, RecordSchema } from "../backends/record.js";
 import { sameField } from "../backends/record-diff.js";
+
+/** node-diff3, loaded on the first merge: most pushes merge nothing, and the helper starts once per push. */
+let diff3: typeof import("node-diff3") | undefined;
 
 /** Splits text into lines that keep their line ends, so joining them gives the text back. */
 function lines(text: string): string[] {
@@ -16,7 +19,8 @@ function lines(text: string): string[] {
 export function mergeBody(base: string, ours: string, theirs: string): string | undefined {
   if (ours === base) return theirs;
   if (theirs === base || theirs === ours) return ours;
-  const regions = diff3Merge(lines(ours), lines(base), lines(theirs), { excludeFalseConflicts: true });
+  diff3 ??= createRequire(import.meta.url)("node-diff3") as typeof import("node-diff3");
+  const regions = diff3.diff3Merge(lines(ours), lines(base), lines(theirs), { excludeFalseConflicts: true });
   let merged = "";
   for (const region of regions) {
     if (region.conflict) return undefined;

@@ -257,8 +257,8 @@ const SIDE_BAND_DATA = MAX_PKT_LENGTH - 5;
 
 /**
  * Answers a clone's fetch with the pack of the cache's first state (cache/pack.ts), made here: the blobs
- * are read from the database and deflated on the way, never written into the cache's repository (they
- * stay unwritten there, for a later lazy fetch, as before the clone), and nothing is compressed twice.
+ * are read from the database on the way, never written into the cache's repository (they stay unwritten
+ * there, for a later lazy fetch, as before the clone), and sent uncompressed (cache/pack.ts says why).
  * gitprotocol-v2 "fetch": the `packfile` section, its bytes on side band 1, then a flush.
  */
 async function answerWithFirstState(cache: ProjectCache, state: FirstState, output: Writable): Promise<void> {

@@ -10,7 +10,16 @@
  *
  * Beside it goes the V8 code cache of that file, `bundle.cjs.cache`, which bin.cjs uses to skip parsing it.
  *
- * npm packages stay outside (`better-sqlite3` is native; the others are loaded from node_modules as before).
+ * The npm packages the helper uses are in the bundle as well, so that they share its code cache instead of
+ * going through node's module resolution and compiler on each start (measured on a push: js-yaml 7.4 ms,
+ * better-sqlite3 5.4 ms, node-diff3 2.9 ms that way). Two rewrites make that possible:
+ * - `createRequire(import.meta.url)("<package>")`, which the helper's modules use to load a package on first
+ *   use only (js-yaml for parsing, node-diff3 for merging), becomes `require("<package>")`, which esbuild
+ *   follows: the package is bundled and still initialized on that first call.
+ * - better-sqlite3 finds its native addon with the `bindings` package, which searches from the calling
+ *   file's folder and would look beside the bundle; the bundle loads the addon from better-sqlite3's own
+ *   `build/Release` instead, where its install puts it.
+ *
  * `import.meta.url`, which the helper's modules only pass to `createRequire`, becomes the bundle's own path
  * (`__filename`, which `createRequire` takes as well); a use of `import.meta.url` as a URL would fail the build.
  */
@@ -18,10 +27,35 @@ import { readFileSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 
 const helperDir = fileURLToPath(new URL("../helper/", import.meta.url));
 const outfile = `${helperDir}bundle.cjs`;
+
+/** `createRequire(import.meta.url)("<package>")` as tsc writes it, for an npm package (not `node:`). */
+const LAZY_PACKAGE = /\bcreateRequire\)?\(import\.meta\.url\)\("((?!node:)[^"]+)"\)/g;
+const NATIVE_ADDON_LOOKUP = "require('bindings')('better_sqlite3.node')";
+const NATIVE_ADDON_PATH =
+  "require(require('path').join(require('path').dirname(require.resolve(['better-sqlite3', 'package.json'].join('/'))), 'build', 'Release', 'better_sqlite3.node'))";
+
+/** The two rewrites above, each checked: a changed package fails the build instead of the helper. */
+const bundlePackages: Plugin = {
+  name: "svc-bundle-packages",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!LAZY_PACKAGE.test(source)) return undefined;
+      return { contents: source.replace(LAZY_PACKAGE, 'require("$1")'), loader: "js" };
+    });
+    build.onLoad({ filter: /[\\/]better-sqlite3[\\/]lib[\\/]database\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes(NATIVE_ADDON_LOOKUP)) {
+        throw new Error(`${args.path} no longer loads its addon with ${NATIVE_ADDON_LOOKUP}`);
+      }
+      return { contents: source.replace(NATIVE_ADDON_LOOKUP, NATIVE_ADDON_PATH), loader: "js" };
+    });
+  },
+};
 
 await build({
   entryPoints: [`${helperDir}main.js`],
@@ -30,11 +64,17 @@ await build({
   platform: "node",
   target: "node20",
   format: "cjs",
-  packages: "external",
+  plugins: [bundlePackages],
   define: { "import.meta.url": "__filename" },
   logLevel: "warning",
 });
 const bundled = readFileSync(outfile, "utf8");
+const unbundled = [...bundled.matchAll(/require\("((?!node:)[^".][^"]*)"\)/g)]
+  .map((match) => match[1] ?? "")
+  .filter((name) => !Module.builtinModules.includes(name));
+if (unbundled.length > 0) {
+  throw new Error(`${outfile}: npm packages left outside the bundle: ${unbundled.join(", ")}`);
+}
 const uses = bundled.match(/.{0,15}__filename/g) ?? [];
 const other = uses.filter((use) => !use.endsWith("createRequire)(__filename"));
 if (other.length > 0) {
