@@ -4,8 +4,10 @@
  * repository when it works on the cache; every sync, connect, request and materialization is audited, and
  * the audit table is append-only.
  */
-import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import Module from "node:module";
+import { delimiter, join } from "node:path";
+import { Script } from "node:vm";
 import test from "ava";
 import {
   auditRows,
@@ -24,7 +26,8 @@ import {
   remoteHelper,
   svcUrl,
 } from "../testing/git.js";
-import { givenProject, givenSim } from "../testing/sim.js";
+import { repoRoot } from "../testing/paths.js";
+import { givenProject, givenSim, givenTempDir } from "../testing/sim.js";
 
 /** The commands git's packet trace (`GIT_TRACE_PACKET`) shows git sending: `ls-refs`, `fetch`. */
 function tracedCommands(traceFile: string): string[] {
@@ -232,4 +235,57 @@ test("the audit table has a row per sync, connect, request and materialization, 
   }
   t.is(auditRows(env).length, total);
   t.false(auditRows(env).some((row) => row.op === "tampered"));
+});
+
+test("the helper folds each command's code into its code cache once: after the first fetch and the first push, V8 takes the cache", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(3));
+  // A copy of the built helper, so that the files it rewrites are this test's own.
+  const install = givenTempDir(t, "svc-install-");
+  const helperDir = join(install, "dist", "helper");
+  mkdirSync(helperDir, { recursive: true });
+  for (const name of ["bin.cjs", "preamble.cjs", "bundle.cjs"]) {
+    copyFileSync(join(repoRoot, "dist", "helper", name), join(helperDir, name));
+  }
+  // The cache as the build makes it (the checkout's own may have been folded into by other tests).
+  const bundle = join(helperDir, "bundle.cjs");
+  const source = Module.wrap(readFileSync(bundle, "utf8"));
+  writeFileSync(`${bundle}.cache`, new Script(source, { filename: bundle }).createCachedData());
+  symlinkSync(join(repoRoot, "node_modules"), join(install, "node_modules"));
+  const bin = join(install, "bin");
+  mkdirSync(bin);
+  symlinkSync(join(helperDir, "bin.cjs"), join(bin, "git-remote-svc"));
+  const env = givenGitEnv(t);
+  const path = { PATH: [bin, env.env.PATH].join(delimiter) };
+  const accepted = () =>
+    new Script(source, { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) })
+      .cachedDataRejected === false;
+  const folded = () => {
+    try {
+      return readFileSync(`${bundle}.cache.commands`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const built = statSync(`${bundle}.cache`).size;
+  t.true(accepted(), "the build's cache");
+
+  await gitOk(t, env, ["clone", svcUrl(sim.url, "demo"), "demo"], { env: path });
+  t.is(folded(), "stateless-connect\n");
+  const afterFetch = statSync(`${bundle}.cache`).size;
+  t.true(afterFetch > built, `${afterFetch} bytes after the clone, ${built} from the build`);
+  t.true(accepted(), "the cache after the clone");
+
+  const file = join(env.dir, "demo", "issues", "0001.md");
+  writeFileSync(file, `${readFileSync(file, "utf8")}One more line.\n`);
+  await gitOk(t, env, ["commit", "-qam", "edit"], { cwd: "demo" });
+  await gitOk(t, env, ["push", "-q"], { cwd: "demo", env: path });
+  t.is(folded(), "stateless-connect\npush\n");
+  t.true(accepted(), "the cache after the push");
+
+  // Folded once: a second fetch leaves both files as they are.
+  const before = readFileSync(`${bundle}.cache`);
+  await gitOk(t, env, ["fetch", "-q"], { cwd: "demo", env: path });
+  t.true(readFileSync(`${bundle}.cache`).equals(before));
+  t.is(folded(), "stateless-connect\npush\n");
 });

@@ -23,7 +23,7 @@
  * `import.meta.url`, which the helper's modules only pass to `createRequire`, becomes the bundle's own path
  * (`__filename`, which `createRequire` takes as well); a use of `import.meta.url` as a URL would fail the build.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
@@ -82,4 +82,7 @@ if (other.length > 0) {
 }
 // The V8 code cache bin.cjs hands to `vm.Script` (the same wrapped source it compiles): V8 reads it instead
 // of parsing the file, and ignores it under another node binary or other flags.
+// bin.cjs folds the code of each command into it after that command's first run (`foldIntoCodeCache`),
+// listing what it folded in `bundle.cjs.cache.commands`: a new build starts that list again.
 writeFileSync(`${outfile}.cache`, new Script(Module.wrap(bundled), { filename: outfile }).createCachedData());
+rmSync(`${outfile}.cache.commands`, { force: true });
