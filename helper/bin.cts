@@ -131,8 +131,13 @@ function foldIntoCodeCache(file: string, script: vm.Script, command: string): vo
   else if (folded.includes(command)) return;
   const replace = (target: string, data: string | Buffer) => {
     const temp = `${target}.${process.pid}`;
-    fs.writeFileSync(temp, data);
-    fs.renameSync(temp, target);
+    try {
+      fs.writeFileSync(temp, data);
+      fs.renameSync(temp, target);
+    } catch (error) {
+      fs.rmSync(temp, { force: true });
+      throw error;
+    }
   };
   try {
     replace(`${file}.cache`, script.createCachedData());
