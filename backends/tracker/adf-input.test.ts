@@ -181,9 +181,14 @@ test("property: any description text is a document (or none) or a UserFacingErro
           /^the ```adf block at line \d+ of the description /.test(error.message)
         );
       }
+      // A document without blocks comes only from an ```adf fence holding that whole document (adf.ts keeps
+      // every document losslessly, `{"type":"doc","version":1,"content":[]}` too), and is written back as one.
       return (
         doc === null ||
-        (doc.type === "doc" && doc.version === 1 && Array.isArray(doc.content) && doc.content.length > 0)
+        (doc.type === "doc" &&
+          doc.version === 1 &&
+          Array.isArray(doc.content) &&
+          (doc.content.length > 0 || adfToMarkdown(doc) === `\`\`\`adf\n${JSON.stringify(doc)}\n\`\`\`\n`))
       );
     }),
     500,
@@ -204,5 +209,16 @@ test("property: the canonical form of any description that parses is a fixed poi
       return adfToMarkdown(markdownToAdf(canonical)) === canonical;
     }),
     500,
+  );
+});
+
+test("a fence holding a whole document is that document, even without blocks; beside other blocks it is refused at its line", (t) => {
+  const empty = '```adf\n{"type":"doc","version":1,"content":[]}\n```\n';
+  t.deepEqual(markdownToAdf(empty), { type: "doc", version: 1, content: [] });
+  t.is(adfToMarkdown({ type: "doc", version: 1, content: [] }), empty);
+  const error = t.throws(() => markdownToAdf(`Intro\n\n${empty}`), { instanceOf: UserFacingError });
+  t.regex(
+    error?.message ?? "",
+    /^the ```adf block at line 3 of the description holds a whole document beside other blocks/,
   );
 });

@@ -234,7 +234,8 @@ export function markdownToAdf(markdown: string): AdfDoc | null {
   const whole = content.find((node) => node.type === "doc");
   if (whole !== undefined && content.length === 1) return whole as AdfDoc;
   if (whole !== undefined) {
-    throw adfFenceError(0, "holds a whole document beside other blocks", JSON.stringify(whole));
+    const line = blockLines.get(whole) ?? 0;
+    throw adfFenceError(line, "holds a whole document beside other blocks", JSON.stringify(whole));
   }
   return { type: "doc", version: 1, content };
 }
@@ -271,6 +272,9 @@ const BLOCK_PARSERS: readonly ((lines: readonly Line[], at: number) => Parsed | 
   parseList,
 ];
 
+/** The line each top-level block parsed from the description starts on, for errors about the block. */
+const blockLines = new WeakMap<AdfNode, number>();
+
 function parseBlocks(lines: readonly Line[]): AdfNode[] {
   const nodes: AdfNode[] = [];
   let at = 0;
@@ -280,7 +284,10 @@ function parseBlocks(lines: readonly Line[]): AdfNode[] {
       continue;
     }
     const parsed = firstParse(lines, at) ?? parseParagraph(lines, at);
-    if (parsed.node !== undefined) nodes.push(parsed.node);
+    if (parsed.node !== undefined) {
+      nodes.push(parsed.node);
+      blockLines.set(parsed.node, lines[at].no);
+    }
     at = parsed.next;
   }
   return nodes;
