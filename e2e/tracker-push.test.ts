@@ -11,7 +11,7 @@ import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { type FakeTracker, givenFakeTracker } from "../testing/fake-tracker.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
-import { type GitEnv, git, gitOk } from "../testing/git.js";
+import { type GitEnv, git, gitOk, run } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
@@ -148,6 +148,41 @@ test("a paragraph edit sends an ADF document whose other nodes are the server's,
     else t.is(node, before[index], `node ${index}`);
   }
   t.deepEqual(tracker.issue("TEST-1")?.description, sent.fields.description);
+});
+
+test("a broken ```adf block is refused naming the file and its line, and the printed command pushes the fix", async (t) => {
+  const { tracker, env } = await givenTrackerClone(t);
+  editWorkFile(env, "d", trackerPath("TEST-2"), (text) =>
+    text.replace("Second body", 'Second body\n\n```adf\n{"type":"rule"\n```'),
+  );
+  await commitAll(t, env, "d", "Add a rule");
+  const from = tracker.requests.length;
+  const refused = await git(env, ["push"], { cwd: "d" });
+  t.is(refused.code, 1, refused.stderr);
+  t.regex(
+    refused.stderr,
+    /issues\/TEST-2\.md: the ```adf block at line 3 of the description does not hold valid JSON/,
+  );
+  // Nothing an agent would paste and get stuck on: no placeholder, no interactive command.
+  t.notRegex(refused.stderr, /<file>|checkout -p/);
+  t.deepEqual(trackerWrites(tracker, from), []);
+
+  const commands = refused.stderr.split("\n").filter((line) => /^ {2}git /.test(line));
+  t.deepEqual(commands, ['  git add issues/TEST-2.md && git commit -m "Fix issues/TEST-2.md" && git push']);
+  editWorkFile(env, "d", trackerPath("TEST-2"), (text) =>
+    text.replace('{"type":"rule"\n', '{"type":"rule"}\n'),
+  );
+  const ran = await run(env, "sh", ["-c", commands[0]?.trim() ?? ""], {
+    cwd: "d",
+    env: { GIT_EDITOR: "false" },
+  });
+  t.is(ran.code, 0, ran.stderr);
+  t.deepEqual(
+    (tracker.issue("TEST-2")?.description as unknown as { content: { type: string }[] }).content.map(
+      (node) => node.type,
+    ),
+    ["paragraph", "rule"],
+  );
 });
 
 test("a title edit is a PUT of the summary alone: an untouched description is never written", async (t) => {

@@ -420,8 +420,7 @@ function adfFenceError(lineNo: number, what: string, received: string, cause?: u
   return new UserFacingError(
     "SVC_RECORD_PARSE",
     `the \`\`\`adf block at ${where} ${what}: expected one ADF node as JSON between \`\`\`adf and \`\`\`, ` +
-      `e.g. ${ADF_EXAMPLE}; received ${excerpt(received)}. Fix the block, or restore it with ` +
-      "`git checkout -p -- <file>`",
+      `e.g. ${ADF_EXAMPLE}; received ${excerpt(received)}. Fix the block or delete it`,
     { data: { line: lineNo }, cause },
   );
 }

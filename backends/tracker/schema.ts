@@ -6,6 +6,7 @@
  * key. There is no version number: `updated_at` is the concurrency token. The body is the description
  * converted from ADF (adf.ts), lossless.
  */
+import { formatCount } from "../../core/count.js";
 import { UserFacingError } from "../../core/errors.js";
 import { field, type RecordSchema } from "../record.js";
 import { adfToMarkdown, markdownToAdf } from "./adf.js";
@@ -62,12 +63,14 @@ function descriptionProblem(body: string): string | undefined {
     doc = markdownToAdf(body);
   } catch (error) {
     if (!(error instanceof UserFacingError)) throw error;
-    const line = error.data.line;
-    return `${typeof line === "number" ? `line ${line} of the body (counted from the line after the closing ---): ` : ""}${error.message}`;
+    // The message names the line of the description, which is the body: say where its count starts.
+    return typeof error.data.line === "number" && error.data.line > 0
+      ? `${error.message} (the description's lines are counted from the one after the frontmatter's closing ---)`
+      : error.message;
   }
   const characters = textLength(doc);
   return characters > DESCRIPTION_MAX_CHARACTERS
-    ? `the description holds ${characters.toLocaleString("en-US")} characters of text; the tracker accepts at most ${DESCRIPTION_MAX_CHARACTERS.toLocaleString("en-US")}`
+    ? `the description holds ${formatCount(characters)} characters of text; the tracker accepts at most ${formatCount(DESCRIPTION_MAX_CHARACTERS)}`
     : undefined;
 }
 
