@@ -224,3 +224,56 @@ test("the first state's pack is a whole clone: its commit, every tree and every 
   const next = cache.db.exclusive(() => writeStateCommit(cache, [tip], "svc: sync\n"));
   t.is(firstState(cache, next), undefined);
 });
+
+test("no first state when the database holds a blob beyond the tip's files, two files share one, or a file changed since", async (t) => {
+  const root = givenTempDir(t, "svc-first-state-no-");
+  process.env.GIT_CONFIG_NOSYSTEM = "1";
+  process.env.GIT_CONFIG_GLOBAL = "/dev/null";
+  const given = async (name: string, files: Record<string, string>) => {
+    const cache = await ProjectCache.openAt(join(root, name), {
+      backend: "sim",
+      project: "p",
+      agent: "test",
+    });
+    t.teardown(() => cache.close());
+    for (const [path, text] of Object.entries(files)) remember(cache, path, text);
+    const tip = cache.db.exclusive(() => {
+      const commit = writeStateCommit(cache, [], "svc: import\n");
+      cache.setTip(commit, "import");
+      return commit;
+    });
+    return { cache, tip };
+  };
+  const remember = (cache: ProjectCache, path: string, text: string) => {
+    const content = Buffer.from(text);
+    const oid = hashObject("blob", content);
+    cache.db.rememberBlob(oid, path, content);
+    cache.db.upsertRecord({
+      key: path,
+      path,
+      version: 1,
+      updated_at: "2026-01-01T00:00:00.000Z",
+      rendered_oid: oid,
+      raw_json: "{}",
+    });
+  };
+
+  const plain = await given("plain", { "issues/1.md": "one\n", "issues/2.md": "two\n" });
+  t.is(firstState(plain.cache, plain.tip)?.blobCount, 2);
+
+  // Two files with the same bytes: one blob, so the live records' blobs are fewer than the records.
+  const shared = await given("shared", { "issues/1.md": "same\n", "issues/2.md": "same\n" });
+  t.is(firstState(shared.cache, shared.tip), undefined);
+
+  // A record changed after the import commit (what a push cut off before its commit leaves): its new blob
+  // is held beside the old one, and its path is noted as changed.
+  const changed = await given("changed", { "issues/1.md": "one\n", "issues/2.md": "two\n" });
+  changed.cache.db.exclusive(() => remember(changed.cache, "issues/2.md", "two, edited\n"));
+  t.is(firstState(changed.cache, changed.tip), undefined);
+
+  // A blob of no live record (an older version kept for history), with the tree unchanged.
+  const extra = await given("extra", { "issues/1.md": "one\n" });
+  const old = Buffer.from("one, as it was\n");
+  extra.cache.db.rememberBlob(hashObject("blob", old), "issues/1.md", old);
+  t.is(firstState(extra.cache, extra.tip), undefined);
+});

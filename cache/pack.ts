@@ -166,8 +166,10 @@ export interface FirstState {
 /**
  * The first state of the cache when its `main` is one, else undefined: `tip` is a loose commit without
  * parents (the import of a new or rebuilt cache, before anything else), whose tree is the state tree the
- * database keeps, and no two live records share a blob. That commit, its trees and the live records'
- * blobs are then the whole of what a clone of `tip` needs; anything else is left to upload-pack.
+ * database keeps with no change since, no two live records share a blob, and the database holds no
+ * other blob (none of an older version, a removed record, or a push cut off before its commit). That
+ * commit, its trees and the database's blobs are then the whole of what a clone of `tip` needs; anything
+ * else is left to upload-pack.
  */
 export function firstState(cache: ProjectCache, tip: string): FirstState | undefined {
   const commit = looseObject(cache.repo, tip, "commit");
@@ -177,11 +179,12 @@ export function firstState(cache: ProjectCache, tip: string): FirstState | undef
   const trees = cache.db.stateTrees();
   const root = trees.get("");
   if (root === undefined || head[0] !== `tree ${hashObject("tree", root)}`) return undefined;
-  const blobs = cache.db.liveBlobCounts();
-  if (blobs.distinct !== blobs.live) return undefined;
+  if (cache.db.dirtyPaths().length > 0) return undefined;
+  const blobs = cache.db.blobCounts();
+  if (blobs.distinctLive !== blobs.live || blobs.stored !== blobs.live) return undefined;
   // Two directories with the same entries are one tree object, sent once.
   const distinct = new Map([...trees.values()].map((content) => [hashObject("tree", content), content]));
-  return { commit, trees: [...distinct.values()], blobCount: blobs.distinct };
+  return { commit, trees: [...distinct.values()], blobCount: blobs.stored };
 }
 
 /** Streams the pack of `state` (helper/stateless-connect.ts frames it for git). */
@@ -193,7 +196,7 @@ export async function streamFirstState(
   const objects = function* () {
     yield { type: "commit" as const, content: state.commit };
     for (const content of state.trees) yield { type: "tree" as const, content };
-    for (const content of cache.db.liveBlobContents()) yield { type: "blob" as const, content };
+    for (const content of cache.db.storedBlobContents()) yield { type: "blob" as const, content };
   };
   await streamPack(objects(), 1 + state.trees.length + state.blobCount, write);
 }
