@@ -2,15 +2,18 @@
  * The clone benchmark (issues 3 and 18): for 1,000 and 10,000 issues (and 100,000 with `--large`), `svc init`
  * including checkout beside `git clone --filter=blob:none file://` of an equivalent bare repo plus checkout;
  * a no-op `git fetch` beside the helper's own `capabilities` round trip (the goal) and beside a plain
- * `git fetch` of the plain clone, with the REST calls it made; the helper's `capabilities` round trip beside
+ * `git fetch` of the plain clone, with the REST calls it made, and the same fetch through a helper that
+ * does nothing (floor-helper.cts: the least any helper that node runs can take); the helper's `capabilities` round trip beside
  * `node -e 0`; the helper's peak memory during the inits; and with `--large`, an init of 1,000,000 issues.
  *
  * Everything is real: the `svc sim` process with a SQLite file, the `svc` and `git-remote-svc` bins, the
  * installed git. git reads no user configuration (temporary HOME and global config).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type ListeningChild, spawnListening } from "../children.js";
 import type { BenchOptions } from "./args.js";
 import { BIN, gitEnv, plainPartialClones, SVC_BIN } from "./git.js";
@@ -41,6 +44,8 @@ interface SizeResult {
   readonly plainClone: number;
   readonly fetch: number;
   readonly plainFetch: number;
+  /** A no-op fetch of the same clone through floor-helper.cts, which does no work: any helper's least. */
+  readonly floorFetch: number;
   readonly restCalls: number;
   /** The helper's peak memory over the inits (the largest `exit maxRSS=` of SVC_TRACE), in MiB. */
   readonly peakMiB: number;
@@ -82,28 +87,63 @@ async function measureSize(
     );
     const plainDir = plain.dir;
     await checkedRun("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
+    const floorEnv = await givenFloorRemote(root, workTree, env);
     const dbPath = join(root, `sim-${issues}.db`);
     const fetches: number[] = [];
     const plainFetches: number[] = [];
-    const before = countAuditRows(dbPath);
-    // Interleaved, so that a burst of load on the machine hits both alike.
+    const floorFetches: number[] = [];
+    let restCalls = 0;
+    // Interleaved, so that a burst of load on the machine hits all alike.
     for (let i = 0; i < FETCHES; i++) {
+      const before = countAuditRows(dbPath);
       fetches.push((await checkedRun("git", ["-C", workTree, "fetch", "--quiet", "origin"], env)).ms);
+      restCalls += countAuditRows(dbPath) - before;
       plainFetches.push((await checkedRun("git", ["-C", plainDir, "fetch", "--quiet", "origin"], env)).ms);
+      floorFetches.push(
+        (await checkedRun("git", ["-C", workTree, "fetch", "--quiet", "floor"], floorEnv)).ms,
+      );
     }
-    const restCalls = (countAuditRows(dbPath) - before) / FETCHES;
     return {
       issues,
       init: median(inits),
       plainClone: median(plain.times),
       fetch: median(fetches),
       plainFetch: median(plainFetches),
-      restCalls,
+      floorFetch: median(floorFetches),
+      restCalls: restCalls / FETCHES,
       peakMiB,
     };
   } finally {
     await sim.stop();
   }
+}
+
+const FLOOR_HELPER = fileURLToPath(new URL("./floor-helper.cjs", import.meta.url));
+
+/**
+ * A remote `floor` in `workTree` served by floor-helper.cts (as `git-remote-svcfloor`, on PATH in the
+ * environment returned), which answers with the commit `origin` is at; fetched once, so that every fetch
+ * after is a no-op.
+ */
+async function givenFloorRemote(
+  root: string,
+  workTree: string,
+  env: NodeJS.ProcessEnv,
+): Promise<NodeJS.ProcessEnv> {
+  const bin = join(root, "floor-bin");
+  mkdirSync(bin, { recursive: true });
+  chmodSync(FLOOR_HELPER, 0o755);
+  rmSync(join(bin, "git-remote-svcfloor"), { force: true });
+  symlinkSync(FLOOR_HELPER, join(bin, "git-remote-svcfloor"));
+  const tip = execFileSync("git", ["-C", workTree, "rev-parse", "refs/remotes/origin/main"], { env });
+  const floorEnv = {
+    ...env,
+    PATH: `${bin}${delimiter}${env.PATH ?? ""}`,
+    SVC_FLOOR_TIP: tip.toString().trim(),
+  };
+  await checkedRun("git", ["-C", workTree, "remote", "add", "floor", "svcfloor::floor"], floorEnv);
+  await checkedRun("git", ["-C", workTree, "fetch", "--quiet", "floor"], floorEnv);
+  return floorEnv;
 }
 
 async function measureStartup(root: string): Promise<{ helper: number; node: number }> {
@@ -151,6 +191,13 @@ function sizeRows(size: SizeResult, startup: { helper: number }): { rows: string
       `${ms(startup.helper)} helper start`,
       ratio(size.fetch, startup.helper),
       atMost(GOALS.fetch),
+    ],
+    [
+      `no-op git fetch, floor (a helper doing nothing), ${size.issues}`,
+      ms(size.floorFetch),
+      `${ms(startup.helper)} helper start`,
+      ratio(size.floorFetch, startup.helper),
+      "-",
     ],
     [
       `no-op git fetch, ${size.issues}`,
