@@ -50,3 +50,23 @@ test("who made a version is kept with its blob, for the versions whose backend s
   db.rememberBlob(B, "2", Buffer.from("two"));
   t.deepEqual([...db.changedBy([A, B, USER])], [[A, "account-1"]]);
 });
+
+test("notedAncestor: the tips main moved to and the user commits pushes built on, up to the tip's last move", (t) => {
+  const db = new CacheDb(join(givenTempDir(t), "cache.db"), IDENTITY);
+  t.teardown(() => db.close());
+  const [C, D, E] = ["1", "2", "3"].map((digit) => digit.repeat(40)) as [string, string, string];
+  db.noteTip(A, "import");
+  db.noteTip(B, "push", USER);
+  db.noteTip(C, "sync");
+  // Main later moved on to D, a push of E: neither is an ancestor of C.
+  db.noteTip(D, "push", E);
+  t.true(db.notedAncestor(C, C), "the tip itself");
+  t.true(db.notedAncestor(A, C), "an older tip");
+  t.true(db.notedAncestor(B, C), "an older push result");
+  t.true(db.notedAncestor(USER, C), "the user commit an older push built on");
+  t.false(db.notedAncestor(D, C), "a tip after it");
+  t.false(db.notedAncestor(E, C), "the user commit of a push after it");
+  t.true(db.notedAncestor(E, D));
+  // A tip this history never noted (a ref moved in a transaction that was rolled back): nothing is known.
+  t.false(db.notedAncestor(A, "f".repeat(40)));
+});

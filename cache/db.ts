@@ -355,6 +355,12 @@ function bookkeepingStatements(db: Database.Database) {
     ),
     noteTip: db.prepare("INSERT INTO tip_history (commit_oid, at_ms, op, pushed_commit) VALUES (?, ?, ?, ?)"),
     tips: db.prepare("SELECT id, commit_oid, at_ms, op, pushed_commit FROM tip_history ORDER BY id"),
+    notedBefore: db
+      .prepare(
+        `SELECT count(*) FROM tip_history WHERE (commit_oid = @oid OR pushed_commit = @oid)
+         AND id <= (SELECT max(id) FROM tip_history WHERE commit_oid = @tip)`,
+      )
+      .pluck(),
     audit: db.prepare(
       `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -710,6 +716,18 @@ export class CacheDb {
   /** Notes that main moved to `commit` now, and why; call it in the transaction that moves it. */
   noteTip(commit: string, op: TipOp, pushedCommit?: string): void {
     this.statements.noteTip.run(commit, Date.now(), op, pushedCommit ?? null);
+  }
+
+  /**
+   * Whether this cache's history says that `oid` is `tip` or an ancestor of it: `oid` was noted, up to the
+   * last time main moved to `tip`, as a tip main moved to or as the user's commit a push built its result
+   * on. Main only ever moves to a commit that has the old tip among its ancestors (every commit the cache
+   * writes has the tip, or a user's commit containing it, as a parent), and a push's result has the user's
+   * commit as a parent; so each of those is an ancestor of `tip`. False says nothing: an older commit of a
+   * user's pushed history is an ancestor too, unnoted.
+   */
+  notedAncestor(oid: string, tip: string): boolean {
+    return (this.statements.notedBefore.get({ oid, tip }) as number) > 0;
   }
 
   /** Every move of main this cache noted, oldest first. */

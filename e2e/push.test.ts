@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
-import { expectedIssueFile, git, gitOk, givenGitEnv, manyIssues } from "../testing/git.js";
+import { expectedIssueFile, git, gitOk, givenGitEnv, manyIssues, patchIssue } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
@@ -338,4 +338,58 @@ test("a push to another branch than main is refused, naming main", async (t) => 
   t.is(push.code, 1, push.stderr);
   t.regex(push.stderr, /\[remote rejected\] HEAD -> feature \(svc keeps one branch, main/);
   t.deepEqual(simWrites(sim, before), []);
+});
+
+// A clone that pushes again and again without pulling: each push's merge base is read off the cache's
+// history (the commit the last push built on), not walked; these are the answers a walk gives.
+test("twelve pushes without a pull: each writes its one change; a change on the server meanwhile is fetch first; an older pushed commit is up to date; pull fast-forwards", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(3));
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  await givenClone(t, env, sim.url, "demo", "d");
+  const pushed: string[] = [];
+  for (let round = 1; round <= 12; round++) {
+    const id = (round % 2) + 1;
+    editWorkFile(env, "d", issuePath(id), (text) => `${text}Round ${round}.\n`);
+    pushed.push(await commitAll(t, env, "d", `Round ${round}`));
+    const before = lastSimAuditId(sim);
+    const push = await git(env, ["push"], { cwd: "d", env: { SVC_TRACE: "1" } });
+    t.is(push.code, 0, push.stderr);
+    // The base is the commit the last push built on (the import's commit for the first), known without a walk.
+    const base = round === 1 ? await gitOk(t, env, ["rev-parse", "HEAD^"], { cwd: "d" }) : pushed[round - 2];
+    t.true(push.stderr.includes(`merge base ${base} from the cache's history`), push.stderr);
+    t.deepEqual(
+      simWrites(sim, before).map((write) => [write.method, write.path]),
+      [["PATCH", `/projects/demo/issues/${id}`]],
+      `round ${round}`,
+    );
+  }
+  t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.version, 7);
+
+  // Someone else edits issue 3; this clone edits it too without a pull: its base is stale.
+  await patchIssue(sim.url, "demo", 3, { title: "Changed on the server" });
+  editWorkFile(env, "d", issuePath(3), (text) => `${text}A line from this clone.\n`);
+  await commitAll(t, env, "d", "A line in 3");
+  const before = lastSimAuditId(sim);
+  const stale = await git(env, ["push"], { cwd: "d" });
+  t.is(stale.code, 1, stale.stderr);
+  t.regex(stale.stderr, /fetch first/);
+  t.deepEqual(simWrites(sim, before), []);
+
+  // An older commit of this clone, pushed long ago, is already in the server's history: nothing to write.
+  const older = await git(env, ["push", "origin", `${pushed[3]}:refs/heads/main`], { cwd: "d" });
+  t.is(older.code, 0, older.stderr);
+  t.regex(older.stderr, /Everything up-to-date/);
+  t.deepEqual(simWrites(sim, before), []);
+
+  const pull = await git(env, ["pull", "--no-rebase", "--no-edit"], { cwd: "d" });
+  t.is(pull.code, 0, pull.stderr);
+  await gitOk(t, env, ["push"], { cwd: "d" });
+  const three = await issueOnServer(sim.url, "demo", 3);
+  t.is(three.frontmatter.title, "Changed on the server");
+  t.is(three.body, "Body 3\nA line from this clone.\n");
+  await gitOk(t, env, ["pull", "--ff-only"], { cwd: "d" });
+  for (const id of [1, 2, 3])
+    t.is(readWorkFile(env, "d", issuePath(id)), await expectedIssueFile(sim.url, "demo", id));
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
 });

@@ -79,6 +79,11 @@ export function commitTree(read: ReadObject, commit: string): string {
   return readCommit(read, commit).tree;
 }
 
+/** The parents a commit names, in order. */
+export function commitParents(read: ReadObject, commit: string): readonly string[] {
+  return readCommit(read, commit).parents;
+}
+
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;

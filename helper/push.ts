@@ -38,7 +38,14 @@ import {
   worktreeId,
 } from "./create-journal.js";
 import { mergeRecord } from "./merge.js";
-import { filesAt, mergeBase as mergeBaseOf, NotInProcessError, Trees, treeDiff } from "./push-diff.js";
+import {
+  commitParents,
+  filesAt,
+  mergeBase as mergeBaseOf,
+  NotInProcessError,
+  Trees,
+  treeDiff,
+} from "./push-diff.js";
 import { copyNewObjects } from "./push-diff-copy.js";
 import {
   type DiffEntry,
@@ -142,6 +149,8 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
 
   const refs = { incomingRef: `refs/svc/incoming/${process.pid}`, baseRef: `refs/svc/base/${process.pid}` };
   const objects = pushObjects(cache);
+  // Before the copy below puts it there: a commit the cache lacks is in none of the cache's histories.
+  const commitIsNew = !cache.hasObject(commit);
   const stale = staleTemporaryRefs(cache.repo);
   for (const lock of stale.locks) rmSync(lock, { force: true });
   let madeRefs = false;
@@ -162,7 +171,10 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     trace(`pushed ${commit} into the cache`);
     const tipBefore = cache.tip();
     if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
-    const mergeBase = (await cacheMergeBase(cache, objects, commit, tipBefore)) ?? "";
+    const mergeBase =
+      mergeBaseFromHistory(cache, objects, commit, tipBefore, commitIsNew, trace) ??
+      (await cacheMergeBase(cache, objects, commit, tipBefore)) ??
+      "";
     // The user's commit is in the server's history already.
     if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking);
     return await integrate(context, objects, commit, tipBefore, mergeBase);
@@ -198,6 +210,42 @@ function pushObjects(cache: ProjectCache): PushObjects {
   const userFolder = userObjectsDir({ env: process.env, cwd: process.cwd() });
   const user = userFolder === undefined ? undefined : new ObjectReader(userFolder);
   return { cache: cacheObjects, user, trees: new Trees((oid) => cacheObjects.read(oid) ?? user?.read(oid)) };
+}
+
+/**
+ * `git merge-base <commit> <tip>` read off the cache's own history, where that settles it without a walk;
+ * undefined where it does not. A walk reads every commit since the user's last pull (a clone that pushes
+ * again and again without pulling makes the cache's history a ladder of push results, each a merge of the
+ * one before and the user's commit), and each push grew slower with their number: ~120 -> ~155 ms after
+ * ~130 pushes at 10,000 records. The usual push answers here:
+ * - `commit` is noted in the history up to `tip` (CacheDb.notedAncestor): it is an ancestor of `tip`, so it
+ *   is the merge base;
+ * - else, when `commit` is new to the cache (so no ancestor of `tip`) and has one parent noted there: the
+ *   common ancestors of `commit` and `tip` are exactly that parent's ancestors, whose newest is the parent,
+ *   so it is the merge base, the one git names.
+ */
+function mergeBaseFromHistory(
+  cache: ProjectCache,
+  objects: PushObjects,
+  commit: string,
+  tip: string,
+  commitIsNew: boolean,
+  trace: (message: string) => void,
+): string | undefined {
+  let found: string | undefined;
+  if (cache.db.notedAncestor(commit, tip)) found = commit;
+  else if (commitIsNew) {
+    let parents: readonly string[] = [];
+    try {
+      parents = commitParents(objects.trees.read, commit);
+    } catch (error) {
+      if (!(error instanceof NotInProcessError)) throw error;
+    }
+    const [parent] = parents;
+    if (parents.length === 1 && parent !== undefined && cache.db.notedAncestor(parent, tip)) found = parent;
+  }
+  if (found !== undefined) trace(`merge base ${found} from the cache's history`);
+  return found;
 }
 
 /** `git merge-base <commit> <tip>` in the cache, in-process where that gives git's answer; undefined for none. */
@@ -975,10 +1023,12 @@ async function commitResult(
   const { cache, backend, log } = context;
   const { commit, tipBefore, mergeBase, writes } = push;
   const tipSeen = cache.tip() ?? tipBefore;
-  // The merge-base already says whether the user's commit contains the tip it was compared with.
+  // The merge base already says whether the user's commit contains the tip it was compared with: a commit
+  // is an ancestor of another exactly when it is their merge base. Only a tip moved since needs a walk.
   const containsTip =
-    (tipSeen === tipBefore && mergeBase === tipBefore) ||
-    (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
+    tipSeen === tipBefore
+      ? mergeBase === tipBefore
+      : (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
   const counts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;
