@@ -68,6 +68,7 @@ export class JsonItemSplitter {
     let start = -1; // where the current item began in this chunk, if it did
     if (this.inItem()) start = 0;
     let i = 0;
+    let nextBackslash = chunk.indexOf(BACKSLASH);
     while (i < chunk.length) {
       if (this.inItem()) {
         if (this.inString) {
@@ -78,7 +79,10 @@ export class JsonItemSplitter {
             continue;
           }
           const quote = chunk.indexOf(QUOTE, i);
-          const backslash = chunk.indexOf(BACKSLASH, i);
+          // The next backslash is looked up again only once passed: most chunks hold none, and a search
+          // for one from every string would read the rest of the chunk each time.
+          if (nextBackslash !== -1 && nextBackslash < i) nextBackslash = chunk.indexOf(BACKSLASH, i);
+          const backslash = nextBackslash;
           if (quote === -1 && backslash === -1) {
             i = chunk.length;
             continue;
