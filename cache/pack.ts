@@ -31,20 +31,6 @@ const OBJ_COMMIT = 1;
 const OBJ_TREE = 2;
 const OBJ_BLOB = 3;
 
-/** The type-and-size header of a pack entry: type in bits 4–6 of the first byte, size as a little-endian varint. */
-function entryHeader(type: number, size: number): Buffer {
-  const bytes: number[] = [];
-  let byte = (type << 4) | (size & 0x0f);
-  let rest = Math.floor(size / 16);
-  while (rest > 0) {
-    bytes.push(byte | 0x80);
-    byte = rest & 0x7f;
-    rest = Math.floor(rest / 128);
-  }
-  bytes.push(byte);
-  return Buffer.from(bytes);
-}
-
 /** Adler-32 (RFC 1950), summed in runs short enough that the 32-bit sums cannot overflow. */
 export function adler32(data: Uint8Array): number {
   let a = 1;
@@ -62,13 +48,16 @@ export function adler32(data: Uint8Array): number {
   return ((b << 16) | a) >>> 0;
 }
 
-/** A zlib stream holding `data` in stored deflate blocks (at most 65,535 bytes each). */
-export function zlibStored(data: Buffer): Buffer {
+/** The length of the zlib stream of `zlibStored` for `size` bytes: a 2-byte header, blocks, Adler-32. */
+function storedBytes(size: number): number {
+  return 2 + Math.max(1, Math.ceil(size / 65535)) * 5 + size + 4;
+}
+
+/** Writes the stream of `zlibStored(data)` into `out` at `at` (room for its `storedBytes`); returns where it ends. */
+function writeStored(out: Buffer, at: number, data: Buffer): number {
+  out[at++] = 0x78;
+  out[at++] = 0x01;
   const blocks = Math.max(1, Math.ceil(data.length / 65535));
-  const out = Buffer.allocUnsafe(2 + blocks * 5 + data.length + 4);
-  out[0] = 0x78;
-  out[1] = 0x01;
-  let at = 2;
   for (let block = 0; block < blocks; block++) {
     const start = block * 65535;
     const length = Math.min(65535, data.length - start);
@@ -78,50 +67,86 @@ export function zlibStored(data: Buffer): Buffer {
     data.copy(out, at + 5, start, start + length);
     at += 5 + length;
   }
-  out.writeUInt32BE(adler32(data), at);
+  return out.writeUInt32BE(adler32(data), at);
+}
+
+/** A zlib stream holding `data` in stored deflate blocks (at most 65,535 bytes each). */
+export function zlibStored(data: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(storedBytes(data.length));
+  writeStored(out, 0, data);
   return out;
 }
 
-/** Pack bytes are written in pieces of about this size (a few entries each, not one write per entry). */
+/** Pack bytes are written in pieces of about this size (many entries each, not one write per entry). */
 const WRITE_BYTES = 64 * 1024;
 
 export type PackObjectType = "commit" | "tree" | "blob";
 
 const TYPE_CODES: Record<PackObjectType, number> = { commit: OBJ_COMMIT, tree: OBJ_TREE, blob: OBJ_BLOB };
 
+/** The bytes of the pack entry of `content`: its header, then its zlib stream of stored blocks. */
+function entryBytes(content: Buffer): number {
+  let header = 1;
+  for (let rest = Math.floor(content.length / 16); rest > 0; rest = Math.floor(rest / 128)) header++;
+  return header + storedBytes(content.length);
+}
+
+/**
+ * Writes the pack entry of `content` into `out` at `at` (room for its `entryBytes`): the type-and-size
+ * header (type in bits 4–6 of the first byte, the size as a little-endian varint), then the stream of
+ * `zlibStored`. Returns where it ends.
+ */
+function writeEntry(out: Buffer, at: number, type: number, content: Buffer): number {
+  let byte = (type << 4) | (content.length & 0x0f);
+  for (let rest = Math.floor(content.length / 16); rest > 0; rest = Math.floor(rest / 128)) {
+    out[at++] = byte | 0x80;
+    byte = rest & 0x7f;
+  }
+  out[at++] = byte;
+  return writeStored(out, at, content);
+}
+
 /**
  * Streams the pack of `count` `objects` to `write`, in pieces of about 64 KiB, with the pack's SHA-1 at the
  * end; `write` resolves when it may take more (backpressure), so memory stays flat whatever the count.
+ * Entries are written straight into each piece (an entry larger than a piece goes alone), and the stream
+ * waits only when a piece is handed over.
  */
 export async function streamPack(
   objects: Iterable<{ readonly type: PackObjectType; readonly content: Buffer }>,
   count: number,
   write: (data: Buffer) => Promise<void>,
+  pieceBytes = WRITE_BYTES,
 ): Promise<void> {
   const hash = sha1();
-  let parts: Buffer[] = [];
-  let size = 0;
+  // A piece handed to `write` may still be queued there: each flush starts a new one.
+  let piece = Buffer.allocUnsafe(pieceBytes);
+  let at = 0;
   const flush = async () => {
-    const data = Buffer.concat(parts, size);
-    parts = [];
-    size = 0;
+    if (at === 0) return;
+    const data = piece.subarray(0, at);
+    piece = Buffer.allocUnsafe(pieceBytes);
+    at = 0;
     hash.update(data);
     await write(data);
   };
-  const add = async (data: Buffer) => {
-    parts.push(data);
-    size += data.length;
-    if (size >= WRITE_BYTES) await flush();
-  };
-  const header = Buffer.alloc(12);
-  header.write("PACK", 0, "latin1");
-  header.writeUInt32BE(2, 4);
-  header.writeUInt32BE(count, 8);
-  await add(header);
+  piece.write("PACK", 0, "latin1");
+  piece.writeUInt32BE(2, 4);
+  piece.writeUInt32BE(count, 8);
+  at = 12;
   let written = 0;
   for (const { type, content } of objects) {
-    await add(entryHeader(TYPE_CODES[type], content.length));
-    await add(zlibStored(content));
+    const code = TYPE_CODES[type];
+    const bytes = entryBytes(content);
+    if (at + bytes > piece.length) await flush();
+    if (bytes > piece.length) {
+      const entry = Buffer.allocUnsafe(bytes);
+      writeEntry(entry, 0, code, content);
+      hash.update(entry);
+      await write(entry);
+    } else {
+      at = writeEntry(piece, at, code, content);
+    }
     written++;
   }
   if (written !== count) throw new Error(`a pack of ${count} objects was given ${written}`);
@@ -192,11 +217,12 @@ export async function streamFirstState(
   cache: ProjectCache,
   state: FirstState,
   write: (data: Buffer) => Promise<void>,
+  pieceBytes?: number,
 ): Promise<void> {
   const objects = function* () {
     yield { type: "commit" as const, content: state.commit };
     for (const content of state.trees) yield { type: "tree" as const, content };
     for (const content of cache.db.storedBlobContents()) yield { type: "blob" as const, content };
   };
-  await streamPack(objects(), 1 + state.trees.length + state.blobCount, write);
+  await streamPack(objects(), 1 + state.trees.length + state.blobCount, write, pieceBytes);
 }

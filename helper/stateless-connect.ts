@@ -266,16 +266,22 @@ async function answerWithFirstState(cache: ProjectCache, state: FirstState, outp
     if (!output.write(pkt)) await once(output, "drain");
   };
   await send(encodePkt("packfile\n"));
-  await streamFirstState(cache, state, async (data) => {
-    for (let at = 0; at < data.length; at += SIDE_BAND_DATA) {
-      const piece = data.subarray(at, at + SIDE_BAND_DATA);
-      const pkt = Buffer.allocUnsafe(5 + piece.length);
-      pkt.write(pkt.length.toString(16).padStart(4, "0"), 0, "latin1");
-      pkt[4] = 1;
-      piece.copy(pkt, 5);
-      await send(pkt);
-    }
-  });
+  // Pieces of one packet's size (SIDE_BAND_DATA): each is one packet; only an entry larger than that is split.
+  await streamFirstState(
+    cache,
+    state,
+    async (data) => {
+      for (let at = 0; at < data.length; at += SIDE_BAND_DATA) {
+        const piece = data.subarray(at, at + SIDE_BAND_DATA);
+        const pkt = Buffer.allocUnsafe(5 + piece.length);
+        pkt.write(pkt.length.toString(16).padStart(4, "0"), 0, "latin1");
+        pkt[4] = 1;
+        piece.copy(pkt, 5);
+        await send(pkt);
+      }
+    },
+    SIDE_BAND_DATA,
+  );
   await send(FLUSH);
 }
 
