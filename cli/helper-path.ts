@@ -3,13 +3,21 @@
  * `helper/user-git.ts`).
  */
 import { accessSync, constants, existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheRoot } from "../cache/root.js";
 
+/**
+ * This module's folder, `dist/cli/`: `import.meta.url` is its URL as tsc's output, and the path of
+ * `dist/cli/bundle.cjs` in the CLI's bundle (scripts/bundle.ts, which allows this one use), in that folder
+ * as well.
+ */
+const here = import.meta.url;
+const cliDir = dirname(here.startsWith("file:") ? fileURLToPath(here) : here);
+
 /** The folder of svc's own bins (`git-remote-svc` beside `svc`). */
-const checkoutBinDir = fileURLToPath(new URL("../../bin/", import.meta.url));
-const helperScript = fileURLToPath(new URL("../helper/bin.cjs", import.meta.url));
+const checkoutBinDir = join(cliDir, "../../bin/");
+const helperScript = join(cliDir, "../helper/bin.cjs");
 
 /**
  * A folder holding `git-remote-svc`: the checkout's `bin/`, or (in an installed package, which ships no

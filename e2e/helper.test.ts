@@ -247,6 +247,11 @@ test("the helper folds each command's code into its code cache once: after the f
   for (const name of ["bin.cjs", "preamble.cjs", "bundle.cjs"]) {
     copyFileSync(join(repoRoot, "dist", "helper", name), join(helperDir, name));
   }
+  mkdirSync(join(install, "dist", "core"));
+  copyFileSync(
+    join(repoRoot, "dist", "core", "load-bundle.cjs"),
+    join(install, "dist", "core", "load-bundle.cjs"),
+  );
   // The cache as the build makes it (the checkout's own may have been folded into by other tests).
   const bundle = join(helperDir, "bundle.cjs");
   const source = Module.wrap(readFileSync(bundle, "utf8"));

@@ -4,7 +4,7 @@
  * lazy blob batch, so its start is on the hot path: this CommonJS file answers git's opening commands
  * (`capabilities`, `option`, `list for-push`) with synchronous reads and writes on fds 0 and 1, which cost
  * no ES module loader and no stream, and loads the helper proper (main.js and what it imports, bundled into
- * one CommonJS file, bundle.cjs, by scripts/bundle-helper.ts) only when a command needs the project. A helper
+ * one CommonJS file, bundle.cjs, by scripts/bundle.ts; core/load-bundle.cts runs it) only when a command needs the project. A helper
  * asked only for its capabilities then starts as fast as `node -e 0`.
  *
  * stdin is read one byte at a time up to each newline, so nothing main.js reads next is consumed here. A
@@ -13,10 +13,8 @@
  */
 import fs = require("node:fs");
 
-import nodeModule = require("node:module");
-
 import path = require("node:path");
-import vm = require("node:vm");
+import type vm = require("node:vm");
 import preamble = require("./preamble.cjs");
 
 /** helper/main.ts's `main`, as bundle.cjs exports it. */
@@ -77,35 +75,6 @@ function answerOpening(argv: readonly string[]): number | { pending: string | un
   }
 }
 
-/**
- * Runs bundle.cjs (made by the build from main.js, after the compiler has run) as `require` would, with the
- * V8 code cache beside it (`bundle.cjs.cache`): compiling the file costs ~10 ms, reading the cache ~4 ms.
- * V8 checks the cache against the source and its own version and flags, and compiles as usual when it does
- * not fit (another node binary, a missing or damaged file). Returns the compiled script too, for
- * `foldIntoCodeCache`.
- */
-function loadBundle(file: string): { main: Main; script: vm.Script } {
-  const source = fs.readFileSync(file, "utf8");
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = fs.readFileSync(`${file}.cache`);
-  } catch {
-    // No cache: V8 compiles the source.
-  }
-  const script = new vm.Script(nodeModule.wrap(source), { filename: file, cachedData });
-  const compiled = script.runInThisContext() as (...args: unknown[]) => void;
-  const module = { exports: {} as { main: Main } };
-  compiled.call(
-    module.exports,
-    module.exports,
-    nodeModule.createRequire(file),
-    module,
-    file,
-    path.dirname(file),
-  );
-  return { main: module.exports.main, script };
-}
-
 /** The commands whose code `foldIntoCodeCache` adds to the cache: a fetch (and clone), a push. */
 const FOLDED_COMMANDS = new Set(["stateless-connect", "push"]);
 
@@ -160,8 +129,11 @@ async function run(argv: readonly string[]): Promise<never> {
     trace(`exit maxRSS=${process.resourceUsage().maxRSS}KB`);
     process.exit(opening);
   }
+  // Loaded only now: a helper asked for its capabilities alone reads nothing more.
+  const loader = require("../core/load-bundle.cjs") as typeof import("../core/load-bundle.cjs");
   const file = path.join(__dirname, "bundle.cjs");
-  const { main, script } = loadBundle(file);
+  const { exports: bundled, script } = loader.loadBundle(file);
+  const main = bundled.main as Main;
   const code = await main(argv, undefined, opening.pending);
   if (code === 0) foldIntoCodeCache(file, script, opening.pending?.split(" ")[0] ?? "");
   // Exits as soon as stdout is flushed instead of waiting for idle sockets or timers; git waits for the exit.
