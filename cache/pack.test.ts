@@ -161,6 +161,21 @@ test("property: adler32 matches zlib's trailer and zlibStored inflates back, for
   t.pass();
 });
 
+/** Stores the file `path` holding `text` as a live record of `cache` (the key is the path). */
+function rememberFile(cache: ProjectCache, path: string, text: string): void {
+  const content = Buffer.from(text);
+  const oid = hashObject("blob", content);
+  cache.db.rememberBlob(oid, path, content);
+  cache.db.upsertRecord({
+    key: path,
+    path,
+    version: 1,
+    updated_at: "2026-01-01T00:00:00.000Z",
+    rendered_oid: oid,
+    raw_json: "{}",
+  });
+}
+
 test("the first state's pack is a whole clone: its commit, every tree and every record file, fsck-clean", async (t) => {
   const root = givenTempDir(t, "svc-first-state-");
   process.env.GIT_CONFIG_NOSYSTEM = "1";
@@ -171,19 +186,7 @@ test("the first state's pack is a whole clone: its commit, every tree and every 
     agent: "test",
   });
   t.teardown(() => cache.close());
-  const file = (path: string, text: string) => {
-    const content = Buffer.from(text);
-    const oid = hashObject("blob", content);
-    cache.db.rememberBlob(oid, path, content);
-    cache.db.upsertRecord({
-      key: path,
-      path,
-      version: 1,
-      updated_at: "2026-01-01T00:00:00.000Z",
-      rendered_oid: oid,
-      raw_json: "{}",
-    });
-  };
+  const file = (path: string, text: string) => rememberFile(cache, path, text);
   // Small files (a 4 KiB window), a large one, and nested folders.
   for (let i = 0; i < 50; i++) file(`issues/${String(i).padStart(4, "0")}.md`, `issue ${i}\n`.repeat(i + 1));
   file("pages/a/b/big.md", "x".repeat(100_000));
@@ -236,26 +239,13 @@ test("no first state when the database holds a blob beyond the tip's files, two 
       agent: "test",
     });
     t.teardown(() => cache.close());
-    for (const [path, text] of Object.entries(files)) remember(cache, path, text);
+    for (const [path, text] of Object.entries(files)) rememberFile(cache, path, text);
     const tip = cache.db.exclusive(() => {
       const commit = writeStateCommit(cache, [], "svc: import\n");
       cache.setTip(commit, "import");
       return commit;
     });
     return { cache, tip };
-  };
-  const remember = (cache: ProjectCache, path: string, text: string) => {
-    const content = Buffer.from(text);
-    const oid = hashObject("blob", content);
-    cache.db.rememberBlob(oid, path, content);
-    cache.db.upsertRecord({
-      key: path,
-      path,
-      version: 1,
-      updated_at: "2026-01-01T00:00:00.000Z",
-      rendered_oid: oid,
-      raw_json: "{}",
-    });
   };
 
   const plain = await given("plain", { "issues/1.md": "one\n", "issues/2.md": "two\n" });
@@ -268,7 +258,7 @@ test("no first state when the database holds a blob beyond the tip's files, two 
   // A record changed after the import commit (what a push cut off before its commit leaves): its new blob
   // is held beside the old one, and its path is noted as changed.
   const changed = await given("changed", { "issues/1.md": "one\n", "issues/2.md": "two\n" });
-  changed.cache.db.exclusive(() => remember(changed.cache, "issues/2.md", "two, edited\n"));
+  changed.cache.db.exclusive(() => rememberFile(changed.cache, "issues/2.md", "two, edited\n"));
   t.is(firstState(changed.cache, changed.tip), undefined);
 
   // A blob of no live record (an older version kept for history), with the tree unchanged.
