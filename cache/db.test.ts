@@ -2,7 +2,7 @@ import { join } from "node:path";
 import test from "ava";
 import Database from "better-sqlite3";
 import { givenTempDir } from "../testing/sim.js";
-import { CACHE_MIGRATIONS, CacheDb } from "./db.js";
+import { CACHE_MIGRATIONS, CacheDb, NOTED_BEFORE } from "./db.js";
 
 const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
 const A = "a".repeat(40);
@@ -69,4 +69,17 @@ test("notedAncestor: the tips main moved to and the user commits pushes built on
   t.true(db.notedAncestor(E, D));
   // A tip this history never noted (a ref moved in a transaction that was rolled back): nothing is known.
   t.false(db.notedAncestor(A, "f".repeat(40)));
+});
+
+test("notedAncestor looks commits up by index, not by reading main's whole history", (t) => {
+  const db = new CacheDb(join(givenTempDir(t), "cache.db"), IDENTITY);
+  t.teardown(() => db.close());
+  const plan = db.db
+    .prepare(`EXPLAIN QUERY PLAN ${NOTED_BEFORE}`)
+    .all({ oid: A, tip: B })
+    .map((row) => (row as { detail: string }).detail)
+    .join("\n");
+  t.notRegex(plan, /SCAN tip_history/, plan);
+  t.regex(plan, /tip_history_commit/);
+  t.regex(plan, /tip_history_pushed/);
 });

@@ -9,7 +9,7 @@ import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
 
-const SCHEMA_VERSION = 7;
+const SCHEMA_VERSION = 8;
 
 /** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
 const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
@@ -166,6 +166,12 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
   7: `
     CREATE INDEX records_live_other_time ON records (updated_at) WHERE deleted = 0 AND NOT (${CANONICAL_TIME});
   `,
+  // Each push asks whether a commit is in main's history (CacheDb.notedAncestor): looked up by index, so
+  // the question costs the same after a hundred thousand moves of main as after ten.
+  8: `
+    CREATE INDEX IF NOT EXISTS tip_history_commit ON tip_history (commit_oid);
+    CREATE INDEX IF NOT EXISTS tip_history_pushed ON tip_history (pushed_commit) WHERE pushed_commit IS NOT NULL;
+  `,
 };
 
 /** Why the cache's main moved (tip_history.op). */
@@ -312,6 +318,10 @@ function objectStatements(db: Database.Database) {
   };
 }
 
+/** Whether @oid is a tip main moved to, or a commit a push built on, up to main's last move to @tip. */
+export const NOTED_BEFORE = `SELECT count(*) FROM tip_history WHERE (commit_oid = @oid OR pushed_commit = @oid)
+  AND id <= (SELECT max(id) FROM tip_history WHERE commit_oid = @tip)`;
+
 /** Sync and pack state, the create journal, finished pushes and the audit log. */
 function bookkeepingStatements(db: Database.Database) {
   return {
@@ -355,12 +365,7 @@ function bookkeepingStatements(db: Database.Database) {
     ),
     noteTip: db.prepare("INSERT INTO tip_history (commit_oid, at_ms, op, pushed_commit) VALUES (?, ?, ?, ?)"),
     tips: db.prepare("SELECT id, commit_oid, at_ms, op, pushed_commit FROM tip_history ORDER BY id"),
-    notedBefore: db
-      .prepare(
-        `SELECT count(*) FROM tip_history WHERE (commit_oid = @oid OR pushed_commit = @oid)
-         AND id <= (SELECT max(id) FROM tip_history WHERE commit_oid = @tip)`,
-      )
-      .pluck(),
+    notedBefore: db.prepare(NOTED_BEFORE).pluck(),
     audit: db.prepare(
       `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
