@@ -83,3 +83,41 @@ test("notedAncestor looks commits up by index, not by reading main's whole histo
   t.regex(plan, /tip_history_commit/);
   t.regex(plan, /tip_history_pushed/);
 });
+
+test("a database being built loads without the indexes inserts do not need and gets each back as the schema wrote it", (t) => {
+  const dir = givenTempDir(t);
+  const indexes = (db: CacheDb) =>
+    db.db
+      .prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('records', 'oid_map') ORDER BY name",
+      )
+      .all();
+  const kept = new CacheDb(join(dir, "kept.db"), IDENTITY);
+  t.teardown(() => kept.close());
+  const schema = indexes(kept);
+  t.true(schema.some((index) => (index as { name: string }).name === "records_live_path"));
+  kept.deferIndexes()();
+  t.deepEqual(indexes(kept), schema, "a database not being built keeps its indexes");
+
+  const built = new CacheDb(join(dir, "built.db"), IDENTITY, { building: true });
+  t.teardown(() => built.close());
+  const restore = built.deferIndexes();
+  t.deepEqual(
+    indexes(built).map((index) => (index as { name: string }).name),
+    ["sqlite_autoindex_oid_map_1", "sqlite_autoindex_records_1"],
+    "only the keys are kept while the listing goes in",
+  );
+  built.rememberBlob(A, "1", Buffer.from("one\n"));
+  built.upsertRecord({
+    key: "1",
+    path: "issues/1.md",
+    version: 1,
+    updated_at: "2026-11-20T10:00:00Z",
+    rendered_oid: A,
+    raw_json: "{}",
+  });
+  restore();
+  restore();
+  t.deepEqual(indexes(built), schema);
+  t.deepEqual([...built.treeEntriesByPath()], [{ path: "issues/1.md", rendered_oid: A }]);
+});

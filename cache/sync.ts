@@ -184,6 +184,7 @@ export async function importListing(
   const phase = progress().start(`listing the records of ${backend.description}`);
   let listed = 0;
   let cursor: string | null = null;
+  const restoreIndexes = cache.db.deferIndexes();
   try {
     for await (const batch of listing.batches()) {
       cache.db.exclusive(() => {
@@ -198,6 +199,8 @@ export async function importListing(
   } catch (error) {
     phase.end("stopped");
     throw error;
+  } finally {
+    restoreIndexes();
   }
   phase.end(`${formatCount(listed)} listed`);
   options.trace?.(`listed ${listed} records (full)`);
