@@ -16,7 +16,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ListeningChild, spawnListening } from "../children.js";
 import type { BenchOptions } from "./args.js";
-import { BIN, gitEnv, plainPartialClones, SVC_BIN } from "./git.js";
+import { BIN, gitEnv, plainPartialClone, SVC_BIN } from "./git.js";
 import { measureLargeInit, seedSimStore } from "./large.js";
 import { checkedRun, timedRun } from "./process.js";
 import { countAuditRows } from "./sim-audit.js";
@@ -24,7 +24,7 @@ import { median } from "./stats.js";
 import { renderTable } from "./table.js";
 
 const PROJECT = "bench";
-const RUNS = 3;
+const RUNS = 5;
 const FETCHES = 7;
 
 /** A simulator of `issues` issues (its store filled directly: large.ts `seedSimStore`), listening on port 0. */
@@ -66,8 +66,13 @@ async function measureSize(
   const sim = await startSim(root, issues);
   try {
     const inits: number[] = [];
+    const plainTimes: number[] = [];
     let peakMiB = 0;
     let workTree = "";
+    let plainDir = "";
+    let plainClone: ((run: number) => Promise<{ ms: number; dir: string }>) | undefined;
+    // svc's inits and plain git's clones take turns (the plain repository is made from the first init), so
+    // that a burst of load, or the disk still writing the files of the run before, hits both alike.
     for (let i = 0; i < RUNS; i++) {
       const dir = join(root, `init-${issues}-${i}`);
       const env = gitEnv(root, { SVC_CACHE_DIR: join(root, `cache-${issues}-${i}`), SVC_TRACE: "1" });
@@ -80,12 +85,13 @@ async function measureSize(
       inits.push(run.ms);
       peakMiB = Math.max(peakMiB, peakRssMiB(run.stderr));
       workTree = dir;
+      plainClone ??= await plainPartialClone(root, String(issues), dir, gitEnv(root));
+      progress(`${issues} issues: plain git clone, run ${i + 1}`);
+      const plain = await plainClone(i);
+      plainTimes.push(plain.ms);
+      plainDir = plain.dir;
     }
     const env = gitEnv(root, { SVC_CACHE_DIR: join(root, `cache-${issues}-${RUNS - 1}`) });
-    const plain = await plainPartialClones(root, String(issues), workTree, env, RUNS, (line) =>
-      progress(`${issues} issues: ${line}`),
-    );
-    const plainDir = plain.dir;
     await checkedRun("git", ["-C", workTree, "config", "svc.syncInterval", "0"], env);
     const floorEnv = await givenFloorRemote(root, workTree, env);
     const dbPath = join(root, `sim-${issues}.db`);
@@ -106,7 +112,7 @@ async function measureSize(
     return {
       issues,
       init: median(inits),
-      plainClone: median(plain.times),
+      plainClone: median(plainTimes),
       fetch: median(fetches),
       plainFetch: median(plainFetches),
       floorFetch: median(floorFetches),

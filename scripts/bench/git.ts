@@ -39,9 +39,30 @@ export interface PlainClones {
 
 /**
  * The baseline of an init: copies `workTree`'s history into a bare repo `<root>/plain-<label>.git` that
- * allows filters, then clones it `runs` times with `git clone --filter=blob:none file://…` (checkout
- * included) into `<root>/plain-<label>-<i>`.
+ * allows filters, and returns what clones it with `git clone --filter=blob:none file://…` (checkout
+ * included) into `<root>/plain-<label>-<i>`, in ms; a benchmark interleaves those clones with its own runs.
  */
+export async function plainPartialClone(
+  root: string,
+  label: string,
+  workTree: string,
+  env: NodeJS.ProcessEnv,
+): Promise<(run: number) => Promise<{ ms: number; dir: string }>> {
+  const bare = join(root, `plain-${label}.git`);
+  await checkedRun("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
+  await checkedRun("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
+  return async (run) => {
+    const dir = join(root, `plain-${label}-${run}`);
+    const { ms } = await checkedRun(
+      "git",
+      ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, dir],
+      env,
+    );
+    return { ms, dir };
+  };
+}
+
+/** `plainPartialClone`'s clones `runs` times in a row. */
 export async function plainPartialClones(
   root: string,
   label: string,
@@ -50,17 +71,14 @@ export async function plainPartialClones(
   runs: number,
   progress: (line: string) => void,
 ): Promise<PlainClones> {
-  const bare = join(root, `plain-${label}.git`);
-  await checkedRun("git", ["clone", "--quiet", "--bare", "--no-local", workTree, bare], env);
-  await checkedRun("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
+  const clone = await plainPartialClone(root, label, workTree, env);
   const times: number[] = [];
   let dir = "";
   for (let i = 0; i < runs; i++) {
-    dir = join(root, `plain-${label}-${i}`);
     progress(`plain git clone, run ${i + 1}`);
-    times.push(
-      (await checkedRun("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, dir], env)).ms,
-    );
+    const run = await clone(i);
+    times.push(run.ms);
+    dir = run.dir;
   }
   return { times, dir };
 }
