@@ -38,7 +38,11 @@ import { FullListing, importListing, type SyncResult, writeStateCommit } from ".
  */
 export const COPYING_HISTORY_VARIABLE = "SVC_COPYING_HISTORY";
 
-/** A file in a rebuilt cache's folder: when and why. Its presence makes fetches check the user's history. */
+/**
+ * A file in a rebuilt cache's folder: when and why. Its presence makes fetches check the user's history
+ * with git where the user's ref cannot be read in-process (`continueUserHistory`), and names the lost
+ * versions in upload-pack's errors (`lostVersionsHint`).
+ */
 export const REBUILT_MARKER = "rebuilt";
 
 /** How long a process waits for another one that is building the same cache. */
@@ -51,6 +55,11 @@ export interface UserRepository {
    * helper's private `refs/svc/<remote>/main`.
    */
   readonly serverRefs: readonly string[];
+  /**
+   * The commit the first of `serverRefs` that exists names, read without starting git (a file or two):
+   * null when none exists, undefined when it cannot be read that way (then `gitOutput` is asked).
+   */
+  readonly serverCommitInProcess?: () => string | null | undefined;
   /** `git <args>` in the user's repository: its stdout when it exits 0, else undefined. */
   gitOutput(args: readonly string[]): Promise<string | undefined>;
   /** Starts `git <args>` in the user's repository with `env` added, all three stdio streams piped. */
@@ -266,11 +275,16 @@ export async function copyHistory(cache: ProjectCache, user: UserRepository, com
 }
 
 /**
- * In a rebuilt cache (it has the marker), makes sure the history of this user's repository continues in
- * it: another working tree's helper may have rebuilt it from an older or newer `origin/main` than this
- * one's. When the cache lacks the user's last server commit, copies that history in and writes a state
- * commit with parents (cache tip, that commit), so this user's `git pull` fast-forwards too. Returns
- * whether it did; costs one stat when the cache was never rebuilt.
+ * Makes sure the history of this user's repository continues in the cache. A rebuilt cache (it has the
+ * marker) may have been rebuilt by another working tree's helper from an older or newer `origin/main`; a
+ * cache whose folder was deleted may have been made anew by a clone that had no history at all (`svc init`,
+ * `git clone`), and then every older working tree's `git pull` would refuse "unrelated histories". When the
+ * cache lacks the user's last server commit, copies that history in and writes a state commit with parents
+ * (cache tip, that commit), so this user's `git pull` fast-forwards too. Returns whether it did.
+ *
+ * The usual fetch costs a read of the user's ref file and a lookup in the cache, no git process. Where the
+ * ref cannot be read in-process (a reftable repository, a namespace), only a rebuilt cache is checked, with
+ * git.
  */
 export async function continueUserHistory(
   cache: ProjectCache,
@@ -278,18 +292,24 @@ export async function continueUserHistory(
   user: UserRepository,
   log: (message: string) => void,
 ): Promise<boolean> {
-  if (!existsSync(join(cache.dir, REBUILT_MARKER))) return false;
+  const rebuilt = existsSync(join(cache.dir, REBUILT_MARKER));
+  const seen = user.serverCommitInProcess?.();
+  if (seen === null || (seen !== undefined && cache.hasObject(seen))) return false;
+  if (seen === undefined && !rebuilt) return false;
   const known = await lastServerCommit(user);
   if (!known || cache.hasObject(known.commit)) return false;
   await copyHistory(cache, user, known.commit);
   cache.db.exclusive(() => {
     const tip = cache.tip();
     const parents = tip === undefined ? [known.commit] : [tip, known.commit];
-    const message = `svc: continue the history of a working tree in the rebuilt cache of ${backend.kind} project ${backend.project}\n`;
+    const message = `svc: continue the history of a working tree in the ${rebuilt ? "rebuilt " : ""}cache of ${backend.kind} project ${backend.project}\n`;
     cache.setTip(writeStateCommit(cache, parents, message), "continue");
   });
+  const why = rebuilt
+    ? "was rebuilt since your last fetch"
+    : `did not hold your ${shortRef(known.ref)} (it was made anew since your last fetch, or your working tree was cloned through another cache)`;
   log(
-    `svc: the cache ${cache.dir} was rebuilt since your last fetch; the server state continues your ${shortRef(known.ref)} (${known.commit.slice(0, 7)}), so git pull fast-forwards`,
+    `svc: the cache ${cache.dir} ${why}; the server state continues your ${shortRef(known.ref)} (${known.commit.slice(0, 7)}), so git pull fast-forwards`,
   );
   return true;
 }

@@ -248,6 +248,32 @@ test("a working tree whose origin/main the rebuilt cache lacks continues in it t
   t.deepEqual(rebuildLines(push), []);
 });
 
+test("a cache deleted and then made anew by a new clone: an older working tree's pull fast-forwards instead of refusing unrelated histories, and its push lands once", async (t) => {
+  const { sim, env, oldTip } = await givenCloneBehindServer(t);
+  rmSync(cacheFolder(env), { recursive: true, force: true });
+  // `e` knows no server commit: its clone makes the cache as new, with a history of its own.
+  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", `svc::${sim.url}/projects/demo`, "e"]);
+  const fresh = await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "e" });
+  t.not((await git(env, ["merge-base", "--is-ancestor", oldTip, fresh], { cwd: "e" })).code, 0);
+
+  const pull = await pullFastForwards(t, env, sim, oldTip);
+  t.regex(
+    pull.stderr,
+    /svc: the cache .* did not hold your origin\/main \(it was made anew since your last fetch, or your working tree was cloned through another cache\); the server state continues your origin\/main \([0-9a-f]{7}\), so git pull fast-forwards/,
+  );
+  t.deepEqual(rebuildLines(pull), [], "nothing was rebuilt");
+  // The new clone's history is in the cache's too: its pull fast-forwards to the same commit.
+  const head = await gitOk(t, env, ["rev-parse", "HEAD"], { cwd: "d" });
+  const other = await git(env, ["pull"], { cwd: "e" });
+  t.is(other.code, 0, other.stderr);
+  t.is(await gitOk(t, env, ["rev-parse", "HEAD"], { cwd: "e" }), head);
+
+  await pushTitleEdit(t, env, sim, 3);
+  const again = await git(env, ["pull"], { cwd: "d" });
+  t.is(again.code, 0, again.stderr);
+  t.notRegex(again.stderr, /did not hold/, "the history is continued once");
+});
+
 test("svc sync rebuilds a lost cache the same way: git pull then fast-forwards", async (t) => {
   const { sim, env, oldTip } = await givenCloneBehindServer(t);
   rmSync(cacheFolder(env), { recursive: true, force: true });

@@ -77,6 +77,14 @@ export async function userGitOutput(
 export function userRepository(serverRefs: readonly string[], cwd?: string): UserRepository {
   return {
     serverRefs,
+    serverCommitInProcess: () => {
+      const place = { env: process.env, cwd: cwd ?? process.cwd() };
+      for (const ref of serverRefs) {
+        const oid = userRefOid(ref, place);
+        if (oid !== null) return oid;
+      }
+      return null;
+    },
     gitOutput: (args) => userGitOutput(args, { cwd }),
     spawnGit: (args, env) =>
       spawn("git", args, { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] }),
@@ -94,16 +102,7 @@ const PER_WORKTREE = /^refs\/(bisect|worktree|rewritten)\//;
  * namespace, the reftable format, a name git would read differently, a tag to peel, an object not found).
  */
 export function userRefCommit(name: string, place: HelperPlace): string | null | undefined {
-  const gitDir = userGitDir(place);
-  if (gitDir === undefined || place.env.GIT_NAMESPACE || place.env.GIT_COMMON_DIR) return undefined;
-  let common = gitDir;
-  try {
-    common = resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
-  } catch {
-    // not a linked worktree
-  }
-  if (existsSync(join(common, "reftable"))) return undefined;
-  const oid = refValue(name, gitDir, common, 0);
+  const oid = userRefOid(name, place);
   if (oid === null || oid === undefined) return oid;
   const objects = userObjectsDir(place);
   let type: string | undefined;
@@ -113,6 +112,23 @@ export function userRefCommit(name: string, place: HelperPlace): string | null |
     type = undefined;
   }
   return type === "commit" ? oid : undefined;
+}
+
+/**
+ * The object id the ref `name` of the user's repository holds, read in-process as `userRefCommit` reads it,
+ * without reading the object (no zlib on a fetch). null: the ref does not exist. undefined: ask git.
+ */
+export function userRefOid(name: string, place: HelperPlace): string | null | undefined {
+  const gitDir = userGitDir(place);
+  if (gitDir === undefined || place.env.GIT_NAMESPACE || place.env.GIT_COMMON_DIR) return undefined;
+  let common = gitDir;
+  try {
+    common = resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
+  } catch {
+    // not a linked worktree
+  }
+  if (existsSync(join(common, "reftable"))) return undefined;
+  return refValue(name, gitDir, common, 0);
 }
 
 function refValue(name: string, gitDir: string, common: string, depth: number): string | null | undefined {
