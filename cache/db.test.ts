@@ -91,11 +91,11 @@ test("a database being built loads without the indexes inserts do not need and g
       .prepare(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('records', 'oid_map') ORDER BY name",
       )
-      .all();
+      .all() as { name: string; sql: string | null }[];
   const kept = new CacheDb(join(dir, "kept.db"), IDENTITY);
   t.teardown(() => kept.close());
   const schema = indexes(kept);
-  t.true(schema.some((index) => (index as { name: string }).name === "records_live_path"));
+  t.true(schema.some((index) => index.name === "records_live_path"));
   kept.deferIndexes()();
   t.deepEqual(indexes(kept), schema, "a database not being built keeps its indexes");
 
@@ -103,7 +103,7 @@ test("a database being built loads without the indexes inserts do not need and g
   t.teardown(() => built.close());
   const restore = built.deferIndexes();
   t.deepEqual(
-    indexes(built).map((index) => (index as { name: string }).name),
+    indexes(built).map((index) => index.name),
     ["sqlite_autoindex_oid_map_1", "sqlite_autoindex_records_1"],
     "only the keys are kept while the listing goes in",
   );

@@ -292,9 +292,9 @@ export async function continueUserHistory(
   user: UserRepository,
   log: (message: string) => void,
 ): Promise<boolean> {
-  const rebuilt = existsSync(join(cache.dir, REBUILT_MARKER));
   const seen = user.serverCommitInProcess?.();
   if (seen === null || (seen !== undefined && cache.hasObject(seen))) return false;
+  const rebuilt = existsSync(join(cache.dir, REBUILT_MARKER));
   if (seen === undefined && !rebuilt) return false;
   const known = await lastServerCommit(user);
   if (!known || cache.hasObject(known.commit)) return false;

@@ -25,10 +25,9 @@
  *   `build/Release` instead, where its install puts it.
  *
  * `import.meta.url` becomes the bundle's own path (`__filename`), which svc's modules pass to
- * `createRequire` (which takes a path as well), and which cli/helper-path.ts reads as `here` (`here=__filename`
- * once whitespace is minified) and turns into
- * its folder itself (the bundle sits in the same folder as that module). Any other use (as a URL) fails
- * the build.
+ * `createRequire` (which takes a path as well), and which cli/helper-path.ts reads as `here`
+ * (`here=__filename` once whitespace is minified) and turns into its folder itself (the bundle sits in the
+ * same folder as that module). Any other use (as a URL) fails the build.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module from "node:module";
