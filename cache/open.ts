@@ -127,12 +127,14 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
   try {
     return await withBuildLock(`${dir}.lock`, async () => {
       // Another process may have built it while this one waited.
+      options.trace?.("build lock held");
       const again = ProjectCache.check(dir, identity);
       if (again.state === "healthy") {
         await listing.cancel();
         return { cache: again.cache, built: undefined };
       }
       const built = await buildCache({ ...options, dir, identity, listing, known, why });
+      options.trace?.("built cache in place");
       const opened = ProjectCache.check(dir, identity);
       if (opened.state !== "healthy") {
         const problem = opened.state === "broken" ? opened.why : "it is missing";
@@ -207,6 +209,7 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
     rmSync(temp, { recursive: true, force: true });
     throw error;
   }
+  plan.trace?.("new database and repository made");
   let result: SyncResult;
   try {
     if (plan.known) await copyHistory(cache, plan.user, plan.known.commit);
@@ -220,6 +223,7 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
     rmSync(temp, { recursive: true, force: true });
     throw error;
   }
+  plan.trace?.("first state commit written");
   cache.close();
   const aside = `${dir}.broken-${process.pid}`;
   const broken = existsSync(dir);

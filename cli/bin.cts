@@ -9,8 +9,17 @@
 import path = require("node:path");
 import loader = require("../core/load-bundle.cjs");
 
-const bundle = loader.loadBundle(path.join(__dirname, "bundle.cjs"));
-const runCli = bundle.exports.runCli as (argv: readonly string[]) => Promise<number>;
-void runCli(process.argv.slice(2)).then((code) => {
+/**
+ * The commands whose code `foldIntoCodeCache` adds to the code cache after their first successful run:
+ * `svc init`, whose start is part of every clone's time (issue 18).
+ */
+const FOLDED_COMMANDS = new Set(["init"]);
+
+const file = path.join(__dirname, "bundle.cjs");
+const { exports: bundled, script } = loader.loadBundle(file);
+const runCli = bundled.runCli as (argv: readonly string[]) => Promise<number>;
+const argv = process.argv.slice(2);
+void runCli(argv).then((code) => {
   process.exitCode = code;
+  if (code === 0) loader.foldIntoCodeCache(file, script, argv[0] ?? "", FOLDED_COMMANDS);
 });

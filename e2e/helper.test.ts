@@ -4,7 +4,15 @@
  * repository when it works on the cache; every sync, connect, request and materialization is audited, and
  * the audit table is append-only.
  */
-import { copyFileSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import Module from "node:module";
 import { delimiter, join } from "node:path";
 import { Script } from "node:vm";
@@ -24,6 +32,7 @@ import {
   openCacheDb,
   patchIssue,
   remoteHelper,
+  run,
   svcUrl,
 } from "../testing/git.js";
 import { repoRoot } from "../testing/paths.js";
@@ -293,4 +302,54 @@ test("the helper folds each command's code into its code cache once: after the f
   await gitOk(t, env, ["fetch", "-q"], { cwd: "demo", env: path });
   t.true(readFileSync(`${bundle}.cache`).equals(before));
   t.is(folded(), "stateless-connect\npush\n");
+});
+
+test("svc init folds its code into the command line's code cache once; other commands leave it as it is", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  // A copy of the built command line, so that the files it rewrites are this test's own.
+  const install = givenTempDir(t, "svc-install-");
+  const cliDir = join(install, "dist", "cli");
+  mkdirSync(cliDir, { recursive: true });
+  for (const name of ["bin.cjs", "bundle.cjs"])
+    copyFileSync(join(repoRoot, "dist", "cli", name), join(cliDir, name));
+  mkdirSync(join(install, "dist", "core"));
+  copyFileSync(
+    join(repoRoot, "dist", "core", "load-bundle.cjs"),
+    join(install, "dist", "core", "load-bundle.cjs"),
+  );
+  const bundle = join(cliDir, "bundle.cjs");
+  const source = Module.wrap(readFileSync(bundle, "utf8"));
+  writeFileSync(`${bundle}.cache`, new Script(source, { filename: bundle }).createCachedData());
+  symlinkSync(join(repoRoot, "node_modules"), join(install, "node_modules"));
+  const env = givenGitEnv(t);
+  const svcCopy = (args: readonly string[]) => run(env, process.execPath, [join(cliDir, "bin.cjs"), ...args]);
+  const accepted = () =>
+    new Script(source, { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) })
+      .cachedDataRejected === false;
+  const folded = () =>
+    existsSync(`${bundle}.cache.commands`) ? readFileSync(`${bundle}.cache.commands`, "utf8") : "";
+  const built = readFileSync(`${bundle}.cache`);
+
+  const list = await svcCopy(["--version"]);
+  t.is(list.code, 0, list.stderr);
+  t.true(readFileSync(`${bundle}.cache`).equals(built), "a command not folded leaves the cache");
+  const refused = await svcCopy(["init", "sim::nope", "nope", "--origin", sim.url]);
+  t.not(refused.code, 0);
+  t.is(folded(), "", "a failed init folds nothing");
+
+  const init = await svcCopy(["init", "sim::demo", "demo", "--origin", sim.url]);
+  t.is(init.code, 0, init.stderr);
+  t.is(folded(), "init\n");
+  const afterInit = readFileSync(`${bundle}.cache`);
+  t.true(
+    afterInit.length > built.length,
+    `${afterInit.length} bytes after the init, ${built.length} from the build`,
+  );
+  t.true(accepted(), "the cache after the init");
+
+  const again = await svcCopy(["init", "sim::demo", "demo-2", "--origin", sim.url]);
+  t.is(again.code, 0, again.stderr);
+  t.true(readFileSync(`${bundle}.cache`).equals(afterInit), "folded once");
+  t.is(folded(), "init\n");
 });

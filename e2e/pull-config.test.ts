@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
-import { git, gitOk, givenGitEnv, svcUrl } from "../testing/git.js";
+import { git, gitOk, givenGitEnv, svc, svcUrl } from "../testing/git.js";
 import { givenProject, givenSim } from "../testing/sim.js";
 
 test("plain git pull after a rejected push gives conflict markers in the record file", async (t) => {
@@ -46,4 +46,21 @@ test("a pull strategy the user chose is kept", async (t) => {
   const local = await git(env, ["config", "--local", "--get", "pull.rebase"], { cwd: "c" });
   t.is(local.code, 1, "no local pull.rebase was written");
   t.is(await gitOk(t, env, ["config", "--get", "pull.rebase"], { cwd: "c" }), "true");
+});
+
+test("svc init leaves one pull.rebase=false in the clone's own config, with or without a user's global pull.rebase=true", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", [{ title: "Only" }]);
+  const env = givenGitEnv(t);
+  const plain = await svc(env, ["init", "sim::demo", "plain", "--origin", sim.url]);
+  t.is(plain.code, 0, plain.stderr);
+  t.deepEqual(
+    (await gitOk(t, env, ["config", "--local", "--get-all", "pull.rebase"], { cwd: "plain" })).split("\n"),
+    ["false"],
+  );
+  await gitOk(t, env, ["config", "--global", "pull.rebase", "true"]);
+  const chosen = await svc(env, ["init", "sim::demo", "chosen", "--origin", sim.url]);
+  t.is(chosen.code, 0, chosen.stderr);
+  t.is(await gitOk(t, env, ["config", "--local", "--get-all", "pull.rebase"], { cwd: "chosen" }), "false");
+  t.is(await gitOk(t, env, ["config", "--get", "pull.rebase"], { cwd: "chosen" }), "false");
 });

@@ -14,7 +14,6 @@
 import fs = require("node:fs");
 
 import path = require("node:path");
-import type vm = require("node:vm");
 import preamble = require("./preamble.cjs");
 
 /** helper/main.ts's `main`, as bundle.cjs exports it. */
@@ -78,44 +77,6 @@ function answerOpening(argv: readonly string[]): number | { pending: string | un
 /** The commands whose code `foldIntoCodeCache` adds to the cache: a fetch (and clone), a push. */
 const FOLDED_COMMANDS = new Set(["stateless-connect", "push"]);
 
-/**
- * Rewrites `bundle.cjs.cache` once after the first successful run of each command of `FOLDED_COMMANDS`,
- * and whenever V8 refused the cache (another node binary). The build's cache holds only the functions V8
- * compiles before running anything; a cache made after a run holds every function that run compiled, so
- * the next run of that command compiles almost nothing (measured on a one-record push at 10,000 records:
- * ~5-10 ms less). `bundle.cjs.cache.commands` lists the commands folded in so far; the build removes it.
- * Each file is written beside and renamed into place, so a helper never reads half of one, and a
- * read-only install keeps the build's cache.
- */
-function foldIntoCodeCache(file: string, script: vm.Script, command: string): void {
-  if (!FOLDED_COMMANDS.has(command)) return;
-  const listFile = `${file}.cache.commands`;
-  let folded: string[] = [];
-  try {
-    folded = fs.readFileSync(listFile, "utf8").split("\n").filter(Boolean);
-  } catch {
-    // None folded in yet.
-  }
-  if (script.cachedDataRejected === true) folded = [];
-  else if (folded.includes(command)) return;
-  const replace = (target: string, data: string | Buffer) => {
-    const temp = `${target}.${process.pid}`;
-    try {
-      fs.writeFileSync(temp, data);
-      fs.renameSync(temp, target);
-    } catch (error) {
-      fs.rmSync(temp, { force: true });
-      throw error;
-    }
-  };
-  try {
-    replace(`${file}.cache`, script.createCachedData());
-    replace(listFile, `${[...folded, command].join("\n")}\n`);
-  } catch {
-    // A read-only install: the build's cache stays.
-  }
-}
-
 async function run(argv: readonly string[]): Promise<never> {
   let opening: number | { pending: string | undefined };
   try {
@@ -135,7 +96,8 @@ async function run(argv: readonly string[]): Promise<never> {
   const { exports: bundled, script } = loader.loadBundle(file);
   const main = bundled.main as Main;
   const code = await main(argv, undefined, opening.pending);
-  if (code === 0) foldIntoCodeCache(file, script, opening.pending?.split(" ")[0] ?? "");
+  if (code === 0)
+    loader.foldIntoCodeCache(file, script, opening.pending?.split(" ")[0] ?? "", FOLDED_COMMANDS);
   // Exits as soon as stdout is flushed instead of waiting for idle sockets or timers; git waits for the exit.
   process.stdout.write("", () => process.exit(code));
   return new Promise<never>(() => {});

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { Command, Option } from "clipanion";
@@ -44,6 +44,34 @@ export function remoteUrlFor(spec: string, simOrigin: string): string {
   }
   parseRemoteUrl(url);
   return url;
+}
+
+/**
+ * Whether the repository config file `file` already sets `pull.rebase` to false as its last word on it:
+ * the helper writes it during the clone when no config of the user chose (helper/session.ts
+ * `configurePull`), as git writes it (`[pull]`, then `rebase = false`). Read as text, to save a git start;
+ * anything else (a missing file, another spelling, an include) is false, and `git config` then sets it.
+ */
+export function setsPullRebaseFalse(file: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return false;
+  }
+  let section = "";
+  let value: string | undefined;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line.startsWith("[")) {
+      section = line.toLowerCase();
+      if (section.startsWith("[include") || section.startsWith("[includeif")) return false;
+      continue;
+    }
+    const match = /^rebase\s*=\s*(\S+)$/i.exec(line);
+    if (section === "[pull]" && match) value = match[1];
+  }
+  return value === "false";
 }
 
 /** git 2.39's advice after a failed checkout in a clone, line by line. */
@@ -206,7 +234,8 @@ export class InitCommand extends SvcCommand {
       // git 2.27+ refuses to pull divergent branches without a choice; merging is the flow svc is built on
       // (a conflicting record becomes conflict markers in its file). Set even when the checkout failed
       // (the blob limit): the clone is there and the user finishes it with a sparse checkout.
-      await userGit(["config", "pull.rebase", "false"], { cwd: dir, stream: this.context.stderr });
+      if (!setsPullRebaseFalse(join(dir, ".git", "config")))
+        await userGit(["config", "pull.rebase", "false"], { cwd: dir, stream: this.context.stderr });
     }
     if (clone.code !== 0 && cloned && stderr.refused) {
       this.context.stderr.write(
