@@ -8,7 +8,6 @@
  * and rename, as git itself does).
  */
 import {
-  appendFileSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -17,6 +16,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -121,6 +121,31 @@ export function parseGitVersion(text: string): [number, number] | undefined {
 }
 
 /**
+ * Why the `git` svc runs cannot serve a cache (it does not start, or is older than `MIN_GIT`), or undefined
+ * when it can (or names a version svc cannot read). Never rejects. Checked once, when a cache is made (not
+ * on every helper start: git starts one per fetch), beside the first listing.
+ */
+export async function gitTooOld(dir: string): Promise<UserFacingError | undefined> {
+  let text: string;
+  try {
+    text = (await runGit(dir, ["version"])).stdout.toString("utf8");
+  } catch (error) {
+    return new UserFacingError(
+      "SVC_USAGE",
+      `svc could not run git version (${(error as Error).message.trim().slice(0, 300)}); install git ${MIN_GIT.join(".")} or newer and put it on PATH`,
+      { cause: error },
+    );
+  }
+  const version = parseGitVersion(text);
+  if (!version || version[0] > MIN_GIT[0] || (version[0] === MIN_GIT[0] && version[1] >= MIN_GIT[1]))
+    return undefined;
+  return new UserFacingError(
+    "SVC_USAGE",
+    `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer (protocol v2 response-end packets)`,
+  );
+}
+
+/**
  * The commit `refs/heads/main` of the cache repository `repo` points at, or undefined when it has none. Only
  * svc moves it, always as a loose ref (never packed: the cache is never `gc`'d).
  */
@@ -138,8 +163,15 @@ export function cacheTip(repo: string): string | undefined {
  */
 export const PACK_AFTER_COMMITS = 50;
 
+/** The `[core]` section `git init --bare` writes on a file system with executable bits. */
+const CACHE_REPO_CORE = `[core]
+\trepositoryformatversion = 0
+\tfilemode = true
+\tbare = true
+`;
+
 /**
- * The cache repository's own settings, appended to the config `git init` writes: filtered fetches and
+ * The cache repository's own settings, after its `[core]` section: filtered fetches and
  * wants of any object (lazy fetches of older versions), svc's private refs hidden, and nothing that would
  * walk history on its own (gc dies on the absent blobs).
  */
@@ -182,7 +214,7 @@ export class ProjectCache {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const cache = new ProjectCache(dir, new CacheDb(join(dir, "cache.db"), identity, options));
     try {
-      await cache.ensureRepo();
+      cache.ensureRepo();
     } catch (error) {
       cache.close();
       throw error;
@@ -227,29 +259,21 @@ export class ProjectCache {
 
   /**
    * A bare repo that serves `--filter=blob:none` fetches and is never garbage-collected: its trees name blobs
-   * that are only written when git asks for them, and `gc`/`repack` die on absent blobs.
+   * that are only written when git asks for them, and `gc`/`repack` die on absent blobs. Written in-process
+   * as `git init --bare --initial-branch=main --template=` lays it out (HEAD, config, objects/, refs/), with
+   * the cache's settings in its config, and always SHA-1 (svc writes SHA-1 objects; `git init` would follow
+   * a `GIT_DEFAULT_HASH` or `init.defaultObjectFormat` of the user's). Starting git for it kept the first
+   * listing waiting ~15 ms at every new cache (issue 18). Made in a folder beside and renamed into place.
    */
-  private async ensureRepo(): Promise<void> {
+  private ensureRepo(): void {
     if (existsSync(join(this.repo, "HEAD"))) return;
     const temp = `${this.repo}.init-${process.pid}`;
     rmSync(temp, { recursive: true, force: true });
-    // Two spawns: the version (checked once, when the cache is made: not on every helper start, and git
-    // starts one per fetch) and the repository, without the template's sample hooks. The settings are
-    // appended to the config file `git init` wrote, as `git config` would write them.
-    const [versionRun] = await Promise.all([
-      runGit(this.dir, ["version"]),
-      runGit(temp, ["init", "--quiet", "--bare", "--initial-branch=main", "--template=", temp]),
-    ]);
-    const version = parseGitVersion(versionRun.stdout.toString("utf8"));
-    if (version && (version[0] < MIN_GIT[0] || (version[0] === MIN_GIT[0] && version[1] < MIN_GIT[1]))) {
-      rmSync(temp, { recursive: true, force: true });
-      throw new UserFacingError(
-        "SVC_USAGE",
-        `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer (protocol v2 response-end packets)`,
-      );
-    }
-    appendFileSync(join(temp, "config"), CACHE_REPO_CONFIG);
     try {
+      for (const folder of ["objects/info", "objects/pack", "refs/heads", "refs/tags"])
+        mkdirSync(join(temp, folder), { recursive: true });
+      writeFileSync(join(temp, "config"), `${CACHE_REPO_CORE}${CACHE_REPO_CONFIG}`);
+      writeFileSync(join(temp, "HEAD"), "ref: refs/heads/main\n");
       renameSync(temp, this.repo);
     } catch (error) {
       // Another process created it first; theirs is as good as ours.

@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import type { Backend, BackendRecord } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
@@ -149,6 +150,52 @@ test("a listing streamed in batches makes the commit one listing makes; one cut 
   // The next try builds it.
   const again = await open(t, cutRoot, streamingBackend(records));
   t.is(again.cache.tip(), whole.cache.tip());
+});
+
+test.serial(
+  "a git older than 2.28 gets no cache: the build says which git and leaves nothing but the lock",
+  async (t) => {
+    const root = givenRoot(t);
+    const bin = givenTempDir(t, "svc-old-git-");
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    writeFileSync(
+      join(bin, "git"),
+      `#!/bin/sh\nfor a; do [ "$a" = version ] && { echo "git version 2.20.1"; exit 0; }; done\nexec ${realGit} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}${delimiter}${path}`;
+    try {
+      await t.throwsAsync(open(t, root, fakeBackend([record(1)])), {
+        message: "git 2.20 is too old for svc: it needs git 2.28 or newer (protocol v2 response-end packets)",
+      });
+    } finally {
+      process.env.PATH = path;
+    }
+    t.deepEqual(readdirSync(root), [`${cacheFolderName(REMOTE)}.lock`]);
+  },
+);
+
+test("the cache's repository, made without git, is a bare SHA-1 repository git reads with the cache's settings, whatever hash the user's git would default to", async (t) => {
+  const root = givenRoot(t);
+  const hash = process.env.GIT_DEFAULT_HASH;
+  process.env.GIT_DEFAULT_HASH = "sha256";
+  t.teardown(() => {
+    if (hash === undefined) delete process.env.GIT_DEFAULT_HASH;
+    else process.env.GIT_DEFAULT_HASH = hash;
+  });
+  const { cache } = await open(t, root, fakeBackend([record(1), record(2)]));
+  const git = (...args: string[]) =>
+    execFileSync("git", [`--git-dir=${cache.repo}`, ...args], { encoding: "utf8" }).trim();
+  t.is(git("rev-parse", "--is-bare-repository"), "true");
+  t.is(git("rev-parse", "--show-object-format"), "sha1");
+  t.is(git("symbolic-ref", "HEAD"), "refs/heads/main");
+  t.is(git("rev-parse", "main"), cache.tip() ?? "");
+  t.is(git("config", "--get", "uploadpack.allowFilter"), "true");
+  t.is(git("config", "--get", "uploadpack.hideRefs"), "refs/svc/");
+  t.is(git("config", "--get", "gc.auto"), "0");
+  // The blobs stay in the database until git asks for them: the tree names both files.
+  t.is(git("ls-tree", "--name-only", "-r", "main"), "issues/0001.md\nissues/0002.md");
 });
 
 test("check names what is broken; the next open rebuilds it, says why in one line and leaves nothing aside", async (t) => {

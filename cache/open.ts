@@ -25,7 +25,7 @@ import Database from "better-sqlite3";
 import type { Backend } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
-import { type CacheIdentity, cacheFolderName, ProjectCache } from "./cache.js";
+import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";
 import { cacheRoot } from "./root.js";
@@ -202,6 +202,8 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
       rmSync(join(root, entry), { recursive: true, force: true });
   }
   const temp = `${dir}.build-${process.pid}`;
+  // git's version is read while the listing goes in; a git too old to serve the cache leaves none behind.
+  const tooOld = gitTooOld(root);
   let cache: ProjectCache;
   try {
     cache = await ProjectCache.openAt(temp, plan.identity, { building: true });
@@ -218,6 +220,8 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
       trace: plan.trace,
     });
     if (plan.why) writeFileSync(join(temp, REBUILT_MARKER), `${new Date().toISOString()} ${plan.why}\n`);
+    const refusal = await tooOld;
+    if (refusal) throw refusal;
   } catch (error) {
     cache.close();
     rmSync(temp, { recursive: true, force: true });
