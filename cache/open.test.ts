@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import test, { type ExecutionContext } from "ava";
@@ -196,6 +196,72 @@ test("the cache's repository, made without git, is a bare SHA-1 repository git r
   t.is(git("config", "--get", "gc.auto"), "0");
   // The blobs stay in the database until git asks for them: the tree names both files.
   t.is(git("ls-tree", "--name-only", "-r", "main"), "issues/0001.md\nissues/0002.md");
+});
+
+test("a process that finds another one building the cache waits for it and makes no listing of its own", async (t) => {
+  const root = givenRoot(t);
+  const records = [1, 2, 3].map(record);
+  // The other process: builds the cache from a listing that pauses after its first batch, holding the lock.
+  const script = join(givenTempDir(t, "svc-open-other-"), "build.mjs");
+  writeFileSync(
+    script,
+    `import { openProjectCache } from ${JSON.stringify(new URL("./open.js", import.meta.url).href)};
+import { parseRemoteUrl } from ${JSON.stringify(new URL("../core/remote-url.js", import.meta.url).href)};
+import { SIM_SCHEMA } from ${JSON.stringify(new URL("../backends/sim/schema.js", import.meta.url).href)};
+const records = ${JSON.stringify(records)};
+const backend = {
+  kind: "sim", project: "demo", schema: SIM_SCHEMA, description: "sim project demo", maxRecordBytes: 1 << 20,
+  overlapMs: 1000,
+  async listAll() { throw new Error("streamed"); },
+  async listChangedSince() { return { records: [], complete: true }; },
+  async *streamAll() {
+    yield records.slice(0, 1);
+    process.stdout.write("building\\n");
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    yield records.slice(1);
+  },
+};
+const user = { serverRefs: [], gitOutput: async () => undefined, spawnGit: () => { throw new Error("no history"); } };
+const { cache } = await openProjectCache({
+  remote: parseRemoteUrl(${JSON.stringify(REMOTE.url)}), agent: "other", backend, user, log: () => {}, root: ${JSON.stringify(root)},
+});
+process.stdout.write(cache.tip() + "\\n");
+cache.close();
+`,
+  );
+  const other = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+  t.teardown(() => {
+    if (other.exitCode === null && other.signalCode === null) other.kill("SIGKILL");
+  });
+  let out = "";
+  other.stdout.setEncoding("utf8");
+  const building = new Promise<void>((resolve) =>
+    other.stdout.on("data", (chunk: string) => {
+      out += chunk;
+      if (out.includes("building\n")) resolve();
+    }),
+  );
+  const exited = new Promise<number | null>((resolve) => other.on("close", resolve));
+  await building;
+
+  const backend = fakeBackend(records);
+  const traced: string[] = [];
+  const opened = await openProjectCache({
+    remote: REMOTE,
+    agent: "test",
+    backend,
+    user: NO_HISTORY,
+    log: () => {},
+    trace: (line) => traced.push(line),
+    root,
+  });
+  t.teardown(() => opened.cache.close());
+  t.is(await exited, 0);
+  t.is(backend.listings, 0, "no listing of its own");
+  t.is(opened.built, undefined);
+  t.deepEqual(traced, ["another process is building the cache; waiting for it"]);
+  t.is(`${opened.cache.tip()}\n`, out.split("building\n")[1]);
+  t.is(opened.cache.db.liveCount(), 3);
 });
 
 test("check names what is broken; the next open rebuilds it, says why in one line and leaves nothing aside", async (t) => {

@@ -16,7 +16,7 @@
  * is built in a folder of its own, deleted if the build fails, and renamed into place complete, under a
  * lock (SQLite's, on a file beside the folder: the system releases it when its process dies), so two
  * helpers of two working trees never build it twice or replace each other's; the second waits and opens
- * the first one's.
+ * the first one's. One that finds the lock held before it starts makes no listing at all.
  */
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -116,6 +116,10 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
   const identity = identityOf(options.remote, options.agent);
   const found = ProjectCache.check(dir, identity);
   if (found.state === "healthy") return { cache: found.cache, built: undefined };
+  // Another process building it now (a swarm of clones of one project): its cache is waited for instead
+  // of a listing of this one's own, which would only be thrown away.
+  const waited = await afterOtherBuild(`${dir}.lock`, dir, identity, options.trace);
+  if (waited) return { cache: waited, built: undefined };
 
   const listing = new FullListing(options.backend);
   // The user's refs are read while the server starts answering (two git spawns, ~15 ms at a clone).
@@ -155,6 +159,38 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
     await listing.cancel();
     throw error;
   }
+}
+
+/**
+ * When another process holds the build lock `lockPath` (it is building the cache in `dir` right now), waits
+ * for it and returns the cache it built. Undefined when no one holds the lock (it is taken and released at
+ * once; no file is made where none was), or when the other build left no usable cache (it failed: the
+ * caller then lists and builds itself, as it would have).
+ */
+async function afterOtherBuild(
+  lockPath: string,
+  dir: string,
+  identity: CacheIdentity,
+  trace: ((message: string) => void) | undefined,
+): Promise<ProjectCache | undefined> {
+  if (!existsSync(lockPath)) return undefined;
+  const probe = new Database(lockPath);
+  try {
+    probe.pragma("busy_timeout = 0");
+    try {
+      probe.exec("BEGIN EXCLUSIVE");
+      return undefined;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
+    }
+  } finally {
+    probe.close();
+  }
+  trace?.("another process is building the cache; waiting for it");
+  return withBuildLock(lockPath, async () => {
+    const built = ProjectCache.check(dir, identity);
+    return built.state === "healthy" ? built.cache : undefined;
+  });
 }
 
 /**
