@@ -90,6 +90,8 @@ function identityOf(remote: RemoteUrl, agent: string): CacheIdentity {
 export async function lastServerCommit(
   user: UserRepository,
 ): Promise<{ commit: string; ref: string } | undefined> {
+  // None of the refs exists (a clone being made): no git is started to say so.
+  if (user.serverCommitInProcess?.() === null) return undefined;
   // Each ref is read at once; the first in `serverRefs`' order that names a commit wins.
   const commits = await Promise.all(
     user.serverRefs.map(async (ref) => ({
