@@ -5,6 +5,8 @@
  * `svc.prefetchBytes`, so these commands start it once. Helper starts are counted as distinct process ids
  * of `SVC_TRACE` lines.
  */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import test from "ava";
 import {
   auditRows,
@@ -18,6 +20,7 @@ import {
   missingObjects,
   patchIssue,
   type RunResult,
+  svc,
   svcUrl,
 } from "../testing/git.js";
 import { givenClone, givenSeedFile, issuePath } from "../testing/push.js";
@@ -139,4 +142,61 @@ test("svc.prefetchBytes limits what comes beside the wanted blobs; 0 turns prefe
     t.true(Number(blobs) >= 5, line);
     t.true(Number(bytes) <= 2000, line);
   }
+});
+
+/** The numbers of `prefetch: looked at <n> blobs stored after #<mark>` lines in `result`'s trace. */
+function lookedAt(result: RunResult): { blobs: number; after: number }[] {
+  return [...result.stderr.matchAll(/ prefetch: looked at (\d+) blobs stored after #(\d+)$/gm)].map(
+    (match) => ({
+      blobs: Number(match[1]),
+      after: Number(match[2]),
+    }),
+  );
+}
+
+test("after svc init a lazy fetch looks only at the blobs the cache stored since, and still sends those the clone lacks", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(30));
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
+  t.is(init.code, 0, init.stderr);
+  for (const id of [1, 2]) {
+    await patchIssue(sim.url, "demo", id, { body: `Edit of ${id} on the server.\n` });
+    await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
+  }
+  t.is((await missingObjects(env, "d")).length, 2);
+
+  const log = await git(env, ["log", "-p", "origin/main"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  t.is(log.code, 0, log.stderr);
+  t.true(
+    log.stdout.includes("+Edit of 1 on the server.") && log.stdout.includes("+Edit of 2 on the server."),
+  );
+  t.is(helperStarts(log), 1, "the other edited version came with the first lazy fetch");
+  t.deepEqual(lookedAt(log), [{ blobs: 2, after: 30 }], "the 30 blobs of the clone were not looked at");
+  t.deepEqual(await missingObjects(env, "d"), []);
+
+  // The next lazy fetch starts after these two.
+  await patchIssue(sim.url, "demo", 3, { body: "Edit of 3 on the server.\n" });
+  const pull = await git(env, ["pull", "-q"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  t.is(pull.code, 0, pull.stderr);
+  t.deepEqual(lookedAt(pull), [{ blobs: 1, after: 32 }]);
+});
+
+test("a clone made anew where a deleted one was is not taken for it: its first lazy fetch looks at every blob", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(30));
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
+  t.is(init.code, 0, init.stderr);
+  rmSync(join(env.dir, "d"), { recursive: true, force: true });
+  // Same path, often the same inode for its objects folder: a sparse clone that lacks the files.
+  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", "--no-checkout", svcUrl(sim.url, "demo"), "d"]);
+  t.is((await missingObjects(env, "d")).length, 30);
+
+  const grep = await git(env, ["grep", "-l", "^id: ", "HEAD"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  t.is(grep.code, 0, grep.stderr);
+  t.is(grep.stdout.trim().split("\n").length, 30);
+  t.is(helperStarts(grep), 1);
+  t.deepEqual(lookedAt(grep), [{ blobs: 30, after: 0 }]);
+  t.deepEqual(await missingObjects(env, "d"), []);
 });

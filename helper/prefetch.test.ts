@@ -17,7 +17,7 @@ test("choosePrefetch takes candidates in order, leaving out wanted and present o
     budgetBytes: 10_000,
     maxBlobs: Infinity,
   });
-  t.deepEqual(choice, { oids: ["b", "c", "e"], bytes: 700 });
+  t.deepEqual(choice, { oids: ["b", "c", "e"], bytes: 700, complete: true });
 });
 
 test("choosePrefetch keeps to the byte budget, skipping what does not fit and taking smaller ones after it", (t) => {
@@ -28,12 +28,21 @@ test("choosePrefetch keeps to the byte budget, skipping what does not fit and ta
     budgetBytes: 350,
     maxBlobs: Infinity,
   });
-  t.deepEqual(choice, { oids: ["a", "b", "d"], bytes: 300 });
+  t.deepEqual(choice, { oids: ["a", "b", "d"], bytes: 300, complete: false }, "c did not fit");
 });
 
 test("choosePrefetch keeps to what a blob limit leaves, and a budget of 0 takes nothing", (t) => {
   const base = { candidates, wanted: new Set<string>(), present: () => false };
-  t.deepEqual(choosePrefetch({ ...base, budgetBytes: 10_000, maxBlobs: 2 }).oids, ["a", "b"]);
+  t.deepEqual(choosePrefetch({ ...base, budgetBytes: 10_000, maxBlobs: 2 }), {
+    oids: ["a", "b"],
+    bytes: 200,
+    complete: false,
+  });
+  t.true(
+    choosePrefetch({ ...base, present: (oid) => !["a", "b"].includes(oid), budgetBytes: 10_000, maxBlobs: 2 })
+      .complete,
+    "the limit left out nothing the user lacks",
+  );
   t.deepEqual(choosePrefetch({ ...base, budgetBytes: 10_000, maxBlobs: 0 }).oids, []);
   t.deepEqual(choosePrefetch({ ...base, budgetBytes: 0, maxBlobs: Infinity }).oids, []);
 });

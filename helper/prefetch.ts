@@ -32,6 +32,8 @@ export function readPrefetchBytes(settings: ReadonlyMap<string, string>, env = p
 export interface PrefetchChoice {
   readonly oids: string[];
   readonly bytes: number;
+  /** Whether every candidate neither wanted nor present was taken (none was left out by the budget or limit). */
+  readonly complete: boolean;
 }
 
 /**
@@ -49,13 +51,20 @@ export function choosePrefetch(options: {
 }): PrefetchChoice {
   const oids: string[] = [];
   let bytes = 0;
-  if (options.budgetBytes <= 0 || options.maxBlobs <= 0) return { oids, bytes };
+  let complete = true;
+  if (options.budgetBytes <= 0 || options.maxBlobs <= 0) return { oids, bytes, complete: false };
   for (const candidate of options.candidates) {
-    if (oids.length >= options.maxBlobs) break;
-    if (bytes + candidate.bytes > options.budgetBytes) continue;
     if (options.wanted.has(candidate.oid) || options.present(candidate.oid)) continue;
+    if (oids.length >= options.maxBlobs) {
+      complete = false;
+      break;
+    }
+    if (bytes + candidate.bytes > options.budgetBytes) {
+      complete = false;
+      continue;
+    }
     oids.push(candidate.oid);
     bytes += candidate.bytes;
   }
-  return { oids, bytes };
+  return { oids, bytes, complete };
 }

@@ -10,9 +10,12 @@
  * `fetch` is forwarded, the blobs it wants are written to the cache (upload-pack only serves objects that
  * exist), subject to the blob limit; a fetch without a blob filter needs every blob written first. A lazy
  * fetch (one that wants record blobs) is answered with more than it asked for: the prefetch
- * (helper/prefetch.ts) adds `want` lines for the other record blobs the user's repository lacks.
+ * (helper/prefetch.ts) adds `want` lines for the other record blobs the user's repository lacks. It looks
+ * only at the blobs the cache stored since the last lazy fetch that found the user lacking nothing more
+ * than it sent (`prefetch_marks`), not at every blob the cache holds.
  */
 import { once } from "node:events";
+import { statSync } from "node:fs";
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
@@ -226,16 +229,25 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
     }
     if (state !== undefined) {
       await answerWithFirstState(cache, state, output);
+      // The first state holds every blob the cache has: a lazy fetch in this clone looks at none of them.
+      const objects = options.userObjects;
+      const repo = objects === undefined ? undefined : folderIdentity(objects);
+      if (objects !== undefined && repo !== undefined)
+        cache.db.setPrefetchMark(objects, repo, cache.db.lastBlobId());
       options.trace(`answered fetch: ${state.blobCount} blobs`);
       output.write(RESPONSE_END);
       continue;
     }
+    let answered: (() => void) | undefined;
     if (request.command === "fetch") {
-      const extra = await prepareFetch(options, request);
+      const prepared = await prepareFetch(options, request);
+      const extra = prepared.extra;
+      answered = prepared.answered;
       // The request ends with its flush; the prefetched blobs are asked for as arguments before it.
       if (extra.length > 0) body = [...body.slice(0, -1), ...extra.map(wantPkt), ...body.slice(-1)];
     }
     await runUploadPack(cache, [], Buffer.concat(body.map((pkt) => pkt.bytes)), output);
+    answered?.();
     options.trace(`answered ${request.command}`);
     output.write(RESPONSE_END);
   }
@@ -292,13 +304,17 @@ function wantPkt(oid: string): { bytes: Buffer; text: string } {
 
 /**
  * Refuses a fetch over the blob limit, else writes the blobs it wants that are not written yet, with the
- * blobs a lazy fetch prefetches (helper/prefetch.ts); returns those, for the request's `want` lines.
+ * blobs a lazy fetch prefetches (helper/prefetch.ts); returns those, for the request's `want` lines, and
+ * what to do once the fetch is answered (move the prefetch's mark).
  */
-async function prepareFetch(options: TunnelOptions, request: FetchRequest): Promise<string[]> {
+async function prepareFetch(
+  options: TunnelOptions,
+  request: FetchRequest,
+): Promise<{ extra: string[]; answered?: () => void }> {
   const { cache, limit } = options;
   let pending: string[];
   let wanted: number;
-  let extra: PrefetchChoice = { oids: [], bytes: 0 };
+  let extra: Prefetch = { oids: [], bytes: 0, complete: false };
   if (filterOmitsBlobs(request.filter)) {
     const unique = [...new Set(request.wants)];
     const wants = cache.db.classifyWants(unique);
@@ -327,7 +343,8 @@ async function prepareFetch(options: TunnelOptions, request: FetchRequest): Prom
     throw new BlobLimitError(message, wanted, limit);
   }
   if (extra.oids.length > 0) options.trace(`prefetch: ${extra.oids.length} blobs, ${extra.bytes} bytes`);
-  if (pending.length === 0) return extra.oids;
+  const answered = extra.answered;
+  if (pending.length === 0) return { extra: extra.oids, answered };
   const result = await cache.writeBlobs(pending);
   options.trace(`wrote ${result.written} blobs into the cache`);
   cache.db.audit({
@@ -335,7 +352,28 @@ async function prepareFetch(options: TunnelOptions, request: FetchRequest): Prom
     bytes: result.bytes,
     detail: { blobs: result.written, wants: request.wants.length, prefetched: extra.oids.length },
   });
-  return extra.oids;
+  return { extra: extra.oids, answered };
+}
+
+/** A prefetch's choice, and what moves its mark once the fetch that carries it is answered. */
+interface Prefetch extends PrefetchChoice {
+  readonly answered?: () => void;
+}
+
+/**
+ * Device, inode and birth time (ns) of the folder `objects`, so that a folder made anew at the same path
+ * (`rm -rf` and clone again) is another repository: its inode is often the old one's again, its birth time
+ * is not. Undefined where the file system keeps no birth time (node then reports 0): no mark is kept, and
+ * each prefetch looks at every blob, as before marks. (Without statx node reports the change time, which
+ * moves as objects are added: marks then rarely apply.)
+ */
+export function folderIdentity(objects: string): string | undefined {
+  try {
+    const stat = statSync(objects, { bigint: true });
+    return stat.birthtimeNs === 0n ? undefined : `${stat.dev}:${stat.ino}:${stat.birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The prefetch of a lazy fetch that wants `wanted` and may add at most `maxBlobs` blobs. */
@@ -343,15 +381,27 @@ async function choosePrefetchFor(
   options: TunnelOptions,
   wanted: ReadonlySet<string>,
   maxBlobs: number,
-): Promise<PrefetchChoice> {
+): Promise<Prefetch> {
   const budgetBytes = await options.prefetchBytes();
-  if (budgetBytes === 0 || maxBlobs <= 0) return { oids: [], bytes: 0 };
-  const user = options.userObjects === undefined ? undefined : new ObjectLookup(options.userObjects);
-  return choosePrefetch({
-    candidates: options.cache.db.prefetchCandidates(),
+  if (budgetBytes === 0 || maxBlobs <= 0) return { oids: [], bytes: 0, complete: false };
+  const { cache, userObjects } = options;
+  const user = userObjects === undefined ? undefined : new ObjectLookup(userObjects);
+  // The blobs stored up to the mark were in this repository, or sent to it, when a lazy fetch last looked.
+  const repo = userObjects === undefined ? undefined : folderIdentity(userObjects);
+  const mark = userObjects === undefined || repo === undefined ? 0 : cache.db.prefetchMark(userObjects, repo);
+  const candidates = cache.db.prefetchCandidates(mark);
+  const choice = choosePrefetch({
+    candidates,
     wanted,
     present: (oid) => user?.has(oid) ?? false,
     budgetBytes,
     maxBlobs,
   });
+  options.trace(`prefetch: looked at ${candidates.length} blobs stored after #${mark}`);
+  if (!choice.complete || userObjects === undefined || repo === undefined || candidates.length === 0)
+    return choice;
+  // Every blob looked at is there, or is in this answer once git has it: the next lazy fetch starts after.
+  let through = mark;
+  for (const candidate of candidates) through = Math.max(through, candidate.id);
+  return { ...choice, answered: () => cache.db.setPrefetchMark(userObjects, repo, through) };
 }
