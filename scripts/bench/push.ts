@@ -2,6 +2,9 @@
  * The push benchmark (issues 4 and 18): pushing one changed record in a 10,000-issue clone, beside `git push`
  * of the same kind of commit to a plain local bare repo of the same size, and the REST calls each push made
  * (counted in the simulator's audit table). Goals: at most 3 REST calls, time within 2.5x the plain push.
+ * Then the other half of an agent's loop, with no goal of its own: `git pull` of one record changed on the
+ * server, beside a plain `git pull` of one changed file into a `--filter=blob:none` clone of the bare repo
+ * (both check the new version out through a lazy fetch).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -96,6 +99,69 @@ async function measurePushes(
   return times;
 }
 
+interface PullTimes {
+  readonly svcTimes: number[];
+  readonly plainTimes: number[];
+  readonly restCalls: number[];
+}
+
+/**
+ * RUNS rounds of one record changed on the server (a PATCH of the simulator) and `git pull` in the svc
+ * clone, and of one file changed in `plain`, pushed to the bare repo and pulled into `plainPull`.
+ */
+async function measurePulls(
+  work: string,
+  plain: string,
+  plainPull: string,
+  sim: { url: string; dbPath: string },
+  env: NodeJS.ProcessEnv,
+  progress: (line: string) => void,
+): Promise<PullTimes> {
+  const times: PullTimes = { svcTimes: [], plainTimes: [], restCalls: [] };
+  for (let i = 0; i < RUNS; i++) {
+    const id = 100 + i;
+    progress(`pull ${i + 1} of ${RUNS}: issue ${id} changed on the server`);
+    const changed = await fetch(`${sim.url}/projects/bench/issues/${id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json", "x-svc-agent": "bench" },
+      body: JSON.stringify({ body: `Changed on the server, round ${i + 1}.\n` }),
+    });
+    if (!changed.ok) throw new Error(`PATCH of issue ${id} answered ${changed.status}`);
+    const before = auditRows(sim.dbPath).length;
+    times.svcTimes.push(await run("git", ["-C", work, "pull", "--quiet"], env));
+    times.restCalls.push(auditRows(sim.dbPath).length - before);
+    const file = `issues/${String(id).padStart(4, "0")}.md`;
+    editRecord(join(plain, file));
+    await run("git", ["-C", plain, "commit", "--quiet", "-am", `edit ${file}`], env);
+    await run("git", ["-C", plain, "push", "--quiet"], env);
+    times.plainTimes.push(await run("git", ["-C", plainPull, "pull", "--quiet"], env));
+  }
+  return times;
+}
+
+function reportPulls(out: NodeJS.WritableStream, times: PullTimes): void {
+  const svc = median(times.svcTimes);
+  const baseline = median(times.plainTimes);
+  out.write(
+    `\nmedian of ${RUNS} pulls of one record changed on the server (no goal: the other half of an agent's loop)\n\n`,
+  );
+  out.write(
+    renderTable(
+      ["scenario", "svc", "baseline", "ratio", "goal"],
+      [
+        [
+          "git pull, one record",
+          `${Math.round(svc)} ms`,
+          `${Math.round(baseline)} ms`,
+          (svc / baseline).toFixed(2),
+          "-",
+        ],
+        ["REST calls per pull", String(median(times.restCalls)), "-", "-", "-"],
+      ],
+    ),
+  );
+}
+
 /** Issue 18's goal: a push within this many times a plain push of the same commit. */
 const RATIO_GOAL = 2.5;
 
@@ -148,6 +214,11 @@ export async function benchPush(out: NodeJS.WritableStream, progress: (line: str
       const plain = join(root, "plain");
       await run("git", ["clone", "--quiet", bare, plain], env);
       reportPushes(out, await measurePushes(work, plain, dbPath, env, progress));
+      await run("git", ["--git-dir", bare, "config", "uploadpack.allowFilter", "true"], env);
+      const plainPull = join(root, "plain-pull");
+      await run("git", ["clone", "--quiet", "--filter=blob:none", `file://${bare}`, plainPull], env);
+      await run("git", ["-C", plainPull, "config", "pull.rebase", "false"], env);
+      reportPulls(out, await measurePulls(work, plain, plainPull, { url: sim.url, dbPath }, env, progress));
     } finally {
       await sim.stop();
     }
