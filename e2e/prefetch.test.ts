@@ -5,7 +5,7 @@
  * `svc.prefetchBytes`, so these commands start it once. Helper starts are counted as distinct process ids
  * of `SVC_TRACE` lines.
  */
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import {
@@ -88,7 +88,8 @@ async function givenTwentySyncCommits(t: Parameters<typeof givenClone>[0], env: 
   await gitOk(t, env, ["clone", "-q", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
   for (let edit = 1; edit <= 20; edit++) {
     await patchIssue(sim.url, "demo", edit, { body: `Edit number ${edit} on the server.\n` });
-    await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
+    // Without prefetch: a fetch into this clone (whole since its checkout) would bring the edited versions.
+    await gitOk(t, env, ["-c", "svc.prefetchBytes=0", "fetch", "-q"], { cwd: "d" });
   }
   t.is(await gitOk(t, env, ["rev-list", "--count", "origin/main"], { cwd: "d" }), "21");
   return sim.url;
@@ -154,49 +155,51 @@ function lookedAt(result: RunResult): { blobs: number; after: number }[] {
   );
 }
 
-test("after svc init a lazy fetch looks only at the blobs the cache stored since, and still sends those the clone lacks", async (t) => {
+test("after svc init a fetch brings the files changed on the server along, looking only at the blobs stored since; the pull starts the helper once", async (t) => {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(30));
   const env = givenGitEnv(t);
   const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
   t.is(init.code, 0, init.stderr);
-  for (const id of [1, 2]) {
-    await patchIssue(sim.url, "demo", id, { body: `Edit of ${id} on the server.\n` });
-    await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
-  }
-  t.is((await missingObjects(env, "d")).length, 2);
 
-  const log = await git(env, ["log", "-p", "origin/main"], { cwd: "d", env: { SVC_TRACE: "1" } });
-  t.is(log.code, 0, log.stderr);
-  t.true(
-    log.stdout.includes("+Edit of 1 on the server.") && log.stdout.includes("+Edit of 2 on the server."),
-  );
-  t.is(helperStarts(log), 1, "the other edited version came with the first lazy fetch");
-  t.deepEqual(lookedAt(log), [{ blobs: 2, after: 30 }], "the 30 blobs of the clone were not looked at");
-  t.deepEqual(await missingObjects(env, "d"), []);
+  await patchIssue(sim.url, "demo", 1, { body: "Edit of 1 on the server.\n" });
+  const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.deepEqual(lookedAt(fetch), [{ blobs: 1, after: 30 }], "the 30 blobs of the clone were not looked at");
+  t.deepEqual(await missingObjects(env, "d"), [], "the new version came with the fetch");
 
-  // The next lazy fetch starts after these two.
-  await patchIssue(sim.url, "demo", 3, { body: "Edit of 3 on the server.\n" });
+  await patchIssue(sim.url, "demo", 2, { body: "Edit of 2 on the server.\n" });
   const pull = await git(env, ["pull", "-q"], { cwd: "d", env: { SVC_TRACE: "1" } });
   t.is(pull.code, 0, pull.stderr);
-  t.deepEqual(lookedAt(pull), [{ blobs: 1, after: 32 }]);
+  t.is(helperStarts(pull), 1, "no lazy fetch for the merge's checkout");
+  t.deepEqual(lookedAt(pull), [{ blobs: 1, after: 31 }]);
+  t.regex(readFileSync(join(env.dir, "d", issuePath(1)), "utf8"), /Edit of 1 on the server\./);
+  t.regex(readFileSync(join(env.dir, "d", issuePath(2)), "utf8"), /Edit of 2 on the server\./);
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  const fsck = await git(env, ["fsck", "--connectivity-only"], { cwd: "d" });
+  t.is(fsck.code, 0, fsck.stderr);
 });
 
-test("a clone made anew where a deleted one was is not taken for it: its first lazy fetch looks at every blob", async (t) => {
+test("a clone made anew where a deleted one was is not taken for it: its fetches bring no files until a lazy fetch has looked at every blob", async (t) => {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(30));
   const env = givenGitEnv(t);
   const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
   t.is(init.code, 0, init.stderr);
   rmSync(join(env.dir, "d"), { recursive: true, force: true });
-  // Same path, often the same inode for its objects folder: a sparse clone that lacks the files.
+  // Same path, often the same inode for its objects folder: a clone that lacks the files.
   await gitOk(t, env, ["clone", "-q", "--filter=blob:none", "--no-checkout", svcUrl(sim.url, "demo"), "d"]);
   t.is((await missingObjects(env, "d")).length, 30);
+  await patchIssue(sim.url, "demo", 1, { body: "Edit of 1 on the server.\n" });
+  const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.deepEqual(lookedAt(fetch), [], "a clone svc has not seen whole gets commits and trees only");
+  t.is((await missingObjects(env, "d")).length, 31);
 
-  const grep = await git(env, ["grep", "-l", "^id: ", "HEAD"], { cwd: "d", env: { SVC_TRACE: "1" } });
+  const grep = await git(env, ["grep", "-l", "^id: ", "origin/main"], { cwd: "d", env: { SVC_TRACE: "1" } });
   t.is(grep.code, 0, grep.stderr);
   t.is(grep.stdout.trim().split("\n").length, 30);
   t.is(helperStarts(grep), 1);
-  t.deepEqual(lookedAt(grep), [{ blobs: 30, after: 0 }]);
+  t.deepEqual(lookedAt(grep), [{ blobs: 31, after: 0 }]);
   t.deepEqual(await missingObjects(env, "d"), []);
 });

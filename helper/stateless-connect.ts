@@ -324,6 +324,15 @@ async function prepareFetch(
     if (wanted > 0 && (limit === 0 || wanted <= limit)) {
       extra = await choosePrefetchFor(options, new Set(unique), limit === 0 ? Infinity : limit - wanted);
       pending = [...pending, ...cache.db.classifyWants(extra.oids).unwritten];
+    } else if (wanted === 0) {
+      // A fetch of commits (`git fetch`, `git pull`) into a clone that lacked nothing at its last lazy fetch
+      // (or since svc init) also brings the files changed since: the merge or checkout that follows then
+      // finds them, instead of starting the helper again for a lazy fetch. A clone svc has not seen whole
+      // (a plain partial clone, a sparse one before its first lazy fetch) gets commits and trees only.
+      extra = await choosePrefetchFor(options, new Set(), limit === 0 ? Infinity : limit, {
+        wholeOnly: true,
+      });
+      pending = [...pending, ...cache.db.classifyWants(extra.oids).unwritten];
     }
   } else {
     pending = cache.unwrittenBlobs();
@@ -381,14 +390,17 @@ async function choosePrefetchFor(
   options: TunnelOptions,
   wanted: ReadonlySet<string>,
   maxBlobs: number,
+  only: { wholeOnly?: boolean } = {},
 ): Promise<Prefetch> {
-  const budgetBytes = await options.prefetchBytes();
-  if (budgetBytes === 0 || maxBlobs <= 0) return { oids: [], bytes: 0, complete: false };
+  const none = { oids: [], bytes: 0, complete: false };
   const { cache, userObjects } = options;
-  const user = userObjects === undefined ? undefined : new ObjectLookup(userObjects);
   // The blobs stored up to the mark were in this repository, or sent to it, when a lazy fetch last looked.
   const repo = userObjects === undefined ? undefined : folderIdentity(userObjects);
   const mark = userObjects === undefined || repo === undefined ? 0 : cache.db.prefetchMark(userObjects, repo);
+  if (only.wholeOnly && mark === 0) return none;
+  const budgetBytes = await options.prefetchBytes();
+  if (budgetBytes === 0 || maxBlobs <= 0) return none;
+  const user = userObjects === undefined ? undefined : new ObjectLookup(userObjects);
   const candidates = cache.db.prefetchCandidates(mark);
   const choice = choosePrefetch({
     candidates,
