@@ -124,7 +124,8 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
   if (waited) return { cache: waited, built: undefined };
 
   const listing = new FullListing(options.backend);
-  // The user's refs are read while the server starts answering (two git spawns, ~15 ms at a clone).
+  // The user's refs are read while the server starts answering (in-process where they can be: at a clone,
+  // which has none yet, no git is started).
   const [, known] = await Promise.all([listing.started(), lastServerCommit(options.user)]);
   // A missing folder is a new cache, unless the user's repository was served by one: then it was lost.
   const why = found.state === "broken" ? found.why : known ? "its folder is missing" : undefined;

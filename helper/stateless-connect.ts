@@ -11,8 +11,10 @@
  * exist), subject to the blob limit; a fetch without a blob filter needs every blob written first. A lazy
  * fetch (one that wants record blobs) is answered with more than it asked for: the prefetch
  * (helper/prefetch.ts) adds `want` lines for the other record blobs the user's repository lacks. It looks
- * only at the blobs the cache stored since the last lazy fetch that found the user lacking nothing more
- * than it sent (`prefetch_marks`), not at every blob the cache holds.
+ * only at the blobs the cache stored since the last prefetch that left the user lacking nothing
+ * (`prefetch_marks`; svc init's own pack sets it too), not at every blob the cache holds. A fetch of commits
+ * into a repository that has such a mark gets the blobs stored since as well, so the checkout after it
+ * needs no lazy fetch.
  */
 import { once } from "node:events";
 import { statSync } from "node:fs";
@@ -385,7 +387,10 @@ export function folderIdentity(objects: string): string | undefined {
   }
 }
 
-/** The prefetch of a lazy fetch that wants `wanted` and may add at most `maxBlobs` blobs. */
+/**
+ * The prefetch of a fetch that wants the blobs `wanted` (a lazy fetch; none for a fetch of commits) and may
+ * add at most `maxBlobs` blobs. `wholeOnly`: only where a mark says the repository lacked nothing before.
+ */
 async function choosePrefetchFor(
   options: TunnelOptions,
   wanted: ReadonlySet<string>,

@@ -65,7 +65,8 @@ export function setsPullRebaseFalse(file: string): boolean {
     const line = raw.trim();
     if (line.startsWith("[")) {
       section = line.toLowerCase();
-      if (section.startsWith("[include") || section.startsWith("[includeif")) return false;
+      // [include] and [includeIf …]: another file could say otherwise.
+      if (section.startsWith("[include")) return false;
       continue;
     }
     const match = /^rebase\s*=\s*(\S+)$/i.exec(line);
