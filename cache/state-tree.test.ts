@@ -128,6 +128,12 @@ test("spliceTree edits an encoded tree into what encodeTree writes for the edite
   t.throws(() => spliceTree(before.subarray(0, before.length - 3), edits), {
     message: /malformed tree entry/,
   });
+  t.throws(() => spliceTree(Buffer.from("no entry here, not a single NUL"), edits), {
+    message: /malformed tree entry at byte 0/,
+  });
+  t.throws(() => spliceTree(Buffer.concat([Buffer.from("100644abc.md\0"), Buffer.alloc(20)]), edits), {
+    message: /malformed tree entry at byte 0/,
+  });
 });
 
 type Op =

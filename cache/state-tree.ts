@@ -19,23 +19,32 @@ import type { ProjectCache } from "./cache.js";
  * the edited entries are touched; the rest is copied as it is (a directory may have 10,000 entries).
  */
 export function spliceTree(content: Buffer, edits: ReadonlyMap<string, string | undefined>): Buffer {
-  // Where each entry starts and where its name lies.
-  const starts: number[] = [];
-  const nameEnds: number[] = [];
+  // Where each entry starts and where its name ends: the first NUL after its mode (five bytes at least;
+  // neither a mode nor a name holds a NUL). Found in the bytes read as a one-byte string (offsets stay byte
+  // offsets), whose indexOf is V8's own: a Buffer's indexOf per entry took ~6 ms of each state commit at
+  // 10,000 entries in a new process, this ~1 ms.
+  const text = content.toString("latin1");
+  // An entry is 28 bytes at the least ("40000 x", a NUL and a 20-byte id): at most this many of them.
+  const most = Math.floor(content.length / 28) + 1;
+  const starts = new Int32Array(most);
+  const nameEnds = new Int32Array(most);
+  let count = 0;
   for (let at = 0; at < content.length; ) {
-    const space = content.indexOf(0x20, at);
-    const nul = space === -1 ? -1 : content.indexOf(0, space);
-    if (nul === -1 || nul + 21 > content.length) throw new Error(`malformed tree entry at byte ${at}`);
-    starts.push(at);
-    nameEnds.push(nul);
+    const nul = text.indexOf("\0", at + 5);
+    if (nul === -1 || nul + 21 > content.length || count === most)
+      throw new Error(`malformed tree entry at byte ${at}`);
+    starts[count] = at;
+    nameEnds[count] = nul;
+    count++;
     at = nul + 21;
   }
-  const count = starts.length;
   /** Entry `i`'s key (name, `/` for a directory) against `key`, in byte order. */
   const compare = (i: number, key: Buffer): number => {
     const start = starts[i] as number;
-    const nameStart = content.indexOf(0x20, start) + 1;
+    const space = text.indexOf(" ", start);
     const nameEnd = nameEnds[i] as number;
+    if (space === -1 || space >= nameEnd) throw new Error(`malformed tree entry at byte ${start}`);
+    const nameStart = space + 1;
     const isDir = nameStart - start === 6; // "40000 "
     const length = nameEnd - nameStart + (isDir ? 1 : 0);
     const shared = Math.min(length, key.length);
