@@ -16,7 +16,7 @@ import {
 import Module from "node:module";
 import { delimiter, join } from "node:path";
 import { Script } from "node:vm";
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import {
   auditRows,
   cacheFolder,
@@ -246,41 +246,49 @@ test("the audit table has a row per sync, connect, request and materialization, 
   t.false(auditRows(env).some((row) => row.op === "tampered"));
 });
 
-test("the helper folds each command's code into its code cache once: after the first fetch and the first push, V8 takes the cache", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  // A copy of the built helper, so that the files it rewrites are this test's own.
+/**
+ * A copy of the built `dist/<folder>` files `names` (and core/load-bundle.cjs, node_modules linked), so that
+ * the code cache files the executable rewrites are the test's own; the bundle's cache is made anew as the
+ * build makes it (the checkout's own may have been folded into by other tests). `accepted`: whether V8
+ * takes the cache as it is now; `folded`: the commands folded into it so far.
+ */
+function givenBundleCopy(t: ExecutionContext, folder: "helper" | "cli", names: readonly string[]) {
   const install = givenTempDir(t, "svc-install-");
-  const helperDir = join(install, "dist", "helper");
-  mkdirSync(helperDir, { recursive: true });
-  for (const name of ["bin.cjs", "preamble.cjs", "bundle.cjs"]) {
-    copyFileSync(join(repoRoot, "dist", "helper", name), join(helperDir, name));
-  }
+  const dir = join(install, "dist", folder);
+  mkdirSync(dir, { recursive: true });
+  for (const name of names) copyFileSync(join(repoRoot, "dist", folder, name), join(dir, name));
   mkdirSync(join(install, "dist", "core"));
   copyFileSync(
     join(repoRoot, "dist", "core", "load-bundle.cjs"),
     join(install, "dist", "core", "load-bundle.cjs"),
   );
-  // The cache as the build makes it (the checkout's own may have been folded into by other tests).
-  const bundle = join(helperDir, "bundle.cjs");
+  const bundle = join(dir, "bundle.cjs");
   const source = Module.wrap(readFileSync(bundle, "utf8"));
   writeFileSync(`${bundle}.cache`, new Script(source, { filename: bundle }).createCachedData());
   symlinkSync(join(repoRoot, "node_modules"), join(install, "node_modules"));
+  const accepted = () =>
+    new Script(source, { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) })
+      .cachedDataRejected === false;
+  const folded = () =>
+    existsSync(`${bundle}.cache.commands`) ? readFileSync(`${bundle}.cache.commands`, "utf8") : "";
+  return { install, folder: dir, bundle, accepted, folded };
+}
+
+test("the helper folds each command's code into its code cache once: after the first fetch and the first push, V8 takes the cache", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(3));
+  const {
+    install,
+    folder: helperDir,
+    bundle,
+    accepted,
+    folded,
+  } = givenBundleCopy(t, "helper", ["bin.cjs", "preamble.cjs", "bundle.cjs"]);
   const bin = join(install, "bin");
   mkdirSync(bin);
   symlinkSync(join(helperDir, "bin.cjs"), join(bin, "git-remote-svc"));
   const env = givenGitEnv(t);
   const path = { PATH: [bin, env.env.PATH].join(delimiter) };
-  const accepted = () =>
-    new Script(source, { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) })
-      .cachedDataRejected === false;
-  const folded = () => {
-    try {
-      return readFileSync(`${bundle}.cache.commands`, "utf8");
-    } catch {
-      return "";
-    }
-  };
   const built = statSync(`${bundle}.cache`).size;
   t.true(accepted(), "the build's cache");
 
@@ -307,28 +315,9 @@ test("the helper folds each command's code into its code cache once: after the f
 test("svc init folds its code into the command line's code cache once; other commands leave it as it is", async (t) => {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(2));
-  // A copy of the built command line, so that the files it rewrites are this test's own.
-  const install = givenTempDir(t, "svc-install-");
-  const cliDir = join(install, "dist", "cli");
-  mkdirSync(cliDir, { recursive: true });
-  for (const name of ["bin.cjs", "bundle.cjs"])
-    copyFileSync(join(repoRoot, "dist", "cli", name), join(cliDir, name));
-  mkdirSync(join(install, "dist", "core"));
-  copyFileSync(
-    join(repoRoot, "dist", "core", "load-bundle.cjs"),
-    join(install, "dist", "core", "load-bundle.cjs"),
-  );
-  const bundle = join(cliDir, "bundle.cjs");
-  const source = Module.wrap(readFileSync(bundle, "utf8"));
-  writeFileSync(`${bundle}.cache`, new Script(source, { filename: bundle }).createCachedData());
-  symlinkSync(join(repoRoot, "node_modules"), join(install, "node_modules"));
+  const { folder: cliDir, bundle, accepted, folded } = givenBundleCopy(t, "cli", ["bin.cjs", "bundle.cjs"]);
   const env = givenGitEnv(t);
   const svcCopy = (args: readonly string[]) => run(env, process.execPath, [join(cliDir, "bin.cjs"), ...args]);
-  const accepted = () =>
-    new Script(source, { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) })
-      .cachedDataRejected === false;
-  const folded = () =>
-    existsSync(`${bundle}.cache.commands`) ? readFileSync(`${bundle}.cache.commands`, "utf8") : "";
   const built = readFileSync(`${bundle}.cache`);
 
   const list = await svcCopy(["--version"]);
