@@ -203,3 +203,22 @@ test("a clone made anew where a deleted one was is not taken for it: its fetches
   t.deepEqual(lookedAt(grep), [{ blobs: 31, after: 0 }]);
   t.deepEqual(await missingObjects(env, "d"), []);
 });
+
+test("under a blob limit a fetch brings no files along: the checkout's lazy fetch still wants them all at once, and the limit counts them", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(30));
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
+  t.is(init.code, 0, init.stderr);
+  for (const id of [1, 2]) await patchIssue(sim.url, "demo", id, { body: `Edit of ${id} on the server.\n` });
+  const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1", SVC_BLOB_LIMIT: "1" } });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.deepEqual(lookedAt(fetch), []);
+  t.is((await missingObjects(env, "d")).length, 2);
+  const merge = await git(env, ["merge", "-q", "--no-edit", "origin/main"], {
+    cwd: "d",
+    env: { SVC_BLOB_LIMIT: "1" },
+  });
+  t.not(merge.code, 0);
+  t.regex(merge.stderr, /svc: this fetch wants 2 record files, more than SVC_BLOB_LIMIT=1/);
+});

@@ -326,14 +326,14 @@ async function prepareFetch(
     if (wanted > 0 && (limit === 0 || wanted <= limit)) {
       extra = await choosePrefetchFor(options, new Set(unique), limit === 0 ? Infinity : limit - wanted);
       pending = [...pending, ...cache.db.classifyWants(extra.oids).unwritten];
-    } else if (wanted === 0) {
+    } else if (wanted === 0 && limit === 0) {
       // A fetch of commits (`git fetch`, `git pull`) into a clone that lacked nothing at its last lazy fetch
       // (or since svc init) also brings the files changed since: the merge or checkout that follows then
       // finds them, instead of starting the helper again for a lazy fetch. A clone svc has not seen whole
-      // (a plain partial clone, a sparse one before its first lazy fetch) gets commits and trees only.
-      extra = await choosePrefetchFor(options, new Set(), limit === 0 ? Infinity : limit, {
-        wholeOnly: true,
-      });
+      // (a plain partial clone, a sparse one before its first lazy fetch) gets commits and trees only, and so
+      // does every clone under a blob limit: the checkout's lazy fetch then wants all the changed files at
+      // once and is refused over the limit, as before (two fetches of up to the limit each would not be).
+      extra = await choosePrefetchFor(options, new Set(), Infinity, { wholeOnly: true });
       pending = [...pending, ...cache.db.classifyWants(extra.oids).unwritten];
     }
   } else {
