@@ -7,7 +7,7 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import {
   auditRows,
   fetchRequests,
@@ -155,12 +155,18 @@ function lookedAt(result: RunResult): { blobs: number; after: number }[] {
   );
 }
 
-test("after svc init a fetch brings the files changed on the server along, looking only at the blobs stored since; the pull starts the helper once", async (t) => {
+/** A 30-issue project cloned with svc init into the folder `d` (its own pack: every blob, and the mark). */
+async function givenSvcInit(t: ExecutionContext): Promise<{ sim: { url: string }; env: GitEnv }> {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(30));
   const env = givenGitEnv(t);
   const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
   t.is(init.code, 0, init.stderr);
+  return { sim, env };
+}
+
+test("after svc init a fetch brings the files changed on the server along, looking only at the blobs stored since; the pull starts the helper once", async (t) => {
+  const { sim, env } = await givenSvcInit(t);
 
   await patchIssue(sim.url, "demo", 1, { body: "Edit of 1 on the server.\n" });
   const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1" } });
@@ -181,11 +187,7 @@ test("after svc init a fetch brings the files changed on the server along, looki
 });
 
 test("a clone made anew where a deleted one was is not taken for it: its fetches bring no files until a lazy fetch has looked at every blob", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(30));
-  const env = givenGitEnv(t);
-  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
-  t.is(init.code, 0, init.stderr);
+  const { sim, env } = await givenSvcInit(t);
   rmSync(join(env.dir, "d"), { recursive: true, force: true });
   // Same path, often the same inode for its objects folder: a clone that lacks the files.
   await gitOk(t, env, ["clone", "-q", "--filter=blob:none", "--no-checkout", svcUrl(sim.url, "demo"), "d"]);
@@ -205,11 +207,7 @@ test("a clone made anew where a deleted one was is not taken for it: its fetches
 });
 
 test("under a blob limit a fetch brings no files along: the checkout's lazy fetch still wants them all at once, and the limit counts them", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(30));
-  const env = givenGitEnv(t);
-  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
-  t.is(init.code, 0, init.stderr);
+  const { sim, env } = await givenSvcInit(t);
   for (const id of [1, 2]) await patchIssue(sim.url, "demo", id, { body: `Edit of ${id} on the server.\n` });
   const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1", SVC_BLOB_LIMIT: "1" } });
   t.is(fetch.code, 0, fetch.stderr);

@@ -232,10 +232,8 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
     if (state !== undefined) {
       await answerWithFirstState(cache, state, output);
       // The first state holds every blob the cache has: a lazy fetch in this clone looks at none of them.
-      const objects = options.userObjects;
-      const repo = objects === undefined ? undefined : folderIdentity(objects);
-      if (objects !== undefined && repo !== undefined)
-        cache.db.setPrefetchMark(objects, repo, cache.db.lastBlobId());
+      const folder = markedFolder(options);
+      if (folder) cache.db.setPrefetchMark(folder.objects, folder.repo, cache.db.lastBlobId());
       options.trace(`answered fetch: ${state.blobCount} blobs`);
       output.write(RESPONSE_END);
       continue;
@@ -400,25 +398,36 @@ async function choosePrefetchFor(
   const none = { oids: [], bytes: 0, complete: false };
   const { cache, userObjects } = options;
   // The blobs stored up to the mark were in this repository, or sent to it, when a lazy fetch last looked.
-  const repo = userObjects === undefined ? undefined : folderIdentity(userObjects);
-  const mark = userObjects === undefined || repo === undefined ? 0 : cache.db.prefetchMark(userObjects, repo);
+  const folder = markedFolder(options);
+  const mark = folder ? cache.db.prefetchMark(folder.objects, folder.repo) : 0;
   if (only.wholeOnly && mark === 0) return none;
   const budgetBytes = await options.prefetchBytes();
   if (budgetBytes === 0 || maxBlobs <= 0) return none;
-  const user = userObjects === undefined ? undefined : new ObjectLookup(userObjects);
   const candidates = cache.db.prefetchCandidates(mark);
+  // The user's pack indexes are read only when a candidate is to be looked up (after a mark, often none is).
+  let user: ObjectLookup | undefined;
   const choice = choosePrefetch({
     candidates,
     wanted,
-    present: (oid) => user?.has(oid) ?? false,
+    present: (oid) => {
+      if (userObjects === undefined) return false;
+      user ??= new ObjectLookup(userObjects);
+      return user.has(oid);
+    },
     budgetBytes,
     maxBlobs,
   });
   options.trace(`prefetch: looked at ${candidates.length} blobs stored after #${mark}`);
-  if (!choice.complete || userObjects === undefined || repo === undefined || candidates.length === 0)
-    return choice;
+  if (!choice.complete || !folder || candidates.length === 0) return choice;
   // Every blob looked at is there, or is in this answer once git has it: the next lazy fetch starts after.
   let through = mark;
   for (const candidate of candidates) through = Math.max(through, candidate.id);
-  return { ...choice, answered: () => cache.db.setPrefetchMark(userObjects, repo, through) };
+  return { ...choice, answered: () => cache.db.setPrefetchMark(folder.objects, folder.repo, through) };
+}
+
+/** The user's objects folder and its identity (`folderIdentity`), which marks are kept for; undefined: none. */
+function markedFolder(options: TunnelOptions): { objects: string; repo: string } | undefined {
+  const objects = options.userObjects;
+  const repo = objects === undefined ? undefined : folderIdentity(objects);
+  return objects !== undefined && repo !== undefined ? { objects, repo } : undefined;
 }
