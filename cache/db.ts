@@ -339,6 +339,7 @@ function objectStatements(db: Database.Database) {
               (SELECT count(DISTINCT rendered_oid) FROM records WHERE deleted = 0) AS distinct_live,
               (SELECT count(*) FROM oid_map) AS stored`,
     ),
+    storedCount: db.prepare("SELECT count(*) FROM oid_map").pluck(),
     blobsAfter: db.prepare("SELECT rowid AS at, content FROM oid_map WHERE rowid > ? ORDER BY rowid LIMIT ?"),
   };
 }
@@ -676,6 +677,11 @@ export class CacheDb {
   blobCounts(): { live: number; distinctLive: number; stored: number } {
     const row = this.statements.blobCounts.get() as { live: number; distinct_live: number; stored: number };
     return { live: row.live, distinctLive: row.distinct_live, stored: row.stored };
+  }
+
+  /** How many blobs the database holds. */
+  storedBlobCount(): number {
+    return this.statements.storedCount.get() as number;
   }
 
   /**

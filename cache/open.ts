@@ -28,6 +28,7 @@ import type { RemoteUrl } from "../core/remote-url.js";
 import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";
+import { FirstStateBlobs } from "./pack.js";
 import { cacheRoot } from "./root.js";
 import { FullListing, importListing, type SyncResult, writeStateCommit } from "./sync.js";
 
@@ -80,6 +81,8 @@ export interface OpenedCache {
   readonly cache: ProjectCache;
   /** The first sync (a full listing) of a cache this call built; undefined when the cache was there. */
   readonly built: SyncResult | undefined;
+  /** The record files of the first state this call built, while kept for the clone's pack. */
+  readonly firstBlobs?: FirstStateBlobs;
 }
 
 function identityOf(remote: RemoteUrl, agent: string): CacheIdentity {
@@ -140,7 +143,7 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
         await listing.cancel();
         return { cache: again.cache, built: undefined };
       }
-      const built = await buildCache({ ...options, dir, identity, listing, known, why });
+      const { built, firstBlobs } = await buildCache({ ...options, dir, identity, listing, known, why });
       options.trace?.("built cache in place");
       const opened = ProjectCache.check(dir, identity);
       if (opened.state !== "healthy") {
@@ -155,7 +158,7 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
               : ""),
         );
       }
-      return { cache: opened.cache, built };
+      return { cache: opened.cache, built, firstBlobs };
     });
   } catch (error) {
     // Nothing was built (or another process's cache was opened): the rest of the listing is not read.
@@ -231,7 +234,7 @@ interface BuildPlan extends OpenCacheOptions {
  * Builds the cache in a folder of its own, then puts it in place of the broken one (moved aside first,
  * then deleted). Call it holding the build lock.
  */
-async function buildCache(plan: BuildPlan): Promise<SyncResult> {
+async function buildCache(plan: BuildPlan): Promise<{ built: SyncResult; firstBlobs?: FirstStateBlobs }> {
   const { dir } = plan;
   const root = dirname(dir);
   const name = basename(dir);
@@ -252,11 +255,14 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
   }
   plan.trace?.("new database and repository made");
   let result: SyncResult;
+  // A first state with no history before it is what a clone's pack sends (cache/pack.ts `firstState`).
+  const firstBlobs = plan.known ? undefined : new FirstStateBlobs();
   try {
     if (plan.known) await copyHistory(cache, plan.user, plan.known.commit);
     result = await importListing(cache, plan.backend, plan.listing, {
       continues: plan.known?.commit,
       trace: plan.trace,
+      kept: firstBlobs,
     });
     if (plan.why) writeFileSync(join(temp, REBUILT_MARKER), `${new Date().toISOString()} ${plan.why}\n`);
     const refusal = await tooOld;
@@ -273,7 +279,7 @@ async function buildCache(plan: BuildPlan): Promise<SyncResult> {
   if (broken) renameSync(dir, aside);
   renameSync(temp, dir);
   if (broken) rmSync(aside, { recursive: true, force: true });
-  return result;
+  return { built: result, firstBlobs };
 }
 
 /** Resolves with the exit code and stderr of `child` once it has exited and its streams are closed. */

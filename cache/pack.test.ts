@@ -15,7 +15,15 @@ import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { ProjectCache } from "./cache.js";
 import { hashObject } from "./objects.js";
-import { adler32, type FirstState, firstState, streamFirstState, writeBlobPack, zlibStored } from "./pack.js";
+import {
+  adler32,
+  type FirstState,
+  FirstStateBlobs,
+  firstState,
+  streamFirstState,
+  writeBlobPack,
+  zlibStored,
+} from "./pack.js";
 import { writeStateCommit } from "./sync.js";
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
@@ -161,6 +169,15 @@ test("property: adler32 matches zlib's trailer and zlibStored inflates back, for
   t.pass();
 });
 
+/** The bytes `streamFirstState` sends for `state`. */
+async function firstStatePack(cache: ProjectCache, state: FirstState): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  await streamFirstState(cache, state, async (data) => {
+    chunks.push(Buffer.from(data));
+  });
+  return Buffer.concat(chunks);
+}
+
 /** Stores the file `path` holding `text` as a live record of `cache` (the key is the path). */
 function rememberFile(cache: ProjectCache, path: string, text: string): void {
   const content = Buffer.from(text);
@@ -198,11 +215,7 @@ test("the first state's pack is a whole clone: its commit, every tree and every 
   const state = firstState(cache, tip);
   t.truthy(state);
   t.is(state?.blobCount, 51);
-  const chunks: Buffer[] = [];
-  await streamFirstState(cache, state as FirstState, async (data) => {
-    chunks.push(Buffer.from(data));
-  });
-  const pack = Buffer.concat(chunks);
+  const pack = await firstStatePack(cache, state as FirstState);
   const repo = givenRepo(t);
   git(repo, ["index-pack", "--stdin"], pack);
   git(repo, ["update-ref", "refs/heads/main", tip]);
@@ -266,4 +279,70 @@ test("no first state when the database holds a blob beyond the tip's files, two 
   const old = Buffer.from("one, as it was\n");
   extra.cache.db.rememberBlob(hashObject("blob", old), "issues/1.md", old);
   t.is(firstState(extra.cache, extra.tip), undefined);
+});
+
+test("the files a build kept make the same pack as the database's; over the budget, for another tip or with a shared blob they are not used", async (t) => {
+  const root = givenTempDir(t, "svc-first-state-kept-");
+  process.env.GIT_CONFIG_NOSYSTEM = "1";
+  process.env.GIT_CONFIG_GLOBAL = "/dev/null";
+  /** A cache of `files`, each also added to a FirstStateBlobs of `budget` bytes, sealed as a build seals it. */
+  const given = async (name: string, files: Record<string, string>, budget?: number) => {
+    const cache = await ProjectCache.openAt(join(root, name), {
+      backend: "sim",
+      project: "p",
+      agent: "test",
+    });
+    t.teardown(() => cache.close());
+    const kept = new FirstStateBlobs(budget);
+    for (const [path, text] of Object.entries(files)) {
+      rememberFile(cache, path, text);
+      kept.add(Buffer.from(text));
+    }
+    const tip = cache.db.exclusive(() => {
+      const commit = writeStateCommit(cache, [], "svc: import\n");
+      cache.setTip(commit, "import");
+      return commit;
+    });
+    kept.seal(tip, cache.db.storedBlobCount());
+    return { cache, tip, kept };
+  };
+  const files: Record<string, string> = { "pages/a/big.md": "x".repeat(70_000) };
+  for (let i = 0; i < 30; i++)
+    files[`issues/${String(i).padStart(4, "0")}.md`] = `issue ${i}\n`.repeat(i + 1);
+
+  const built = await given("built", files);
+  const fromMemory = firstState(built.cache, built.tip, built.kept);
+  t.is(fromMemory?.blobs?.length, 31);
+  t.is(fromMemory?.blobCount, 31);
+  const fromDatabase = firstState(built.cache, built.tip);
+  t.is(fromDatabase?.blobs, undefined);
+  const pack = await firstStatePack(built.cache, fromMemory as FirstState);
+  t.true(
+    pack.equals(await firstStatePack(built.cache, fromDatabase as FirstState)),
+    "byte for byte the same pack",
+  );
+  const repo = givenRepo(t);
+  git(repo, ["index-pack", "--stdin"], pack);
+  git(repo, ["update-ref", "refs/heads/main", built.tip]);
+  git(repo, ["fsck", "--strict", "--no-dangling"]);
+
+  // Another commit (the cache moved on since the build) is not the one the files were kept for.
+  const next = built.cache.db.exclusive(() => writeStateCommit(built.cache, [], "svc: import again\n"));
+  t.is(built.kept.of(next), undefined);
+  built.kept.release();
+  t.is(built.kept.of(built.tip), undefined, "let go once the pack is sent");
+  t.is(firstState(built.cache, built.tip, built.kept)?.blobs, undefined, "then the database's are read");
+
+  // Over the budget: let go while the build goes on; the pack reads the database.
+  const over = await given("over", files, 70_000);
+  t.is(over.kept.of(over.tip), undefined);
+  const state = firstState(over.cache, over.tip, over.kept);
+  t.is(state?.blobs, undefined);
+  t.is(state?.blobCount, 31);
+
+  // Two files with the same bytes are one blob: the database holds fewer than were kept, and there is no
+  // first state to send (as without kept files).
+  const shared = await given("shared", { "issues/1.md": "same\n", "issues/2.md": "same\n" });
+  t.is(shared.kept.of(shared.tip), undefined);
+  t.is(firstState(shared.cache, shared.tip, shared.kept), undefined);
 });

@@ -14,6 +14,7 @@ import { formatCount } from "../core/count.js";
 import { progress } from "../core/progress.js";
 import type { ProjectCache } from "./cache.js";
 import { encodeCommit, hashObject } from "./objects.js";
+import type { FirstStateBlobs } from "./pack.js";
 import { writeStateTree } from "./state-tree.js";
 
 export const SVC_IDENTITY = "svc <svc@localhost>";
@@ -61,6 +62,16 @@ export function rememberRecord(
   known?: { rendered_oid: string; path: string },
 ): boolean {
   const blob = renderBlob(backend, record);
+  storeRecord(cache, record, blob);
+  return !known || known.rendered_oid !== blob.oid || known.path !== record.path;
+}
+
+/** Stores `record` and its file `blob` (`renderBlob`) as the server's current state. */
+function storeRecord(
+  cache: ProjectCache,
+  record: BackendRecord,
+  blob: { content: Buffer; oid: string },
+): void {
   cache.db.rememberBlob(blob.oid, record.key, blob.content, record.changedBy);
   cache.db.upsertRecord({
     key: record.key,
@@ -70,7 +81,6 @@ export function rememberRecord(
     rendered_oid: blob.oid,
     raw_json: JSON.stringify(record.content.fields),
   });
-  return !known || known.rendered_oid !== blob.oid || known.path !== record.path;
 }
 
 /** The cache's HTTP validators, as a backend that makes conditional requests uses them. */
@@ -178,7 +188,13 @@ export async function importListing(
   cache: ProjectCache,
   backend: Backend,
   listing: FullListing,
-  options: { readonly continues?: string; readonly trace?: (message: string) => void; readonly now?: number },
+  options: {
+    readonly continues?: string;
+    readonly trace?: (message: string) => void;
+    readonly now?: number;
+    /** Keeps the record files for the clone's pack (cache/pack.ts `FirstStateBlobs`), sealed with the commit. */
+    readonly kept?: FirstStateBlobs;
+  },
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const phase = progress().start(`listing the records of ${backend.description}`);
@@ -190,7 +206,9 @@ export async function importListing(
       cache.db.exclusive(() => {
         for (const record of batch) {
           if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
-          rememberRecord(cache, backend, record);
+          const blob = renderBlob(backend, record);
+          storeRecord(cache, record, blob);
+          options.kept?.add(blob.content);
         }
       });
       listed += batch.length;
@@ -208,6 +226,7 @@ export async function importListing(
   return cache.db.exclusive(() => {
     keepValidators(cache, said);
     const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
+    options.kept?.seal(commit, cache.db.storedBlobCount());
     cache.setTip(commit, "import");
     cache.db.setSyncState({
       cursor: ceiledCursor(cursor, null, said),

@@ -43,9 +43,14 @@ test("svc init checks out every issue with its canonical bytes, a clean status a
   await givenProject(sim.url, "demo", TRICKY_ISSUES);
   const env = givenGitEnv(t);
 
-  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url], { env: { SVC_TRACE: "1" } });
   t.is(init.code, 0, init.stderr);
   t.is(init.stdout, "", "svc init writes nothing but errors and notes, on stderr");
+  // The new cache's helper sends the files it rendered while building it, not read back from its database.
+  t.regex(
+    init.stderr,
+    /clone: answering with every record file, in svc's own pack, of the files the build kept/,
+  );
 
   for (let id = 1; id <= TRICKY_ISSUES.length; id++) {
     const name = `issues/${String(id).padStart(4, "0")}.md`;

@@ -17,6 +17,7 @@ import {
   openProjectCache,
   type UserRepository,
 } from "../cache/open.js";
+import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
@@ -214,6 +215,8 @@ class CacheSession implements Session {
   private pullConfigured = false;
   /** A cache built just now holds a full listing: the first ls-refs needs no sync. */
   private justBuilt: boolean;
+  /** The record files of the cache built just now, for the clone's pack. */
+  private readonly firstBlobs: FirstStateBlobs | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -228,6 +231,7 @@ class CacheSession implements Session {
     this.log = options.log;
     this.trace = options.trace;
     this.justBuilt = opened.built !== undefined;
+    this.firstBlobs = opened.firstBlobs;
   }
 
   private userSettings(): Promise<Map<string, string>> {
@@ -308,6 +312,7 @@ class CacheSession implements Session {
       output,
       limit: blobLimit(),
       cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
+      firstBlobs: this.firstBlobs,
       explainRefusal: (wanted, limit, filtered) =>
         refusalMessage({
           wanted,

@@ -23,7 +23,7 @@ import type { ProjectCache } from "../cache/cache.js";
 import { spawnGit } from "../cache/git.js";
 import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
-import { type FirstState, firstState, streamFirstState } from "../cache/pack.js";
+import { type FirstState, type FirstStateBlobs, firstState, streamFirstState } from "../cache/pack.js";
 import { UserFacingError } from "../core/errors.js";
 import { SVC_VERSION } from "../core/version.js";
 import { BlobLimitError } from "./blob-limit.js";
@@ -165,6 +165,8 @@ export interface TunnelOptions {
    * and every fetch after the clone keep the filter.
    */
   readonly cloneWithBlobs?: boolean;
+  /** The record files of a cache this process built just now, for that pack; let go once it is sent. */
+  readonly firstBlobs?: FirstStateBlobs;
   /** `svc.prefetchBytes`: read only when a lazy fetch comes (a fetch of commits needs no settings). */
   readonly prefetchBytes: () => Promise<number>;
   /** The user's objects folder, where prefetch looks for what the user has; undefined: unknown. */
@@ -203,8 +205,11 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
     if (sendsAllBlobs(options, request)) {
       body = raw.filter((pkt) => pkt.text?.trim() !== `filter ${request.filter}`);
       request = { ...request, filter: undefined };
-      state = asksForFirstState(lines) ? firstState(cache, cache.tip() as string) : undefined;
-      options.trace(`clone: answering with every record file${state ? ", in svc's own pack" : ""}`);
+      state = asksForFirstState(lines)
+        ? firstState(cache, cache.tip() as string, options.firstBlobs)
+        : undefined;
+      const own = state?.blobs ? ", in svc's own pack, of the files the build kept" : ", in svc's own pack";
+      options.trace(`clone: answering with every record file${state ? own : ""}`);
     }
     options.trace(`request ${request.command} wants=${request.wants.length}`);
     cache.db.audit({
@@ -231,6 +236,7 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
     }
     if (state !== undefined) {
       await answerWithFirstState(cache, state, output);
+      options.firstBlobs?.release();
       // The first state holds every blob the cache has: a lazy fetch in this clone looks at none of them.
       const folder = markedFolder(options);
       if (folder) cache.db.setPrefetchMark(folder.objects, folder.repo, cache.db.lastBlobId());
