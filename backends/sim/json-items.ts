@@ -25,7 +25,6 @@ const TAB = 0x09;
 const LF = 0x0a;
 const CR = 0x0d;
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
@@ -68,7 +67,10 @@ export class JsonItemSplitter {
     let start = -1; // where the current item began in this chunk, if it did
     if (this.inItem()) start = 0;
     let i = 0;
-    let nextBackslash = chunk.indexOf(BACKSLASH);
+    // The chunk read as a one-byte string: offsets stay byte offsets, and its indexOf and charCodeAt are
+    // V8's own. A Buffer's indexOf per string cost ~10-20 ms of a 10,000-issue listing in a new process.
+    const text = chunk.toString("latin1");
+    let nextBackslash = text.indexOf("\\");
     while (i < chunk.length) {
       if (this.inItem()) {
         if (this.inString) {
@@ -78,10 +80,10 @@ export class JsonItemSplitter {
             i++;
             continue;
           }
-          const quote = chunk.indexOf(QUOTE, i);
+          const quote = text.indexOf('"', i);
           // The next backslash is looked up again only once passed: most chunks hold none, and a search
           // for one from every string would read the rest of the chunk each time.
-          if (nextBackslash !== -1 && nextBackslash < i) nextBackslash = chunk.indexOf(BACKSLASH, i);
+          if (nextBackslash !== -1 && nextBackslash < i) nextBackslash = text.indexOf("\\", i);
           const backslash = nextBackslash;
           if (quote === -1 && backslash === -1) {
             i = chunk.length;
@@ -97,7 +99,7 @@ export class JsonItemSplitter {
           if (this.depth === 0) done.push(this.endItem(chunk, start, i));
           continue;
         }
-        const byte = chunk[i] as number;
+        const byte = text.charCodeAt(i);
         if (this.scalar) {
           if (byte === COMMA || byte === CLOSE_BRACKET || isSpace(byte)) {
             this.scalar = false;
@@ -120,7 +122,7 @@ export class JsonItemSplitter {
         i++;
         continue;
       }
-      const byte = chunk[i] as number;
+      const byte = text.charCodeAt(i);
       i++;
       if (isSpace(byte)) continue;
       if (this.between === "open") {
