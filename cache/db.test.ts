@@ -34,6 +34,44 @@ test("revision 6 gives a cache made before it the tips its audit rows name: sync
   );
 });
 
+test("revision 10 drops records.raw_json and keeps every record, its triggers and its indexes working", (t) => {
+  const path = join(givenTempDir(t), "cache.db");
+  const old = new Database(path);
+  for (let revision = 1; revision <= 9; revision++) old.exec(CACHE_MIGRATIONS[revision] ?? "");
+  old.pragma("user_version = 9");
+  const insert = old.prepare(
+    "INSERT INTO records (key, path, version, updated_at, rendered_oid, raw_json) VALUES (?, ?, 1, ?, ?, '{\"id\":1}')",
+  );
+  insert.run("1", "issues/0001.md", "2026-11-20T10:00:00.000Z", A);
+  insert.run("2", "issues/0002.md", "2026-11-20T10:05:00.000Z", B);
+  old.close();
+
+  const db = new CacheDb(path, IDENTITY);
+  t.teardown(() => db.close());
+  t.deepEqual(db.record("2"), {
+    key: "2",
+    path: "issues/0002.md",
+    version: 1,
+    updated_at: "2026-11-20T10:05:00.000Z",
+    rendered_oid: B,
+  });
+  const raw = new Database(path, { readonly: true });
+  t.teardown(() => raw.close());
+  const columns = raw.prepare("SELECT name FROM pragma_table_info('records')").pluck().all();
+  t.deepEqual(columns, ["key", "path", "version", "updated_at", "rendered_oid", "deleted"]);
+  // The upsert and the triggers that note changed paths still work on the table as it is now.
+  db.saveStateTrees(new Map([["", Buffer.alloc(0)]]), [], true);
+  db.upsertRecord({
+    key: "1",
+    path: "issues/0001.md",
+    version: 2,
+    updated_at: "2026-11-21T00:00:00.000Z",
+    rendered_oid: B,
+  });
+  t.is(db.record("1")?.version, 2);
+  t.deepEqual(db.dirtyPaths(), ["issues/0001.md"]);
+});
+
 test("tip_history is append-only, as the audit table is", (t) => {
   const db = new CacheDb(join(givenTempDir(t), "cache.db"), IDENTITY);
   t.teardown(() => db.close());
@@ -114,7 +152,6 @@ test("a database being built loads without the indexes inserts do not need and g
     version: 1,
     updated_at: "2026-11-20T10:00:00Z",
     rendered_oid: A,
-    raw_json: "{}",
   });
   restore();
   restore();

@@ -9,7 +9,7 @@ import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
 
-const SCHEMA_VERSION = 9;
+const SCHEMA_VERSION = 10;
 
 /** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
 const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
@@ -183,6 +183,14 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
       through INTEGER NOT NULL
     );
   `,
+  // `records.raw_json` (each record's fields as JSON, DESIGN.md §3) was written by every sync and push and
+  // read by nothing: a record's content is its file (`rendered_oid`), which the renderer keeps lossless
+  // and which the push parses (helper/push.ts). Making it cost ~30-45 ms of a 10,000-issue first listing
+  // (its JSON.stringify, and its bytes in SQLite: ~40 % of the table) and kept a second copy that could
+  // disagree with the file.
+  10: `
+    ALTER TABLE records DROP COLUMN raw_json;
+  `,
 };
 
 /** Why the cache's main moved (tip_history.op). */
@@ -213,8 +221,8 @@ export interface JournalRow {
 }
 
 /**
- * A record's last known server state. `raw_json` holds the record's frontmatter as the server sent it; the
- * body is in the rendered blob (`oid_map.content` of `rendered_oid`), not stored twice.
+ * A record's last known server state; its content (fields and body) is its file, the rendered blob
+ * (`oid_map.content` of `rendered_oid`), not stored twice.
  */
 export interface CachedRecord {
   readonly key: string;
@@ -222,7 +230,6 @@ export interface CachedRecord {
   readonly version: number | null;
   readonly updated_at: string;
   readonly rendered_oid: string;
-  readonly raw_json: string;
 }
 
 export interface SyncState {
@@ -258,7 +265,7 @@ export interface AuditEvent {
 function recordStatements(db: Database.Database) {
   return {
     record: db.prepare(
-      "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE key = ? AND deleted = 0",
+      "SELECT key, path, version, updated_at, rendered_oid FROM records WHERE key = ? AND deleted = 0",
     ),
     liveRecord: db.prepare(
       "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
@@ -267,10 +274,10 @@ function recordStatements(db: Database.Database) {
       "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
     ),
     upsertRecord: db.prepare(
-      `INSERT INTO records (key, path, version, updated_at, rendered_oid, raw_json, deleted)
-       VALUES (?, ?, ?, ?, ?, ?, 0)
+      `INSERT INTO records (key, path, version, updated_at, rendered_oid, deleted)
+       VALUES (?, ?, ?, ?, ?, 0)
        ON CONFLICT (key) DO UPDATE SET path = excluded.path, version = excluded.version,
-         updated_at = excluded.updated_at, rendered_oid = excluded.rendered_oid, raw_json = excluded.raw_json, deleted = 0`,
+         updated_at = excluded.updated_at, rendered_oid = excluded.rendered_oid, deleted = 0`,
     ),
     markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
     tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
@@ -286,7 +293,7 @@ function recordStatements(db: Database.Database) {
       .prepare(`SELECT updated_at FROM records WHERE deleted = 0 AND NOT (${CANONICAL_TIME})`)
       .pluck(),
     recordsAfter: db.prepare(
-      "SELECT key, path, version, updated_at, rendered_oid, raw_json FROM records WHERE rowid > ? AND deleted = 0",
+      "SELECT key, path, version, updated_at, rendered_oid FROM records WHERE rowid > ? AND deleted = 0",
     ),
   };
 }
@@ -520,8 +527,8 @@ export class CacheDb {
 
   upsertRecord(record: CachedRecord): void {
     // Positional: binding by name looks up each of an object's properties (measured: ~1 µs a record more).
-    const { key, path, version, updated_at, rendered_oid, raw_json } = record;
-    this.statements.upsertRecord.run(key, path, version, updated_at, rendered_oid, raw_json);
+    const { key, path, version, updated_at, rendered_oid } = record;
+    this.statements.upsertRecord.run(key, path, version, updated_at, rendered_oid);
   }
 
   markDeleted(key: string): void {

@@ -189,7 +189,6 @@ function rememberFile(cache: ProjectCache, path: string, text: string): void {
     version: 1,
     updated_at: "2026-01-01T00:00:00.000Z",
     rendered_oid: oid,
-    raw_json: "{}",
   });
 }
 

@@ -76,7 +76,7 @@ function upsert(
   oid: string,
   updatedAt = "2026-01-01T00:00:00Z",
 ): void {
-  cache.db.upsertRecord({ key, path, version: 1, updated_at: updatedAt, rendered_oid: oid, raw_json: "{}" });
+  cache.db.upsertRecord({ key, path, version: 1, updated_at: updatedAt, rendered_oid: oid });
 }
 
 const oid = (n: number) => n.toString(16).padStart(40, "0");

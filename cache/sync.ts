@@ -79,7 +79,6 @@ function storeRecord(
     version: record.version,
     updated_at: record.updatedAt,
     rendered_oid: blob.oid,
-    raw_json: JSON.stringify(record.content.fields),
   });
 }
 
