@@ -78,7 +78,13 @@ const NO_HISTORY: UserRepository = {
   },
 };
 
-async function open(t: ExecutionContext, root: string, backend: Backend, log: string[] = []) {
+async function open(
+  t: ExecutionContext,
+  root: string,
+  backend: Backend,
+  log: string[] = [],
+  keepFirstBlobs = false,
+) {
   const opened = await openProjectCache({
     remote: REMOTE,
     agent: "test",
@@ -86,6 +92,7 @@ async function open(t: ExecutionContext, root: string, backend: Backend, log: st
     user: NO_HISTORY,
     log: (line) => log.push(line),
     root,
+    keepFirstBlobs,
   });
   t.teardown(() => opened.cache.close());
   return opened;
@@ -116,6 +123,20 @@ test("a new cache is built from one listing without a word; an intact one is ope
   t.is(second.built, undefined);
   t.is(backend.listings, 1, "an intact cache is not listed again");
   t.false(existsSync(join(second.cache.dir, REBUILT_MARKER)));
+});
+
+test("a build asked to keep its first state's files keeps the ones the database holds, for its tip only; one not asked keeps none", async (t) => {
+  const kept = await open(t, givenRoot(t), fakeBackend([record(1), record(2)]), [], true);
+  const tip = kept.cache.tip() as string;
+  const files = kept.firstBlobs?.of(tip);
+  const stored = kept.cache.db.treeEntries().map((entry) => kept.cache.db.blob(entry.rendered_oid)?.content);
+  t.deepEqual(files, stored);
+  t.is(files?.length, 2);
+  t.is(kept.firstBlobs?.of("0".repeat(40)), undefined);
+
+  const plain = await open(t, givenRoot(t), fakeBackend([record(1), record(2)]));
+  t.is(plain.built?.changed, 2);
+  t.is(plain.firstBlobs, undefined);
 });
 
 /** `fakeBackend`, whose listing also streams: `records` in batches of two, then `failure` if given. */

@@ -75,6 +75,8 @@ export interface OpenCacheOptions {
   readonly log: (message: string) => void;
   readonly trace?: (message: string) => void;
   readonly root?: string;
+  /** A cache this call builds keeps its first state's files for the clone's pack (`OpenedCache.firstBlobs`). */
+  readonly keepFirstBlobs?: boolean;
 }
 
 export interface OpenedCache {
@@ -256,7 +258,7 @@ async function buildCache(plan: BuildPlan): Promise<{ built: SyncResult; firstBl
   plan.trace?.("new database and repository made");
   let result: SyncResult;
   // A first state with no history before it is what a clone's pack sends (cache/pack.ts `firstState`).
-  const firstBlobs = plan.known ? undefined : new FirstStateBlobs();
+  const firstBlobs = plan.keepFirstBlobs && !plan.known ? new FirstStateBlobs() : undefined;
   try {
     if (plan.known) await copyHistory(cache, plan.user, plan.known.commit);
     result = await importListing(cache, plan.backend, plan.listing, {

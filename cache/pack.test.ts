@@ -302,7 +302,7 @@ test("the files a build kept make the same pack as the database's; over the budg
       cache.setTip(commit, "import");
       return commit;
     });
-    kept.seal(tip, cache.db.storedBlobCount());
+    kept.seal(tip, () => cache.db.storedBlobCount());
     return { cache, tip, kept };
   };
   const files: Record<string, string> = { "pages/a/big.md": "x".repeat(70_000) };

@@ -216,9 +216,12 @@ export class FirstStateBlobs {
     else this.contents.push(content);
   }
 
-  /** The build wrote `tip`, whose tree holds the files added, and the database holds `stored` blobs. */
-  seal(tip: string, stored: number): void {
-    if (this.contents?.length === stored) this.tip = tip;
+  /**
+   * The build wrote `tip`, whose tree holds the files added; `stored` counts the blobs the database holds
+   * (asked only while the files are kept: at 1,000,000 records the count is not free).
+   */
+  seal(tip: string, stored: () => number): void {
+    if (this.contents !== undefined && this.contents.length === stored()) this.tip = tip;
     else this.release();
   }
 

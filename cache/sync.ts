@@ -225,7 +225,7 @@ export async function importListing(
   return cache.db.exclusive(() => {
     keepValidators(cache, said);
     const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
-    options.kept?.seal(commit, cache.db.storedBlobCount());
+    options.kept?.seal(commit, () => cache.db.storedBlobCount());
     cache.setTip(commit, "import");
     cache.db.setSyncState({
       cursor: ceiledCursor(cursor, null, said),

@@ -144,7 +144,12 @@ async function connect(
     throw error;
   }
   try {
-    return { backend, opened: await openProjectCache({ remote, agent, backend, user, log, trace }) };
+    // svc init's clone is answered with every file (`serve`): the build keeps them for that answer.
+    const keepFirstBlobs = process.env[CLONE_WITH_BLOBS_VARIABLE] === "1";
+    return {
+      backend,
+      opened: await openProjectCache({ remote, agent, backend, user, log, trace, keepFirstBlobs }),
+    };
   } catch (error) {
     if (error instanceof CacheUnsafeError) {
       throw new CacheUnsafeError(error.dir, error.kind, error.fix, error.problem, rerunCommand());
