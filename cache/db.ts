@@ -454,6 +454,8 @@ export class CacheDb {
       SCHEMA_VERSION,
       (current) =>
         `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
+      // The write lock first: a revision another process ran meanwhile is then seen, and skipped.
+      { immediate: true },
     );
   }
 

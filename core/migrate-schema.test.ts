@@ -3,8 +3,10 @@
  * in order from the file's own, a newer file is refused with the caller's message or error, an older one
  * is refused untouched when the caller says so, and a failing revision leaves the revision before it.
  */
+import { join } from "node:path";
 import test from "ava";
 import Database from "better-sqlite3";
+import { givenTempDir } from "../testing/sim.js";
 import { SvcError } from "./errors.js";
 import { migrateSchema } from "./settings.js";
 
@@ -75,3 +77,37 @@ test("a failing revision rolls back alone: the file keeps the revision before it
   t.is(version(db), 1);
   t.deepEqual(tables(db), ["a"]);
 });
+
+for (const immediate of [false, true]) {
+  test(`a revision another connection ran after this one read the file's is skipped, not run twice (immediate: ${immediate})`, (t) => {
+    const path = join(givenTempDir(t, "svc-migrate-"), "store.db");
+    const setup = new Database(path);
+    setup.exec(MIGRATIONS[1]);
+    setup.pragma("user_version = 1");
+    setup.close();
+    const ours = new Database(path);
+    const theirs = new Database(path);
+    t.teardown(() => {
+      ours.close();
+      theirs.close();
+    });
+    // `refuseOlder` runs after this connection read revision 1: the other one migrates right then, as a
+    // second process opening the same file at the same moment does.
+    migrateSchema(ours, MIGRATIONS, 3, () => "too new", {
+      immediate,
+      refuseOlder: () => {
+        migrateSchema(theirs, MIGRATIONS, 3, () => "too new");
+        return undefined;
+      },
+    });
+    t.is(version(ours), 3);
+    t.deepEqual(tables(ours), ["a", "b"]);
+    t.deepEqual(
+      ours
+        .prepare("SELECT name FROM pragma_table_info('a')")
+        .all()
+        .map((row) => (row as { name: string }).name),
+      ["x", "y"],
+    );
+  });
+}

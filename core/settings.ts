@@ -137,6 +137,9 @@ export function migrateSchema(
   }
   for (let revision = current + 1; revision <= latest; revision++) {
     const step = db.transaction(() => {
+      // Another process may have run this revision since `current` was read (a swarm of agents that each
+      // open a cache an older svc made): it is not run twice (a second DROP COLUMN or CREATE TABLE fails).
+      if ((db.pragma("user_version", { simple: true }) as number) >= revision) return;
       db.exec(migrations[revision] ?? "");
       db.pragma(`user_version = ${revision}`);
     });
