@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import Database from "better-sqlite3";
 import { givenTempDir } from "../testing/sim.js";
 import { CACHE_MIGRATIONS, CacheDb, NOTED_BEFORE } from "./db.js";
@@ -9,11 +9,17 @@ const A = "a".repeat(40);
 const B = "b".repeat(40);
 const USER = "c".repeat(40);
 
-test("revision 6 gives a cache made before it the tips its audit rows name: syncs that wrote a commit and pushes", (t) => {
+/** A cache database at schema `revision`, as an older svc left it, at a new path; the caller closes it. */
+function givenRevision(t: ExecutionContext, revision: number): { path: string; old: Database.Database } {
   const path = join(givenTempDir(t), "cache.db");
   const old = new Database(path);
-  for (let revision = 1; revision <= 5; revision++) old.exec(CACHE_MIGRATIONS[revision] ?? "");
-  old.pragma("user_version = 5");
+  for (let step = 1; step <= revision; step++) old.exec(CACHE_MIGRATIONS[step] ?? "");
+  old.pragma(`user_version = ${revision}`);
+  return { path, old };
+}
+
+test("revision 6 gives a cache made before it the tips its audit rows name: syncs that wrote a commit and pushes", (t) => {
+  const { path, old } = givenRevision(t, 5);
   const audit = old.prepare(
     "INSERT INTO audit_events_cache (ts, op, backend, project, oid, agent, detail) VALUES (?, ?, 'sim', 'demo', ?, 'x', ?)",
   );
@@ -35,10 +41,7 @@ test("revision 6 gives a cache made before it the tips its audit rows name: sync
 });
 
 test("revision 10 drops records.raw_json and keeps every record, its triggers and its indexes working", (t) => {
-  const path = join(givenTempDir(t), "cache.db");
-  const old = new Database(path);
-  for (let revision = 1; revision <= 9; revision++) old.exec(CACHE_MIGRATIONS[revision] ?? "");
-  old.pragma("user_version = 9");
+  const { path, old } = givenRevision(t, 9);
   const insert = old.prepare(
     "INSERT INTO records (key, path, version, updated_at, rendered_oid, raw_json) VALUES (?, ?, 1, ?, ?, '{\"id\":1}')",
   );
