@@ -69,7 +69,8 @@ function writeSeed(path: string): void {
   );
 }
 
-interface PushTimes {
+/** Each round's time of svc and of plain git, in ms, and the REST calls svc's made. */
+interface RoundTimes {
   readonly svcTimes: number[];
   readonly plainTimes: number[];
   readonly restCalls: number[];
@@ -82,8 +83,8 @@ async function measurePushes(
   dbPath: string,
   env: NodeJS.ProcessEnv,
   progress: (line: string) => void,
-): Promise<PushTimes> {
-  const times: PushTimes = { svcTimes: [], plainTimes: [], restCalls: [] };
+): Promise<RoundTimes> {
+  const times: RoundTimes = { svcTimes: [], plainTimes: [], restCalls: [] };
   for (let i = 0; i < RUNS; i++) {
     const file = `issues/${String(i + 1).padStart(4, "0")}.md`;
     progress(`run ${i + 1} of ${RUNS}: ${file}`);
@@ -99,12 +100,6 @@ async function measurePushes(
   return times;
 }
 
-interface PullTimes {
-  readonly svcTimes: number[];
-  readonly plainTimes: number[];
-  readonly restCalls: number[];
-}
-
 /**
  * RUNS rounds of one record changed on the server (a PATCH of the simulator) and `git pull` in the svc
  * clone, and of one file changed in `plain`, pushed to the bare repo and pulled into `plainPull`.
@@ -116,8 +111,8 @@ async function measurePulls(
   sim: { url: string; dbPath: string },
   env: NodeJS.ProcessEnv,
   progress: (line: string) => void,
-): Promise<PullTimes> {
-  const times: PullTimes = { svcTimes: [], plainTimes: [], restCalls: [] };
+): Promise<RoundTimes> {
+  const times: RoundTimes = { svcTimes: [], plainTimes: [], restCalls: [] };
   for (let i = 0; i < RUNS; i++) {
     const id = 100 + i;
     progress(`pull ${i + 1} of ${RUNS}: issue ${id} changed on the server`);
@@ -139,55 +134,54 @@ async function measurePulls(
   return times;
 }
 
-function reportPulls(out: NodeJS.WritableStream, times: PullTimes): void {
+/**
+ * The medians of `times` as the two rows of a table: svc beside plain git (with `goals.ratio`), and svc's REST
+ * calls (with `goals.calls`). Returns the medians too, for the goals' check.
+ */
+function medianTable(
+  what: string,
+  times: RoundTimes,
+  goals: { readonly ratio: string; readonly calls: string },
+): { table: string; ratio: number; calls: number } {
   const svc = median(times.svcTimes);
   const baseline = median(times.plainTimes);
+  const calls = median(times.restCalls);
+  const table = renderTable(
+    ["scenario", "svc", "baseline", "ratio", "goal"],
+    [
+      [
+        `git ${what}, one record`,
+        `${Math.round(svc)} ms`,
+        `${Math.round(baseline)} ms`,
+        (svc / baseline).toFixed(2),
+        goals.ratio,
+      ],
+      [`REST calls per ${what}`, String(calls), "-", "-", goals.calls],
+    ],
+  );
+  return { table, ratio: svc / baseline, calls };
+}
+
+function reportPulls(out: NodeJS.WritableStream, times: RoundTimes): void {
   out.write(
     `\nmedian of ${RUNS} pulls of one record changed on the server (no goal: the other half of an agent's loop)\n\n`,
   );
-  out.write(
-    renderTable(
-      ["scenario", "svc", "baseline", "ratio", "goal"],
-      [
-        [
-          "git pull, one record",
-          `${Math.round(svc)} ms`,
-          `${Math.round(baseline)} ms`,
-          (svc / baseline).toFixed(2),
-          "-",
-        ],
-        ["REST calls per pull", String(median(times.restCalls)), "-", "-", "-"],
-      ],
-    ),
-  );
+  out.write(medianTable("pull", times, { ratio: "-", calls: "-" }).table);
 }
 
 /** Issue 18's goal: a push within this many times a plain push of the same commit. */
 const RATIO_GOAL = 2.5;
 
 /** The medians against the goals (at most RATIO_GOAL times a plain push, at most 3 REST calls). */
-function reportPushes(out: NodeJS.WritableStream, times: PushTimes): void {
-  const svc = median(times.svcTimes);
-  const baseline = median(times.plainTimes);
-  const calls = median(times.restCalls);
+function reportPushes(out: NodeJS.WritableStream, times: RoundTimes): void {
   out.write(`${ISSUES} issues; median of ${RUNS} pushes of one changed record (no pull between them)\n\n`);
-  out.write(
-    renderTable(
-      ["scenario", "svc", "baseline", "ratio", "goal"],
-      [
-        [
-          "git push, one record",
-          `${Math.round(svc)} ms`,
-          `${Math.round(baseline)} ms`,
-          (svc / baseline).toFixed(2),
-          `<= ${RATIO_GOAL.toFixed(2)}`,
-        ],
-        ["REST calls per push", String(calls), "-", "-", "<= 3"],
-      ],
-    ),
-  );
+  const { table, ratio, calls } = medianTable("push", times, {
+    ratio: `<= ${RATIO_GOAL.toFixed(2)}`,
+    calls: "<= 3",
+  });
+  out.write(table);
   const missed: string[] = [];
-  if (svc / baseline > RATIO_GOAL) missed.push(`push is over ${RATIO_GOAL}x the plain push`);
+  if (ratio > RATIO_GOAL) missed.push(`push is over ${RATIO_GOAL}x the plain push`);
   if (calls > 3) missed.push("more than 3 REST calls");
   out.write(missed.length === 0 ? "\nall goals met\n" : `\ngoal missed: ${missed.join("; ")}\n`);
 }
