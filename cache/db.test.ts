@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import Database from "better-sqlite3";
+import { Database } from "../core/sqlite.js";
 import { givenTempDir } from "../testing/sim.js";
 import { CACHE_MIGRATIONS, CacheDb, NOTED_BEFORE } from "./db.js";
 
@@ -10,7 +10,7 @@ const B = "b".repeat(40);
 const USER = "c".repeat(40);
 
 /** A cache database at schema `revision`, as an older svc left it, at a new path; the caller closes it. */
-function givenRevision(t: ExecutionContext, revision: number): { path: string; old: Database.Database } {
+function givenRevision(t: ExecutionContext, revision: number): { path: string; old: Database } {
   const path = join(givenTempDir(t), "cache.db");
   const old = new Database(path);
   for (let step = 1; step <= revision; step++) old.exec(CACHE_MIGRATIONS[step] ?? "");

@@ -4,10 +4,10 @@
  * `PRAGMA user_version`; WAL; file mode 0600 (it holds record contents).
  */
 import { chmodSync, existsSync } from "node:fs";
-import Database from "better-sqlite3";
 import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
+import { Database } from "../core/sqlite.js";
 
 const SCHEMA_VERSION = 10;
 
@@ -262,7 +262,7 @@ export interface AuditEvent {
 }
 
 /** The records table: live records, their versions, paths and times. */
-function recordStatements(db: Database.Database) {
+function recordStatements(db: Database) {
   return {
     record: db.prepare(
       "SELECT key, path, version, updated_at, rendered_oid FROM records WHERE key = ? AND deleted = 0",
@@ -299,7 +299,7 @@ function recordStatements(db: Database.Database) {
 }
 
 /** The blob contents (`oid_map`) and the stored state trees with their dirty paths. */
-function objectStatements(db: Database.Database) {
+function objectStatements(db: Database) {
   return {
     stateTrees: db.prepare("SELECT dir, content FROM state_trees"),
     putStateTree: db.prepare(
@@ -356,7 +356,7 @@ export const NOTED_BEFORE = `SELECT count(*) FROM tip_history WHERE (commit_oid 
   AND id <= (SELECT max(id) FROM tip_history WHERE commit_oid = @tip)`;
 
 /** Sync and pack state, the create journal, finished pushes and the audit log. */
-function bookkeepingStatements(db: Database.Database) {
+function bookkeepingStatements(db: Database) {
   return {
     countCommit: db.prepare("UPDATE sync_state SET commits_since_pack = commits_since_pack + 1 WHERE id = 1"),
     commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
@@ -407,7 +407,7 @@ function bookkeepingStatements(db: Database.Database) {
 }
 
 export class CacheDb {
-  readonly db: Database.Database;
+  readonly db: Database;
   private readonly statements;
   /** Opened `building` (see the constructor). */
   private readonly building: boolean;

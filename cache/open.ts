@@ -21,10 +21,10 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import Database from "better-sqlite3";
 import type { Backend } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
+import { Database } from "../core/sqlite.js";
 import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";

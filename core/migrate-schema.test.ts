@@ -5,10 +5,10 @@
  */
 import { join } from "node:path";
 import test from "ava";
-import Database from "better-sqlite3";
 import { givenTempDir } from "../testing/sim.js";
 import { SvcError } from "./errors.js";
 import { migrateSchema } from "./settings.js";
+import { Database } from "./sqlite.js";
 
 const MIGRATIONS = {
   1: "CREATE TABLE a (x INTEGER);",
@@ -16,7 +16,7 @@ const MIGRATIONS = {
   3: "CREATE TABLE b (z INTEGER);",
 };
 
-function given(t: { teardown(fn: () => void): void }, revision = 0): Database.Database {
+function given(t: { teardown(fn: () => void): void }, revision = 0): Database {
   const db = new Database(":memory:");
   t.teardown(() => db.close());
   for (let r = 1; r <= revision; r++) db.exec(MIGRATIONS[r as 1 | 2 | 3]);
@@ -24,8 +24,8 @@ function given(t: { teardown(fn: () => void): void }, revision = 0): Database.Da
   return db;
 }
 
-const version = (db: Database.Database): number => db.pragma("user_version", { simple: true }) as number;
-const tables = (db: Database.Database): string[] =>
+const version = (db: Database): number => db.pragma("user_version", { simple: true }) as number;
+const tables = (db: Database): string[] =>
   db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
     .all()

@@ -3,8 +3,9 @@
  * variables and `git config svc.*` keys alike) and SQLite schema migration by `PRAGMA user_version` (the
  * simulator's store and the cache database both use it).
  */
-import type Database from "better-sqlite3";
+
 import { SvcError, UserFacingError } from "./errors.js";
+import type { Database } from "./sqlite.js";
 
 /**
  * Set by `svc init` in its `git clone`'s environment: the helper may answer the clone's fetch with every
@@ -120,7 +121,7 @@ export interface MigrateOptions {
  * of the SVC_STORE error thrown, or the error itself.
  */
 export function migrateSchema(
-  db: Database.Database,
+  db: Database,
   migrations: Readonly<Record<number, string>>,
   latest: number,
   tooNew: (current: number) => string | Error,

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import Database from "better-sqlite3";
+import { Database } from "../core/sqlite.js";
 import type { RunningSim } from "../server/sim/server.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
 import { cacheFolder, cacheGit, type GitEnv, git, gitOk, givenGitEnv, manyIssues } from "../testing/git.js";

@@ -231,7 +231,6 @@ test("the audit table has a row per sync, connect, request and materialization, 
   const total = auditRows(env).length;
   const db = openCacheDb(env, { writable: true });
   try {
-    // better-sqlite3's SqliteError does not pass ava's `instanceof Error` check, hence `any`.
     for (const sql of [
       "UPDATE audit_events_cache SET op = 'tampered'",
       "DELETE FROM audit_events_cache WHERE id = 1",

@@ -95,12 +95,20 @@ export function filterOmitsBlobs(filter: string | undefined): boolean {
  * Configuration for upload-pack on the cache, given on the command line because `packObjectsHook` is only
  * honoured from protected configuration: pack-objects recompresses (`--no-reuse-object`, level 1) instead
  * of copying the cache's stored-block entries verbatim into the user's repository.
+ *
+ * The hook also undoes a quoting bug of git 2.28 to 2.30 (fixed in 2.31.0, "upload-pack-filter-spec-
+ * quotefix"; seen with Debian's 2.30.2, not with 2.39.5 or 2.47.3): with a hook configured, upload-pack
+ * shell-quotes the client's filter (`--filter='blob:none'`) although the hook receives its arguments as
+ * `"$@"`, never re-read by a shell, so pack-objects died on `invalid filter-spec ''blob:none''` and every
+ * partial clone, fetch and push failed. A filter spec begins with a lowercase letter (`blob:`, `tree:`,
+ * `sparse:`, `object:`, `combine:`); one that does not is git's quoting, which `eval` undoes exactly (that
+ * is what it quotes for). Newer gits pass the spec as it is, and nothing is changed.
  */
 export const UPLOAD_PACK_CONFIG = [
   "-c",
   "pack.compression=1",
   "-c",
-  `uploadpack.packObjectsHook=sh -c 'exec "$@" --no-reuse-object' sh`,
+  `uploadpack.packObjectsHook=sh -c 'for a in "$@"; do shift; case $a in --filter=[!a-z]*) eval "a=--filter=\${a#--filter=}";; esac; set -- "$@" "$a"; done; exec "$@" --no-reuse-object' sh`,
 ];
 
 /** Runs upload-pack on the cache with `input` and copies its output to `out`, respecting backpressure. */

@@ -15,14 +15,11 @@
  * skip parsing it.
  *
  * The npm packages are in the bundles as well, so that they share the code cache instead of going through
- * node's module resolution and compiler on each start (measured on a push: js-yaml 7.4 ms, better-sqlite3
- * 5.4 ms, node-diff3 2.9 ms that way). Two rewrites make that possible:
- * - `createRequire(import.meta.url)("<package>")`, which svc's modules use to load a package on first use
- *   only (js-yaml for parsing, node-diff3 for merging), becomes `require("<package>")`, which esbuild
- *   follows: the package is bundled and still initialized on that first call.
- * - better-sqlite3 finds its native addon with the `bindings` package, which searches from the calling
- *   file's folder and would look beside the bundle; the bundle loads the addon from better-sqlite3's own
- *   `build/Release` instead, where its install puts it.
+ * node's module resolution and compiler on each start (measured on a push: js-yaml 7.4 ms, node-diff3
+ * 2.9 ms that way). `createRequire(import.meta.url)("<package>")`, which svc's modules use to load a package
+ * on first use only (js-yaml for parsing, node-diff3 for merging), becomes `require("<package>")`, which
+ * esbuild follows: the package is bundled and still initialized on that first call. SQLite is node's own
+ * (`node:sqlite`, core/sqlite.ts): nothing native to find.
  *
  * `import.meta.url` becomes the bundle's own path (`__filename`), which svc's modules pass to
  * `createRequire` (which takes a path as well), and which cli/helper-path.ts reads as `here`
@@ -39,11 +36,8 @@ const dist = fileURLToPath(new URL("../", import.meta.url));
 
 /** `createRequire(import.meta.url)("<package>")` as tsc writes it, for an npm package (not `node:`). */
 const LAZY_PACKAGE = /\bcreateRequire\)?\(import\.meta\.url\)\("((?!node:)[^"]+)"\)/g;
-const NATIVE_ADDON_LOOKUP = "require('bindings')('better_sqlite3.node')";
-const NATIVE_ADDON_PATH =
-  "require(require('path').join(require('path').dirname(require.resolve(['better-sqlite3', 'package.json'].join('/'))), 'build', 'Release', 'better_sqlite3.node'))";
 
-/** The two rewrites above, each checked: a changed package fails the build instead of the helper. */
+/** The rewrite above. */
 const bundlePackages: Plugin = {
   name: "svc-bundle-packages",
   setup(build) {
@@ -51,13 +45,6 @@ const bundlePackages: Plugin = {
       const source = readFileSync(args.path, "utf8");
       if (!LAZY_PACKAGE.test(source)) return undefined;
       return { contents: source.replace(LAZY_PACKAGE, 'require("$1")'), loader: "js" };
-    });
-    build.onLoad({ filter: /[\\/]better-sqlite3[\\/]lib[\\/]database\.js$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      if (!source.includes(NATIVE_ADDON_LOOKUP)) {
-        throw new Error(`${args.path} no longer loads its addon with ${NATIVE_ADDON_LOOKUP}`);
-      }
-      return { contents: source.replace(NATIVE_ADDON_LOOKUP, NATIVE_ADDON_PATH), loader: "js" };
     });
   },
 };
@@ -70,7 +57,7 @@ async function bundle(folder: string): Promise<void> {
     outfile,
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: "node22",
     format: "cjs",
     plugins: [bundlePackages],
     define: { "import.meta.url": "__filename" },

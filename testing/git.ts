@@ -13,9 +13,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import type { ExecutionContext } from "ava";
-import Database from "better-sqlite3";
 import { type FieldValue, renderRecordFile } from "../backends/record.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
+import { Database } from "../core/sqlite.js";
 import { repoRoot } from "./paths.js";
 import { givenTempDir, type SeedIssue } from "./sim.js";
 
@@ -259,7 +259,7 @@ export interface AuditRow {
 }
 
 /** Opens the one project cache's `cache.db`; read-only unless `writable`. The caller closes it. */
-export function openCacheDb(gitEnv: GitEnv, options: { writable?: boolean } = {}): Database.Database {
+export function openCacheDb(gitEnv: GitEnv, options: { writable?: boolean } = {}): Database {
   const db = new Database(join(cacheFolder(gitEnv), "cache.db"), {
     readonly: !options.writable,
     fileMustExist: true,

@@ -8,12 +8,12 @@
  */
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import Database from "better-sqlite3";
 import { CacheUnsafeError, cacheFolderName, cacheTip, checkCacheOwner } from "../../cache/cache.js";
 import { hasObject } from "../../cache/object-store.js";
 import { REBUILT_MARKER } from "../../cache/open.js";
 import { cacheRoot } from "../../cache/root.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
+import { Database } from "../../core/sqlite.js";
 import { staleTemporaryRefs } from "../../helper/push.js";
 import { formatAge } from "../../helper/session.js";
 import { type Place, svcSync, words } from "./place.js";
@@ -42,7 +42,7 @@ interface DatabaseFacts {
 }
 
 function readDatabase(path: string): DatabaseFacts {
-  let db: Database.Database | undefined;
+  let db: Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
     db.pragma("busy_timeout = 5000");

@@ -9,7 +9,7 @@
  */
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { Database } from "../../core/sqlite.js";
 import { SEED_EPOCH } from "../../server/sim/seed.js";
 import { SimStore } from "../../server/sim/store.js";
 import { spawnListening } from "../children.js";

@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { Database } from "../../core/sqlite.js";
 import { spawnListening } from "../children.js";
 import { gitEnv, SVC_BIN } from "./git.js";
 import { checkedRun } from "./process.js";

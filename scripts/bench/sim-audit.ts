@@ -1,5 +1,5 @@
 /** What the benchmarks read from a simulator's audit table, to count the REST calls a command made. */
-import Database from "better-sqlite3";
+import { Database } from "../../core/sqlite.js";
 
 /** The number of requests the simulator at `dbPath` has recorded. */
 export function countAuditRows(dbPath: string): number {

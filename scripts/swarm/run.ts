@@ -27,10 +27,10 @@ import {
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { renderRecordFile } from "../../backends/record.js";
 import { simIssueToRecord } from "../../backends/sim/backend.js";
 import { SIM_SCHEMA } from "../../backends/sim/schema.js";
+import { Database } from "../../core/sqlite.js";
 import { userGit } from "../../helper/user-git.js";
 import { BIN, gitEnv, SVC_BIN } from "../bench/git.js";
 import { timedRun } from "../bench/process.js";

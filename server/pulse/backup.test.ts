@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import test, { type ExecutionContext } from "ava";
-import Database from "better-sqlite3";
+import { Database } from "../../core/sqlite.js";
 import { runSvcInProcess as runSvc } from "../../testing/cli.js";
 import {
   BackupError,
@@ -82,7 +82,7 @@ function envFile(dir: string, lines: Record<string, string>): string {
 /** Rewrites the `pulses_due` index definition so its stored entries no longer match the rows. */
 function damageIndex(path: string): void {
   const db = new Database(path);
-  db.unsafeMode(true); // better-sqlite3 is built with SQLITE_DBCONFIG_DEFENSIVE, which forbids writable_schema
+  db.unsafeMode(true);
   db.pragma("writable_schema = ON");
   db.prepare(
     "UPDATE sqlite_master SET sql = replace(sql, '(status, priority_rank, run_at, id)', '(status, priority_rank, id, run_at)') WHERE name = 'pulses_due'",

@@ -24,8 +24,8 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import Database from "better-sqlite3";
 import { SvcError, UserFacingError } from "../../core/errors.js";
+import { Database } from "../../core/sqlite.js";
 import { ConfigError, DEFAULT_KEEP_DAYS } from "./config.js";
 import { openPulseDb, PULSE_SCHEMA_REVISION } from "./db.js";
 
@@ -136,7 +136,7 @@ export async function backupPulseDb(options: BackupOptions): Promise<BackupResul
       // Copy every remaining page in one step: SQLite restarts a stepwise backup whenever another
       // connection writes the source, so under steady writes 100-page steps might never finish. One step
       // reads a single WAL snapshot and does not block the daemon's writers.
-      await source.backup(tmp, { progress: () => 0x7fffffff });
+      await source.backup(tmp);
     } catch (error) {
       removeDatabaseFiles(tmp);
       throw new BackupError(

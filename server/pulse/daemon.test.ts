@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
-import Database from "better-sqlite3";
 import { isRunning } from "../../core/process.js";
+import { Database } from "../../core/sqlite.js";
 import { callApi, eventually, givenDaemon, givenPulseFixture, installRunner } from "../../testing/pulse.js";
 import { ConfigError } from "./config.js";
 import { PulseDaemon, readDaemonConfig } from "./daemon.js";

@@ -19,8 +19,8 @@
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type Database from "better-sqlite3";
 import { UserFacingError } from "../../core/errors.js";
+import type { Database } from "../../core/sqlite.js";
 import { createPulseHandler, type Health } from "./api.js";
 import { type ApiAddress, apiBaseUrl, ConfigReader, checkToken, readApiAddress } from "./config.js";
 import { isBusy, openPulseDb } from "./db.js";
@@ -179,7 +179,7 @@ export class PulseDaemon {
 
   private constructor(
     readonly config: DaemonConfig,
-    private readonly db: Database.Database,
+    private readonly db: Database,
     private readonly options: DaemonOptions,
   ) {
     this.logger =

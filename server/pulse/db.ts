@@ -9,8 +9,8 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
 import { migrateSchema } from "../../core/settings.js";
+import { Database } from "../../core/sqlite.js";
 import { ConfigError } from "./config.js";
 
 export const PULSE_SCHEMA_REVISION = 1;
@@ -92,7 +92,7 @@ export interface OpenOptions {
   readonly create?: boolean;
   readonly readonly?: boolean;
   /**
-   * How long a statement waits for another connection's lock (default 5 s). better-sqlite3 is synchronous,
+   * How long a statement waits for another connection's lock (default 5 s). node:sqlite is synchronous,
    * so the wait blocks the event loop: the daemon uses a short one and retries on its next tick, and its API
    * answers 503 instead of freezing every other request.
    */
@@ -102,7 +102,7 @@ export interface OpenOptions {
 export class SchemaError extends ConfigError {}
 
 /** Opens the pulse database with the pragmas every connection needs; the caller closes it. */
-export function openPulseDb(path: string, options: OpenOptions): Database.Database {
+export function openPulseDb(path: string, options: OpenOptions): Database {
   if (path !== ":memory:" && !existsSync(path)) {
     if (!options.create) {
       throw new SchemaError([
@@ -117,7 +117,7 @@ export function openPulseDb(path: string, options: OpenOptions): Database.Databa
       ]);
     }
   }
-  let db: Database.Database;
+  let db: Database;
   try {
     db = new Database(path, { readonly: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5000 });
   } catch (error) {

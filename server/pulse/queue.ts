@@ -17,9 +17,9 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type Database from "better-sqlite3";
 import { backoffMs } from "../../core/backoff.js";
 import { isRunning } from "../../core/process.js";
+import type { Database } from "../../core/sqlite.js";
 import { type NewPulse, type Priority, priorityRank } from "./pulse-input.js";
 
 export type PulseStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
@@ -115,7 +115,7 @@ function newToken(): string {
 }
 
 /** Adding, reading and cancelling pulses. */
-function recordStatements(db: Database.Database) {
+function recordStatements(db: Database) {
   return {
     insert: db.prepare(
       `INSERT INTO pulses (prompt, source, priority, priority_rank, status, scheduled_at, run_at, dedup_key,
@@ -150,7 +150,7 @@ function recordStatements(db: Database.Database) {
 }
 
 /** A run: its claim, its lease and its attempt row. */
-function runStatements(db: Database.Database) {
+function runStatements(db: Database) {
   return {
     claim: db.prepare(
       `UPDATE pulses SET status = 'processing', attempt = attempt + 1, claimed_at = @now, executed_at = @nowText,
@@ -180,7 +180,7 @@ function runStatements(db: Database.Database) {
 }
 
 /** How a run ends: fenced on the lease token, so a run that lost its lease changes nothing. */
-function endStatements(db: Database.Database) {
+function endStatements(db: Database) {
   return {
     complete: db.prepare(
       `UPDATE pulses SET status = 'completed', finished_at = @now, updated_at = @now, exit_code = @exitCode,
@@ -207,7 +207,7 @@ function endStatements(db: Database.Database) {
 }
 
 /** Recovering expired and orphaned leases, and the daemons that hold them. */
-function recoveryStatements(db: Database.Database) {
+function recoveryStatements(db: Database) {
   return {
     expired: db.prepare("SELECT * FROM pulses WHERE status = 'processing' AND lease_until < ? ORDER BY id"),
     heldBy: db.prepare("SELECT * FROM pulses WHERE status = 'processing' AND owner = ?"),
@@ -251,7 +251,7 @@ export class PulseQueue {
   private readonly statements;
 
   constructor(
-    readonly db: Database.Database,
+    readonly db: Database,
     options: QueueOptions = {},
   ) {
     this.now = options.now ?? Date.now;

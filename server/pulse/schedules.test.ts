@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import test, { type ExecutionContext } from "ava";
-import type Database from "better-sqlite3";
+import type { Database } from "../../core/sqlite.js";
 import { givenTempDir } from "../../testing/sim.js";
 import { openPulseDb } from "./db.js";
 import { formatLocalSlot } from "./heartbeat.js";
@@ -38,7 +38,7 @@ function givenPulseDb(t: ExecutionContext): string {
 }
 
 interface Daemon {
-  readonly db: Database.Database;
+  readonly db: Database;
   readonly schedules: Schedules;
   readonly logs: LogLine[];
 }
@@ -61,7 +61,7 @@ function givenDaemon(t: ExecutionContext, path: string, clock: Clock, tz: string
   return { db, schedules, logs };
 }
 
-function pulses(db: Database.Database): Pulse[] {
+function pulses(db: Database): Pulse[] {
   return db.prepare("SELECT * FROM pulses ORDER BY run_at, id").all() as Pulse[];
 }
 

@@ -20,7 +20,7 @@
  * Time comes only from `queue.now()`. Methods are synchronous; SQLite errors (SQLITE_BUSY after the busy
  * timeout) are thrown with nothing changed, and the next call tries again.
  */
-import type Database from "better-sqlite3";
+import type { Database } from "../../core/sqlite.js";
 import {
   countHourlySlotsBetween,
   formatLocalSlot,
@@ -61,7 +61,7 @@ export class Schedules {
   private readonly lateAfterMs: number;
   private readonly keepaliveEveryMs: number;
   private readonly keepaliveLeaseMs: number;
-  private readonly db: Database.Database;
+  private readonly db: Database;
   private readonly statements;
   /** The `now` of the previous heartbeat check, for jump detection (per object, not persisted). */
   private lastCheck: number | undefined;

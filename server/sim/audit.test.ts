@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import test from "ava";
-import Database from "better-sqlite3";
+import { Database } from "../../core/sqlite.js";
 import { givenProject, givenSim, givenTempDir } from "../../testing/sim.js";
 import {
   callSim,

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import Database from "better-sqlite3";
 import { SvcError } from "../../core/errors.js";
+import { Database } from "../../core/sqlite.js";
 import { repoRoot } from "../../testing/paths.js";
 import { givenTempDir } from "../../testing/sim.js";
 import { loadSeed } from "./seed.js";

@@ -7,10 +7,10 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
 import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
 import { SvcError } from "../../core/errors.js";
 import { migrateSchema } from "../../core/settings.js";
+import { Database } from "../../core/sqlite.js";
 
 /** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
 const SCHEMA_VERSION = 2;
@@ -125,14 +125,14 @@ function toIssue(row: IssueRow): SimIssue {
 const ISSUE_COLUMNS = "id, title, status, labels, body, assignee, created_at, updated_at, version";
 
 export class SimStore {
-  private readonly db: Database.Database;
+  private readonly db: Database;
   private lastTimestamp = 0;
   private transactionRunner: ((run: () => unknown) => unknown) | undefined;
   private readonly clock: () => number;
   private readonly statements;
   /** The connections of the snapshots being read (`issueSnapshot`), closed with the store. */
-  private readonly readers = new Set<Database.Database>();
-  private idleReader: Database.Database | undefined;
+  private readonly readers = new Set<Database>();
+  private idleReader: Database | undefined;
 
   /** `path` is a file, or `:memory:` for `--ephemeral`. */
   constructor(
@@ -398,8 +398,8 @@ export class SimStore {
   }
 
   /**
-   * Runs `work` in one transaction. The wrapper is made once: better-sqlite3's `transaction()` builds a new
-   * function on every call, which showed up in profiles of the request path.
+   * Runs `work` in one transaction. The wrapper is made once: `transaction()` (core/sqlite.ts) builds new
+   * functions on every call, which showed up in profiles of the request path.
    */
   private atomically<T>(work: () => T): T {
     this.transactionRunner ??= this.db.transaction((run: () => unknown) => run());
