@@ -112,8 +112,14 @@ function sqliteCorruption(error: unknown): string | undefined {
   return undefined;
 }
 
-/** git 2.28 added the protocol v2 response-end packet the tunnel relies on. */
-export const MIN_GIT = [2, 28] as const;
+/**
+ * The oldest git svc runs with: the oldest the test matrix proves (`npm run test:matrix`: Debian bullseye's
+ * 2.30.2). Nothing older can work: 2.28 added the protocol v2 response-end packet the tunnel relies on.
+ */
+export const MIN_GIT = [2, 30] as const;
+
+/** Why `MIN_GIT`, as messages say it. */
+export const MIN_GIT_REASON = "the oldest git svc is tested with";
 
 export function parseGitVersion(text: string): [number, number] | undefined {
   const match = /git version (\d+)\.(\d+)/.exec(text);
@@ -141,7 +147,7 @@ export async function gitTooOld(dir: string): Promise<UserFacingError | undefine
     return undefined;
   return new UserFacingError(
     "SVC_USAGE",
-    `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer (protocol v2 response-end packets)`,
+    `git ${version.join(".")} is too old for svc: it needs git ${MIN_GIT.join(".")} or newer (${MIN_GIT_REASON}); install a newer git and put it first on PATH, then run the same command again`,
   );
 }
 

@@ -16,7 +16,7 @@ const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
 /** A cache root in a temp folder; git (run by the cache) reads no config of the machine's user. */
 function givenRoot(t: ExecutionContext): string {
   const temp = givenTempDir(t, "svc-open-");
-  const config = join(temp, "gitconfig");
+  const config = join(temp, ".gitconfig"); // gits before 2.32 read $HOME/.gitconfig, not GIT_CONFIG_GLOBAL
   writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
   process.env.HOME = temp;
   process.env.GIT_CONFIG_NOSYSTEM = "1";
@@ -174,21 +174,22 @@ test("a listing streamed in batches makes the commit one listing makes; one cut 
 });
 
 test.serial(
-  "a git older than 2.28 gets no cache: the build says which git and leaves nothing but the lock",
+  "a git older than 2.30 gets no cache: the build says which git, the one needed and what to do, and leaves nothing but the lock",
   async (t) => {
     const root = givenRoot(t);
     const bin = givenTempDir(t, "svc-old-git-");
     const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
     writeFileSync(
       join(bin, "git"),
-      `#!/bin/sh\nfor a; do [ "$a" = version ] && { echo "git version 2.20.1"; exit 0; }; done\nexec ${realGit} "$@"\n`,
+      `#!/bin/sh\nfor a; do [ "$a" = version ] && { echo "git version 2.29.3"; exit 0; }; done\nexec ${realGit} "$@"\n`,
       { mode: 0o755 },
     );
     const path = process.env.PATH;
     process.env.PATH = `${bin}${delimiter}${path}`;
     try {
       await t.throwsAsync(open(t, root, fakeBackend([record(1)])), {
-        message: "git 2.20 is too old for svc: it needs git 2.28 or newer (protocol v2 response-end packets)",
+        message:
+          "git 2.29 is too old for svc: it needs git 2.30 or newer (the oldest git svc is tested with); install a newer git and put it first on PATH, then run the same command again",
       });
     } finally {
       process.env.PATH = path;

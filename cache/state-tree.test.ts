@@ -14,7 +14,7 @@ import { writeStateCommit } from "./sync.js";
 /** git (run by the cache) reads no config of the machine's user in this worker. */
 function isolateGit(t: ExecutionContext): string {
   const root = givenTempDir(t, "svc-state-tree-");
-  const config = join(root, "gitconfig");
+  const config = join(root, ".gitconfig"); // $HOME/.gitconfig: what gits before 2.32 read instead
   writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
   process.env.HOME = root;
   process.env.GIT_CONFIG_NOSYSTEM = "1";

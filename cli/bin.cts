@@ -8,6 +8,7 @@
  */
 import path = require("node:path");
 import loader = require("../core/load-bundle.cjs");
+import nodeVersion = require("../core/node-version.cjs");
 
 /**
  * The commands whose code `foldIntoCodeCache` adds to the code cache after their first successful run:
@@ -15,6 +16,11 @@ import loader = require("../core/load-bundle.cjs");
  */
 const FOLDED_COMMANDS = new Set(["init"]);
 
+const refusal = nodeVersion.nodeRefusal();
+if (refusal !== undefined) {
+  process.stderr.write(`svc: ${refusal}\n`);
+  process.exit(2);
+}
 const file = path.join(__dirname, "bundle.cjs");
 const { exports: bundled, script } = loader.loadBundle(file);
 const runCli = bundled.runCli as (argv: readonly string[]) => Promise<number>;

@@ -19,6 +19,7 @@ import {
   missingObjects,
   patchIssue,
   type RunResult,
+  SPARSE_SET,
   svc,
 } from "../testing/git.js";
 import {
@@ -180,7 +181,7 @@ test("a sparse clone's history is copied into the rebuilt cache without fetching
   await gitOk(t, env, ["clone", "-q", "--filter=blob:none", "--sparse", url, "s"]);
   // Without prefetch, which would bring the other files' blobs with the first one.
   await gitOk(t, env, ["config", "svc.prefetchBytes", "0"], { cwd: "s" });
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "issues/0001.md"], { cwd: "s" });
+  await gitOk(t, env, [...SPARSE_SET, "issues/0001.md"], { cwd: "s" });
   const lacking = await missingObjects(env, "s");
   t.true(lacking.length >= 3, "the sparse clone lacks the other files' blobs");
   rmSync(cacheFolder(env), { recursive: true, force: true });
@@ -293,7 +294,7 @@ test("a version only the lost cache held cannot be served: the error says to git
   await givenClone(t, env, sim.url, "demo", "s", ["--sparse"]);
   // Without prefetch, which would bring issue 2's file with issue 1's.
   await gitOk(t, env, ["config", "svc.prefetchBytes", "0"], { cwd: "s" });
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "/issues/0001.md"], { cwd: "s" });
+  await gitOk(t, env, [...SPARSE_SET, "/issues/0001.md"], { cwd: "s" });
   // Issue 2's file at the clone's commit was never fetched; the server has moved on from it.
   await patchIssue(sim.url, "demo", 2, { status: "done" });
   rmSync(cacheFolder(env), { recursive: true, force: true });

@@ -27,6 +27,7 @@ import {
   patchIssue,
   type RunResult,
   run,
+  SPARSE_SET,
   svc,
 } from "../testing/git.js";
 import { repoRoot } from "../testing/paths.js";
@@ -148,6 +149,7 @@ test("a fresh clone is healthy: every check ok or info, exit 0; the one request 
   t.deepEqual(
     report.checks.map((item) => `${item.id} ${item.status}`),
     [
+      "node-version ok",
       "git-version ok",
       "helper ok",
       "remote ok",
@@ -167,6 +169,8 @@ test("a fresh clone is healthy: every check ok or info, exit 0; the one request 
   t.like(check(report, "remote"), { kind: "sim", project: SLUG, url: `svc::${sim.url}/projects/${SLUG}` });
   t.like(check(report, "records"), { records: 3 });
   t.like(check(report, "helper"), { version: SVC_VERSION });
+  t.like(check(report, "node-version"), { version: process.versions.node });
+  t.regex(check(report, "node-version").message, /svc needs 22\.16 or later$/);
   t.regex(check(report, "last-sync").message, /full listing, 3 listed/);
   t.true((check(report, "cache-size").bytes as number) > 0);
   const asked = sim.store.auditRows().filter((row) => row.id > before);
@@ -300,14 +304,14 @@ test("pull.rebase=true in the global config: the fix sets false in the clone, th
 
 test("a sparse-checkout pattern that matches no file: the fix keeps the others; with none left, disable", async (t) => {
   const { env } = await givenClone(t);
-  await gitOk(t, env, ["-C", "d", "sparse-checkout", "set", "--no-cone", "issues/0001.md", "nomatch/*"]);
+  await gitOk(t, env, ["-C", "d", ...SPARSE_SET, "issues/0001.md", "nomatch/*"]);
   const first = (await doctor(t, env)).report;
   t.deepEqual(check(first, "sparse-checkout").unmatched, ["nomatch/*"]);
-  t.is(check(first, "sparse-checkout").fix, "git -C d sparse-checkout set --no-cone issues/0001.md");
+  t.is(check(first, "sparse-checkout").fix, `git -C d ${SPARSE_SET.join(" ")} issues/0001.md`);
   await fixAndRecheck(t, env, first, ["sparse-checkout"]);
   t.is(await gitOk(t, env, ["-C", "d", "sparse-checkout", "list"]), "issues/0001.md");
 
-  await gitOk(t, env, ["-C", "d", "sparse-checkout", "set", "--no-cone", "issues/9*"]);
+  await gitOk(t, env, ["-C", "d", ...SPARSE_SET, "issues/9*"]);
   const second = (await doctor(t, env)).report;
   t.is(check(second, "sparse-checkout").fix, "git -C d sparse-checkout disable");
   await fixAndRecheck(t, env, second, ["sparse-checkout"]);
@@ -361,7 +365,7 @@ test("not a clone: remote fails with the svc init form, the rest is skipped; svc
   t.is(check(report, "remote").fix, "svc init sim::<project> d");
   t.deepEqual(
     report.checks.filter((item) => item.status === "skipped").length,
-    report.checks.length - 3,
+    report.checks.length - 4,
     "everything after remote is skipped",
   );
   await fixAndRecheck(t, env, report, ["remote"], { fill: { "<project>": SLUG } });

@@ -246,7 +246,8 @@ test("the audit table has a row per sync, connect, request and materialization, 
 });
 
 /**
- * A copy of the built `dist/<folder>` files `names` (and core/load-bundle.cjs, node_modules linked), so that
+ * A copy of the built `dist/<folder>` files `names` (and the core/ files the executables load, node_modules
+ * linked), so that
  * the code cache files the executable rewrites are the test's own; the bundle's cache is made anew as the
  * build makes it (the checkout's own may have been folded into by other tests). `accepted`: whether V8
  * takes the cache as it is now; `folded`: the commands folded into it so far.
@@ -257,10 +258,8 @@ function givenBundleCopy(t: ExecutionContext, folder: "helper" | "cli", names: r
   mkdirSync(dir, { recursive: true });
   for (const name of names) copyFileSync(join(repoRoot, "dist", folder, name), join(dir, name));
   mkdirSync(join(install, "dist", "core"));
-  copyFileSync(
-    join(repoRoot, "dist", "core", "load-bundle.cjs"),
-    join(install, "dist", "core", "load-bundle.cjs"),
-  );
+  for (const name of ["load-bundle.cjs", "node-version.cjs"])
+    copyFileSync(join(repoRoot, "dist", "core", name), join(install, "dist", "core", name));
   const bundle = join(dir, "bundle.cjs");
   const source = Module.wrap(readFileSync(bundle, "utf8"));
   writeFileSync(`${bundle}.cache`, new Script(source, { filename: bundle }).createCachedData());

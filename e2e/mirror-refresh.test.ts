@@ -11,7 +11,15 @@
  * unreachable mirror exit 2; the wiki test space is refused without its labelled durable pages. Nothing is
  * ever written to the backend.
  */
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { givenFakeWiki } from "../testing/fake-wiki.js";
@@ -330,13 +338,18 @@ commit=$(git commit-tree "$(git write-tree)" -p refs/heads/main -m "someone else
 git update-ref refs/heads/main "$commit"
 `,
   );
-  const movingConfig = join(env.home, "gitconfig-moving");
+  // A home of its own whose .gitconfig it is: gits older than 2.32 read $HOME/.gitconfig, not GIT_CONFIG_GLOBAL.
+  const movingHome = join(env.home, "moving");
+  mkdirSync(movingHome);
+  const movingConfig = join(movingHome, ".gitconfig");
   writeFileSync(
     movingConfig,
     `${readFileSync(env.env.GIT_CONFIG_GLOBAL as string, "utf8")}[uploadpack]\n\tpackObjectsHook = ${hook}\n`,
   );
 
-  const refused = await mirrorRefresh(env, [remote, mirror], { env: { GIT_CONFIG_GLOBAL: movingConfig } });
+  const refused = await mirrorRefresh(env, [remote, mirror], {
+    env: { GIT_CONFIG_GLOBAL: movingConfig, HOME: movingHome },
+  });
   t.is(refused.code, 1, refused.stderr);
   t.true(existsSync(marker), "the hook moved the mirror");
   t.regex(

@@ -20,8 +20,10 @@ import {
   missingObjects,
   patchIssue,
   type RunResult,
+  SPARSE_SET,
   svc,
   svcUrl,
+  testWithBlobLimit,
 } from "../testing/git.js";
 import { givenClone, givenSeedFile, issuePath } from "../testing/push.js";
 import { givenProject, givenSim, type SeedIssue } from "../testing/sim.js";
@@ -49,14 +51,9 @@ test("in a sparse 10,000-issue clone, git grep <word> HEAD finds every match wit
   const env = givenGitEnv(t);
   await givenClone(t, env, sim.url, "big", "sparse", ["--sparse"]);
   // Without prefetch for this one command, so that the clone lacks what the grep below reads.
-  await gitOk(
-    t,
-    env,
-    ["-c", "svc.prefetchBytes=0", "sparse-checkout", "set", "--no-cone", "issues/00[1-2]*"],
-    {
-      cwd: "sparse",
-    },
-  );
+  await gitOk(t, env, ["-c", "svc.prefetchBytes=0", ...SPARSE_SET, "issues/00[1-2]*"], {
+    cwd: "sparse",
+  });
   t.is((await missingObjects(env, "sparse")).length, count - 20);
 
   const before = lastAuditId(env);
@@ -206,17 +203,21 @@ test("a clone made anew where a deleted one was is not taken for it: its fetches
   t.deepEqual(await missingObjects(env, "d"), []);
 });
 
-test("under a blob limit a fetch brings no files along: the checkout's lazy fetch still wants them all at once, and the limit counts them", async (t) => {
-  const { sim, env } = await givenSvcInit(t);
-  for (const id of [1, 2]) await patchIssue(sim.url, "demo", id, { body: `Edit of ${id} on the server.\n` });
-  const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1", SVC_BLOB_LIMIT: "1" } });
-  t.is(fetch.code, 0, fetch.stderr);
-  t.deepEqual(lookedAt(fetch), []);
-  t.is((await missingObjects(env, "d")).length, 2);
-  const merge = await git(env, ["merge", "-q", "--no-edit", "origin/main"], {
-    cwd: "d",
-    env: { SVC_BLOB_LIMIT: "1" },
-  });
-  t.not(merge.code, 0);
-  t.regex(merge.stderr, /svc: this fetch wants 2 record files, more than SVC_BLOB_LIMIT=1/);
-});
+testWithBlobLimit(
+  "under a blob limit a fetch brings no files along: the checkout's lazy fetch still wants them all at once, and the limit counts them",
+  async (t) => {
+    const { sim, env } = await givenSvcInit(t);
+    for (const id of [1, 2])
+      await patchIssue(sim.url, "demo", id, { body: `Edit of ${id} on the server.\n` });
+    const fetch = await git(env, ["fetch", "-q"], { cwd: "d", env: { SVC_TRACE: "1", SVC_BLOB_LIMIT: "1" } });
+    t.is(fetch.code, 0, fetch.stderr);
+    t.deepEqual(lookedAt(fetch), []);
+    t.is((await missingObjects(env, "d")).length, 2);
+    const merge = await git(env, ["merge", "-q", "--no-edit", "origin/main"], {
+      cwd: "d",
+      env: { SVC_BLOB_LIMIT: "1" },
+    });
+    t.not(merge.code, 0);
+    t.regex(merge.stderr, /svc: this fetch wants 2 record files, more than SVC_BLOB_LIMIT=1/);
+  },
+);

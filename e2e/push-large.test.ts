@@ -20,6 +20,7 @@ import {
   manyIssues,
   missingObjects,
   patchIssue,
+  SPARSE_SET,
 } from "../testing/git.js";
 import {
   editWorkFile,
@@ -142,7 +143,7 @@ test("in a 10,000-issue project, pushing one file fetches nothing and sends one 
   await givenClone(t, env, sim.url, "big", "sparse", ["--sparse"]);
   // Without prefetch (on by default, it would bring the other 9,980 files too): a clone that lacks blobs.
   await gitOk(t, env, ["config", "svc.prefetchBytes", "0"], { cwd: "sparse" });
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "issues/00[1-2]*"], { cwd: "sparse" });
+  await gitOk(t, env, [...SPARSE_SET, "issues/00[1-2]*"], { cwd: "sparse" });
   t.is(
     (await gitOk(t, env, ["ls-files", "-t"], { cwd: "sparse" })).split("\n").filter((l) => l.startsWith("H "))
       .length,

@@ -16,7 +16,9 @@ import {
   gitOk,
   lastAuditId,
   missingObjects,
+  SPARSE_SET,
   svc,
+  testWithBlobLimit,
 } from "../testing/git.js";
 import { givenWikiEnv, pageFileBody, wikiRemote } from "../testing/wiki.js";
 
@@ -63,7 +65,7 @@ test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, 
   const afterClone = lastAuditId(env);
   const requestsAfterClone = wiki.requests.length;
 
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "pages/12*"], { cwd: "d" });
+  await gitOk(t, env, [...SPARSE_SET, "pages/12*"], { cwd: "d" });
   t.deepEqual(checkedOut(env, "d"), wanted);
   const fetches = fetchRequests(auditRows(env, afterClone));
   t.deepEqual(
@@ -82,43 +84,51 @@ test("a sparse clone of a 1,234-page space fetches only pages/12* in one batch, 
   t.is(wiki.baseHits, 0);
 });
 
-test("svc init wiki::KEY of a space over the blob limit, then sparse-checkout set before checkout: only pages/12* in one batch", async (t) => {
-  const wiki = await givenFakeWiki(t);
-  const ids = wiki.seedPages("SVC", 1234);
-  const env = givenWikiEnv(t, wiki, { SVC_PREFETCH_BYTES: "0", SVC_BLOB_LIMIT: "500" });
-  const wanted = filesWithPrefix(ids, "12");
+testWithBlobLimit(
+  "svc init wiki::KEY of a space over the blob limit, then sparse-checkout set before checkout: only pages/12* in one batch",
+  async (t) => {
+    const wiki = await givenFakeWiki(t);
+    const ids = wiki.seedPages("SVC", 1234);
+    const env = givenWikiEnv(t, wiki, { SVC_PREFETCH_BYTES: "0", SVC_BLOB_LIMIT: "500" });
+    const wanted = filesWithPrefix(ids, "12");
 
-  // 1,234 pages are over the (opt-in) SVC_BLOB_LIMIT=500: the clone is made, its checkout refused.
-  const init = await svc(env, ["init", "wiki::SVC", "d"]);
-  t.is(init.code, 2, init.stderr);
-  t.regex(init.stderr, /this fetch wants 1234 record files, more than SVC_BLOB_LIMIT=500/);
-  t.regex(init.stderr, /^ {2}cd d && git sparse-checkout set --no-cone 'pages\/.+' && git checkout main$/m);
-  t.deepEqual(checkedOut(env, "d"), []);
-  t.is(
-    await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }),
-    "",
-    "the refusal leaves the index clean",
-  );
-  t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), wikiRemote(wiki.url, "SVC"));
-  t.is(
-    auditRows(env).filter((row) => row.op === "materialize").length,
-    0,
-    "nothing materialized for the refused checkout",
-  );
-  const before = lastAuditId(env);
+    // 1,234 pages are over the (opt-in) SVC_BLOB_LIMIT=500: the clone is made, its checkout refused.
+    const init = await svc(env, ["init", "wiki::SVC", "d"]);
+    t.is(init.code, 2, init.stderr);
+    t.regex(init.stderr, /this fetch wants 1234 record files, more than SVC_BLOB_LIMIT=500/);
+    t.true(
+      new RegExp(`^ {2}cd d && git ${SPARSE_SET.join(" ")} 'pages/.+' && git checkout main$`, "m").test(
+        init.stderr,
+      ),
+      init.stderr,
+    );
+    t.deepEqual(checkedOut(env, "d"), []);
+    t.is(
+      await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }),
+      "",
+      "the refusal leaves the index clean",
+    );
+    t.is(await gitOk(t, env, ["config", "remote.origin.url"], { cwd: "d" }), wikiRemote(wiki.url, "SVC"));
+    t.is(
+      auditRows(env).filter((row) => row.op === "materialize").length,
+      0,
+      "nothing materialized for the refused checkout",
+    );
+    const before = lastAuditId(env);
 
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "pages/12*"], { cwd: "d" });
-  await gitOk(t, env, ["checkout", "main"], { cwd: "d" });
-  t.deepEqual(checkedOut(env, "d"), wanted);
-  t.deepEqual(
-    fetchRequests(auditRows(env, before)).map((row) => row.detail.wants),
-    [wanted.length],
-  );
-  t.is((await missingObjects(env, "d")).length, 1234 - wanted.length);
-  assertBodiesIdentical(t, env, "d", wiki);
-  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
-  t.is(wiki.baseHits, 0);
-});
+    await gitOk(t, env, [...SPARSE_SET, "pages/12*"], { cwd: "d" });
+    await gitOk(t, env, ["checkout", "main"], { cwd: "d" });
+    t.deepEqual(checkedOut(env, "d"), wanted);
+    t.deepEqual(
+      fetchRequests(auditRows(env, before)).map((row) => row.detail.wants),
+      [wanted.length],
+    );
+    t.is((await missingObjects(env, "d")).length, 1234 - wanted.length);
+    assertBodiesIdentical(t, env, "d", wiki);
+    t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+    t.is(wiki.baseHits, 0);
+  },
+);
 
 test("svc init wiki::KEY with SVC_BLOB_LIMIT=0 checks out every page, bodies byte-identical, in one batch", async (t) => {
   const wiki = await givenFakeWiki(t);

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { HttpClient } from "../core/http.js";
 import { givenFakeWiki } from "../testing/fake-wiki.js";
-import { type GitEnv, git, gitOk, givenGitEnv, svc } from "../testing/git.js";
+import { type GitEnv, git, gitOk, givenGitEnv, SPARSE_SET, svc } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { skipReal, whenRealBackend } from "../testing/real-backend.js";
 import { pageFileBody, wikiRemote, wikiVars, wikiWrites } from "../testing/wiki.js";
@@ -282,7 +282,7 @@ async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<
 
   // Check out three pages lazily; each body is byte for byte the API's body.storage.value.
   const sample = pages.slice(0, 3).map((page) => String(page.id));
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", ...sample.map((id) => `pages/${id}.md`)], {
+  await gitOk(t, env, [...SPARSE_SET, ...sample.map((id) => `pages/${id}.md`)], {
     cwd: "d",
   });
   for (const id of sample) {
@@ -315,7 +315,7 @@ async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise
     },
   );
   await gitOk(t, env, ["config", "pull.rebase", "false"], { cwd: "d" });
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", "pages/new-*"], { cwd: "d" });
+  await gitOk(t, env, [...SPARSE_SET, "pages/new-*"], { cwd: "d" });
 
   // Create (the sparse checkout has no pages/ folder yet).
   mkdirSync(join(env.dir, "d", "pages"), { recursive: true });
@@ -435,14 +435,9 @@ async function hierarchyChecks(
     ["clone", "-q", "--filter=blob:none", "--sparse", wikiRemote(target.baseUrl, target.space), "d"],
     { timeoutMs: 120_000 },
   );
-  await gitOk(
-    t,
-    env,
-    ["sparse-checkout", "set", "--no-cone", `pages/${parentId}.md`, `pages/${childId}.md`],
-    {
-      cwd: "d",
-    },
-  );
+  await gitOk(t, env, [...SPARSE_SET, `pages/${parentId}.md`, `pages/${childId}.md`], {
+    cwd: "d",
+  });
   const childFile = readWorkFile(env, "d", `pages/${childId}.md`);
   t.regex(childFile, new RegExp(`^parentId: ${parentId}$`, "m"));
   t.regex(readWorkFile(env, "d", `pages/${parentId}.md`), new RegExp(`^id: ${parentId}$`, "m"));
@@ -466,7 +461,7 @@ async function litmusCheck(t: ExecutionContext, target: ContractTarget, pageId: 
     { timeoutMs: 120_000 },
   );
   const path = `pages/${pageId}.md`;
-  await gitOk(t, env, ["sparse-checkout", "set", "--no-cone", path], { cwd: "d" });
+  await gitOk(t, env, [...SPARSE_SET, path], { cwd: "d" });
   const body = oneLine(`svc litmus ${run}`);
   writeWorkFile(env, "d", path, withBody(readWorkFile(env, "d", path), body));
   await commitAll(t, env, "d", `Litmus ${run}`);

@@ -14,6 +14,7 @@
 import fs = require("node:fs");
 
 import path = require("node:path");
+import nodeVersion = require("../core/node-version.cjs");
 import preamble = require("./preamble.cjs");
 
 /** helper/main.ts's `main`, as bundle.cjs exports it. */
@@ -78,6 +79,11 @@ function answerOpening(argv: readonly string[]): number | { pending: string | un
 const FOLDED_COMMANDS = new Set(["stateless-connect", "push"]);
 
 async function run(argv: readonly string[]): Promise<never> {
+  const refusal = nodeVersion.nodeRefusal();
+  if (refusal !== undefined) {
+    process.stderr.write(`git-remote-svc: ${refusal}\n`);
+    process.exit(2);
+  }
   let opening: number | { pending: string | undefined };
   try {
     opening = answerOpening(argv);

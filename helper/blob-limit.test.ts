@@ -1,5 +1,5 @@
 import test from "ava";
-import { blobLimit, limitGlob } from "./blob-limit.js";
+import { blobLimit, limitGlob, usableBlobLimit } from "./blob-limit.js";
 
 const twelve = Array.from({ length: 12 }, (_, index) => `issues/${String(index + 1).padStart(4, "0")}.md`);
 
@@ -56,4 +56,23 @@ test("SVC_BLOB_LIMIT is off unless set", (t) => {
   t.throws(() => blobLimit({ SVC_BLOB_LIMIT: "lots" }), {
     message: 'SVC_BLOB_LIMIT="lots" is not a whole number (0 for no limit); use e.g. SVC_BLOB_LIMIT=0',
   });
+});
+
+test("a blob limit needs git 2.39: an older git is refused with the user's command without it", async (t) => {
+  const env = { SVC_BLOB_LIMIT: "5" };
+  t.is(await usableBlobLimit({}, { version: [2, 30] }), 0, "no limit set: nothing to refuse");
+  t.is(await usableBlobLimit(env, { version: [2, 39] }), 5);
+  t.is(await usableBlobLimit(env, { version: [3, 0] }), 5);
+  const refused = await t.throwsAsync(
+    usableBlobLimit(env, {
+      version: [2, 38],
+      command: ["git", "clone", "--filter=blob:none", "svc::x y", "d"],
+    }),
+  );
+  t.is(
+    refused?.message,
+    'SVC_BLOB_LIMIT=5 needs git 2.39 or later, and this is git 2.38: an older git fetches a refused checkout again file by file, so no limit holds; nothing was fetched. Run it without the limit: SVC_BLOB_LIMIT=0 git clone --filter=blob:none "svc::x y" d',
+  );
+  const unknown = await t.throwsAsync(usableBlobLimit(env, { version: [2, 30], command: undefined }));
+  t.regex(unknown?.message ?? "", /this is git 2\.30: .*Run it without the limit: /);
 });

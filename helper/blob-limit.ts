@@ -25,11 +25,38 @@ import {
   userGitDir,
   userWorkTree,
 } from "./user-command.js";
-import { userGit } from "./user-git.js";
+import { gitAtLeast, userGit, userGitVersion } from "./user-git.js";
 
 /** `SVC_BLOB_LIMIT`: off (0) unless set. */
 export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {
   return envCount("SVC_BLOB_LIMIT", { fallback: 0, zero: "no limit" }, env);
+}
+
+/**
+ * `SVC_BLOB_LIMIT` for a fetch of the git on PATH: a limit needs git 2.39 or later. Before it git does not
+ * give up when a checkout's lazy fetch fails: it fetches the files again one at a time (each under the
+ * limit, so each served), and before 2.33 even `git read-tree` fetches every file one by one (both fixed
+ * in git's 2.33 and 2.39 release notes, and seen with Debian's 2.30.2); no limit holds there, and a refusal
+ * would say "none was fetched" of a checkout that got every file. So under an older git a set limit is
+ * refused with the command to run without it, and nothing is fetched.
+ */
+export async function usableBlobLimit(
+  env: NodeJS.ProcessEnv = process.env,
+  /** For tests: the git version, and the user's git command (read from the process table otherwise). */
+  given: { version?: readonly [number, number]; command?: string[] } = {},
+): Promise<number> {
+  const limit = blobLimit(env);
+  if (limit === 0) return 0;
+  const version = given.version ?? (await userGitVersion());
+  if (gitAtLeast(version, 2, 39)) return limit;
+  const command = given.command ?? userGitCommand(ancestorCommandLines());
+  const again = command ? `SVC_BLOB_LIMIT=0 ${command.map(shellWord).join(" ")}` : "unset SVC_BLOB_LIMIT";
+  throw new UserFacingError(
+    "SVC_USAGE",
+    `SVC_BLOB_LIMIT=${limit} needs git 2.39 or later, and this is git ${version?.join(".")}: an older git fetches ` +
+      `a refused checkout again file by file, so no limit holds; nothing was fetched. Run it without the limit: ${again}`,
+    { data: { limit } },
+  );
 }
 
 /** A refused fetch. Its message was written to stderr before git was answered (`data.reported`). */

@@ -17,7 +17,8 @@ import { copyNewObjects, MAX_COPY } from "./push-diff-copy.js";
 
 const GIT_ENV = {
   ...SCRATCH_GIT_ENV,
-  // A lazy fetch of the partial clone fails instead of reaching the "server": a test would see it.
+  // A lazy fetch of the partial clone fails instead of reaching the "server": a test would see it. git 2.45
+  // and later; an older git fetches from the local "server" instead, which these tests then do not notice.
   GIT_NO_LAZY_FETCH: "1",
 };
 

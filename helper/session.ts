@@ -23,7 +23,7 @@ import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
-import { blobLimit, refusalMessage } from "./blob-limit.js";
+import { refusalMessage, usableBlobLimit } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
@@ -309,13 +309,14 @@ class CacheSession implements Session {
     return tip;
   }
 
-  serve(input: ByteReader, output: Writable): Promise<void> {
+  async serve(input: ByteReader, output: Writable): Promise<void> {
     const { cache, backend } = this;
+    const limit = await usableBlobLimit();
     return serveUploadPack({
       cache,
       input,
       output,
-      limit: blobLimit(),
+      limit,
       cloneWithBlobs: process.env[CLONE_WITH_BLOBS_VARIABLE] === "1",
       firstBlobs: this.firstBlobs,
       explainRefusal: (wanted, limit, filtered) =>

@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { parseGitVersion } from "../cache/cache.js";
 import { ObjectReader } from "../cache/object-store.js";
 import type { UserRepository } from "../cache/open.js";
 import { type HelperPlace, userGitDir, userObjectsDir } from "./user-command.js";
@@ -59,6 +60,35 @@ export function userGit(args: readonly string[], options: UserGitOptions = {}): 
     });
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+let versionRead: Promise<readonly [number, number] | undefined> | undefined;
+
+/** [major, minor] of the git on PATH (`git version`), read once per process; undefined when unreadable. */
+export function userGitVersion(): Promise<readonly [number, number] | undefined> {
+  versionRead ??= userGit(["version"]).then((result) => parseGitVersion(result.stdout));
+  return versionRead;
+}
+
+/** Whether `version` (undefined: unknown, taken as new) is at least `major.minor`. */
+export function gitAtLeast(
+  version: readonly [number, number] | undefined,
+  major: number,
+  minor: number,
+): boolean {
+  return version === undefined || version[0] > major || (version[0] === major && version[1] >= minor);
+}
+
+/**
+ * The words of `git sparse-checkout set` for `mode`'s patterns, as the git on PATH takes them: `--cone` and
+ * `--no-cone` arrived with git 2.35 (which merged `init` into `set`); before it `set` takes no mode, keeps
+ * the mode the sparse checkout was started in (`init`, `clone --sparse`: non-cone unless `--cone`), and reads
+ * `--no-cone` as a pattern.
+ */
+export async function sparseSetWords(mode: "cone" | "no-cone"): Promise<string[]> {
+  return gitAtLeast(await userGitVersion(), 2, 35)
+    ? ["sparse-checkout", "set", `--${mode}`]
+    : ["sparse-checkout", "set"];
 }
 
 /** The standard output of a git command that succeeded, else undefined. */

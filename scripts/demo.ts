@@ -33,13 +33,13 @@ async function main(): Promise<number> {
   const root = mkdtempSync(join(tmpdir(), "svc-demo-"));
   const home = join(root, "home");
   mkdirSync(home);
-  writeFileSync(join(home, "gitconfig"), "[user]\n\tname = Demo\n\temail = demo@localhost\n");
+  writeFileSync(join(home, ".gitconfig"), "[user]\n\tname = Demo\n\temail = demo@localhost\n");
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
     HOME: home,
     GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
+    GIT_CONFIG_GLOBAL: join(home, ".gitconfig"), // gits before 2.32 read $HOME/.gitconfig
     SVC_CACHE_DIR: join(root, "cache"),
   };
   const sim = await spawnListening(

@@ -60,14 +60,14 @@ git_tool() {
     work=$(mktemp -d "$tools/.git-$suite.XXXXXX")
     # A private apt state: Debian's source index of that suite, without touching the machine's sources.
     mkdir -p "$work/lists/partial"
-    cat >"$work/sources" <<EOF
+    cat >"$work/git.sources" <<EOF
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: $suite
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
-    local apt=(-o "Dir::Etc::sourcelist=$work/sources" -o Dir::Etc::sourceparts=/nonexistent
+    local apt=(-o "Dir::Etc::sourcelist=$work/git.sources" -o Dir::Etc::sourceparts=/nonexistent
       -o "Dir::State::Lists=$work/lists" -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
     {
       apt-get "${apt[@]}" update &&

@@ -9,10 +9,10 @@
  * git and the helper it started) after a timeout, and `git()` never throws on a non-zero exit: tests
  * assert on failures as much as on successes.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
-import type { ExecutionContext } from "ava";
+import test, { type ExecutionContext } from "ava";
 import { type FieldValue, renderRecordFile } from "../backends/record.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { Database } from "../core/sqlite.js";
@@ -20,11 +20,20 @@ import { repoRoot } from "./paths.js";
 import { givenTempDir, type SeedIssue } from "./sim.js";
 
 /**
+ * A home folder that does not exist: gits older than 2.32 ignore `GIT_CONFIG_GLOBAL` and read
+ * `$HOME/.gitconfig` (and `$XDG_CONFIG_HOME/git/config`), which must not be the user's.
+ */
+const NO_HOME = "/nonexistent/svc-test-home";
+
+/**
  * For unit tests that run git synchronously on scratch repositories in a temporary folder: no system or
- * global configuration, and a fixed author and committer (`t <t@x>`).
+ * global configuration (on every git: `GIT_CONFIG_GLOBAL` for 2.32 and later, an empty `HOME` before), and
+ * a fixed author and committer (`t <t@x>`).
  */
 export const SCRATCH_GIT_ENV: NodeJS.ProcessEnv = {
   ...process.env,
+  HOME: NO_HOME,
+  XDG_CONFIG_HOME: NO_HOME,
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_GLOBAL: "/dev/null",
   GIT_AUTHOR_NAME: "t",
@@ -32,6 +41,32 @@ export const SCRATCH_GIT_ENV: NodeJS.ProcessEnv = {
   GIT_COMMITTER_NAME: "t",
   GIT_COMMITTER_EMAIL: "t@x",
 };
+
+/** [major, minor] of the git on PATH: the git the tests run (`npm run test:matrix` runs several). */
+export const GIT_VERSION: readonly [number, number] = (() => {
+  const match = /git version (\d+)\.(\d+)/.exec(execFileSync("git", ["version"], { encoding: "utf8" }));
+  return [Number(match?.[1] ?? 0), Number(match?.[2] ?? 0)] as const;
+})();
+
+/** Whether the tests' git is `major.minor` or newer. */
+export function gitAtLeast(major: number, minor: number): boolean {
+  return GIT_VERSION[0] > major || (GIT_VERSION[0] === major && GIT_VERSION[1] >= minor);
+}
+
+/**
+ * `git sparse-checkout set` for non-cone patterns as the tests' git takes it (what svc prints too,
+ * helper/user-git.ts `sparseSetWords`): `--no-cone` arrived in git 2.35; before it `set` reads it as a
+ * pattern and keeps the non-cone mode `clone --sparse` and `init` start in.
+ */
+export const SPARSE_SET: readonly string[] = gitAtLeast(2, 35)
+  ? ["sparse-checkout", "set", "--no-cone"]
+  : ["sparse-checkout", "set"];
+
+/**
+ * `test` for a test that sets `SVC_BLOB_LIMIT`, which needs git 2.39 (helper/blob-limit.ts
+ * `usableBlobLimit`); under an older git it is skipped, and e2e/limits.test.ts checks the refusal instead.
+ */
+export const testWithBlobLimit = gitAtLeast(2, 39) ? test : test.skip;
 
 export interface GitEnv {
   /** The complete environment of every process the fixtures start. */
@@ -64,7 +99,9 @@ export function givenGitEnv(t: ExecutionContext, extra: Readonly<Record<string, 
   const dir = join(root, "work");
   const cacheRoot = join(root, "cache");
   for (const folder of [home, dir, cacheRoot]) mkdirSync(folder, { recursive: true });
-  const globalConfig = join(home, "gitconfig");
+  // `$HOME/.gitconfig`, named by `GIT_CONFIG_GLOBAL` as well: gits older than 2.32 ignore the variable and
+  // read that file, so every git reads the same configuration.
+  const globalConfig = join(home, ".gitconfig");
   // git 2.39 warns about the default branch name on every `init` without it; nothing else is configured.
   writeFileSync(globalConfig, "[init]\n\tdefaultBranch = main\n");
   const path = [join(repoRoot, "bin"), dirname(process.execPath), process.env.PATH ?? "/usr/bin:/bin"].join(

@@ -18,7 +18,7 @@ import {
 const FINDINGS: readonly Finding[] = [
   ok("git-version", "git version 2.39.5", { version: "2.39.5" }),
   fail("cache", "the cache /c is broken: its tip commit 0123456789ab is missing from repo.git", "svc sync d"),
-  fail("git-version", "git version 2.20.1 is too old", { advice: "install git 2.28 or newer" }),
+  fail("git-version", "git version 2.20.1 is too old", { advice: "install git 2.30 or newer" }),
   skipped("server", "--offline: no request sent"),
   info("records", "3 records in the cache", { records: 3 }),
 ];
@@ -30,7 +30,7 @@ test("text: one line per check, each FAIL followed by its fix, the number of pro
 FAIL    cache: the cache /c is broken: its tip commit 0123456789ab is missing from repo.git
   fix: svc sync d
 FAIL    git-version: git version 2.20.1 is too old
-  fix: none to print; install git 2.28 or newer
+  fix: none to print; install git 2.30 or newer
 skipped server: --offline: no request sent
 info    records: 3 records in the cache
 svc doctor: 2 problems
@@ -66,7 +66,7 @@ test("JSON: healthy and one object per check with id, status, message, fix, advi
         status: "fail",
         message: "git version 2.20.1 is too old",
         fix: null,
-        advice: "install git 2.28 or newer",
+        advice: "install git 2.30 or newer",
       },
       { id: "server", status: "skipped", message: "--offline: no request sent", fix: null },
       { id: "records", status: "info", message: "3 records in the cache", fix: null, records: 3 },

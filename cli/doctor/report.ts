@@ -6,7 +6,8 @@
 
 /** The checks, in the order they run and are printed; `svc doctor --help` lists them from here. */
 export const CHECKS = [
-  ["git-version", "git 2.28 or newer is on PATH (protocol v2 response-end packets)"],
+  ["node-version", "the Node running svc, and the oldest svc takes (22.16)"],
+  ["git-version", "git 2.30 or newer is on PATH (the oldest git svc is tested with)"],
   ["helper", "git-remote-svc is on PATH and is the same version as svc"],
   ["remote", "the folder is a git working tree whose remote is an svc:: URL; its backend kind"],
   ["allowlist", "SVC_ALLOWED_ORIGINS lets svc reach the remote's origin"],

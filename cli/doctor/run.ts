@@ -9,7 +9,7 @@ import { checkCache } from "./cache.js";
 import type { Place } from "./place.js";
 import { checkAllowlist, checkCredentials, checkRemote, checkServer } from "./remote.js";
 import { CHECKS, type Finding, skipped } from "./report.js";
-import { checkGitVersion, checkHelper } from "./tools.js";
+import { checkGitVersion, checkHelper, checkNodeVersion } from "./tools.js";
 import { checkPullConfig, checkSparseCheckout } from "./worktree.js";
 
 export interface DoctorOptions extends Place {
@@ -21,8 +21,10 @@ export interface DoctorOptions extends Place {
 export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
   const place: Place = { dir: options.dir, remote: options.remote };
   const git = await checkGitVersion();
-  const findings: Finding[] = [git.finding, await checkHelper(options.env.PATH)];
-  const rest = CHECKS.map(([id]) => id).filter((id) => id !== "git-version" && id !== "helper");
+  const findings: Finding[] = [checkNodeVersion(), git.finding, await checkHelper(options.env.PATH)];
+  const rest = CHECKS.map(([id]) => id).filter(
+    (id) => id !== "node-version" && id !== "git-version" && id !== "helper",
+  );
   if (!git.usable) return [...findings, ...rest.map((id) => skipped(id, "git cannot be run"))];
 
   const found = await checkRemote(place);

@@ -1,10 +1,11 @@
 /**
- * The tools svc runs through: git (DESIGN.md §1: 2.28 or newer) and `git-remote-svc`, which git must find
- * on PATH for every `svc::` URL and which must be the same svc as the `svc` being run.
+ * The tools svc runs through: Node (core/node-version.cts), git (`MIN_GIT`) and `git-remote-svc`, which git
+ * must find on PATH for every `svc::` URL and which must be the same svc as the `svc` being run.
  */
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
-import { MIN_GIT, parseGitVersion } from "../../cache/cache.js";
+import { MIN_GIT, MIN_GIT_REASON, parseGitVersion } from "../../cache/cache.js";
+import nodeVersion from "../../core/node-version.cjs";
 import { SVC_VERSION } from "../../core/version.js";
 import { userGit } from "../../helper/user-git.js";
 import { findOnPath, ownBinDirPlan } from "../helper-path.js";
@@ -12,6 +13,18 @@ import { prependToPath, words } from "./place.js";
 import { type Finding, fail, ok } from "./report.js";
 
 const INSTALL_GIT = `install git ${MIN_GIT.join(".")} or newer with your system's package manager (or from https://git-scm.com/downloads), then run svc doctor again`;
+
+/**
+ * The Node running svc. Always ok when svc runs at all: an older Node is refused by the executable before
+ * any command (core/node-version.cts); the line says which Node it is and the oldest svc takes.
+ */
+export function checkNodeVersion(): Finding {
+  return ok(
+    "node-version",
+    `Node ${process.versions.node} (${process.execPath}); svc needs ${nodeVersion.MIN_NODE.join(".")} or later`,
+    { version: process.versions.node },
+  );
+}
 
 /** `git version`; `usable` is false when git cannot be run at all (every later check needs it). */
 export async function checkGitVersion(): Promise<{ finding: Finding; usable: boolean }> {
@@ -41,7 +54,7 @@ export async function checkGitVersion(): Promise<{ finding: Finding; usable: boo
     return {
       finding: fail(
         "git-version",
-        `${text} is too old: svc needs git ${MIN_GIT.join(".")} or newer (protocol v2 response-end packets)`,
+        `${text} is too old: svc needs git ${MIN_GIT.join(".")} or newer (${MIN_GIT_REASON})`,
         { advice: `no command can do it for every system: ${INSTALL_GIT}` },
         details,
       ),

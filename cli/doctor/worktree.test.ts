@@ -12,10 +12,10 @@ import { checkPullConfig, checkSparseCheckout } from "./worktree.js";
 
 function isolateGit(t: ExecutionContext): string {
   const home = givenTempDir(t, "svc-doctor-home-");
-  writeFileSync(join(home, "gitconfig"), "");
+  writeFileSync(join(home, ".gitconfig"), "");
   Object.assign(process.env, {
     HOME: home,
-    GIT_CONFIG_GLOBAL: join(home, "gitconfig"),
+    GIT_CONFIG_GLOBAL: join(home, ".gitconfig"), // gits before 2.32 read $HOME/.gitconfig
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_AUTHOR_NAME: "a",
     GIT_AUTHOR_EMAIL: "a@example.test",

@@ -4,7 +4,7 @@
  * checkout), and a pull that merges (svc init sets `pull.rebase=false`; a rebase or `pull.ff=only` breaks
  * the documented `git pull --no-rebase --no-edit && git push` after a rejected push).
  */
-import { userGit } from "../../helper/user-git.js";
+import { sparseSetWords, userGit } from "../../helper/user-git.js";
 import { gitIn, type Place } from "./place.js";
 import { type Finding, fail, ok } from "./report.js";
 
@@ -55,7 +55,7 @@ export async function checkSparseCheckout(place: Place): Promise<Finding> {
   const fix =
     selecting.length === 0
       ? gitIn(place, ["sparse-checkout", "disable"])
-      : gitIn(place, ["sparse-checkout", "set", cone ? "--cone" : "--no-cone", ...kept]);
+      : gitIn(place, [...(await sparseSetWords(cone ? "cone" : "no-cone")), ...kept]);
   return fail(
     "sparse-checkout",
     `${dead.length === 1 ? "this sparse-checkout pattern matches" : "these sparse-checkout patterns match"} no record file: ${dead.join(", ")}` +

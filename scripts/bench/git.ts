@@ -15,7 +15,7 @@ export const SVC_BIN = join(BIN, "svc");
 export function gitEnv(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const home = join(root, "home");
   mkdirSync(home, { recursive: true });
-  const config = join(home, "gitconfig");
+  const config = join(home, ".gitconfig"); // gits before 2.32 read $HOME/.gitconfig, not GIT_CONFIG_GLOBAL
   writeFileSync(
     config,
     "[user]\n\tname = Bench\n\temail = bench@localhost\n[advice]\n\tdetachedHead = false\n",
