@@ -99,6 +99,22 @@ export function readDurationMs(name: SettingName, raw: string | undefined, optio
   return ms;
 }
 
+/**
+ * A yes/no setting in git's spellings (`true`/`yes`/`on`/`1`, `false`/`no`/`off`/`0`, any case), or
+ * `fallback` when unset or empty; anything else is refused naming the setting.
+ */
+export function readFlag(name: SettingName, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const text = raw.trim().toLowerCase();
+  if (["true", "yes", "on", "1"].includes(text)) return true;
+  if (["false", "no", "off", "0"].includes(text)) return false;
+  throw new UserFacingError(
+    "SVC_USAGE",
+    `${shown(name, raw)} is not true or false; use e.g. ${name.startsWith(GIT_CONFIG) ? `${name} true` : `${name}=1`}`,
+    { data: { setting: name, value: raw } },
+  );
+}
+
 /** `readCount` of the environment variable `name` (an `SVC_*` limit). */
 export function envCount(name: string, options: CountOptions, env: NodeJS.ProcessEnv = process.env): number {
   return readCount(name, env[name], options);

@@ -116,16 +116,37 @@ test("SVC_SYNC_INTERVAL is named as such, and a clone it serves from the cache p
   );
 });
 
-test("serving the cached state while the server is down says how old that state is", async (t) => {
+test("a fetch or pull while the server is down fails as git does, says nothing was fetched and how old the cache's state is; the offline switch it prints serves that state", async (t) => {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(2));
   const env = givenGitEnv(t);
   await gitOk(t, env, ["clone", "-q", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
   await sim.close();
+  const why = `cannot sync with sim project demo at ${sim.url} (cannot reach the backend: GET ${sim.url}/projects/demo/issues failed: nothing is listening at ${sim.url} (ECONNREFUSED); is the server running?); nothing was fetched`;
   const fetch = await git(env, ["fetch"], { cwd: "d" });
-  t.is(fetch.code, 0, fetch.stderr);
+  t.is(fetch.code, 128, fetch.stderr);
   t.is(
     fetch.stderr.replace(/from \d+\.\d s ago/, "from <age> ago"),
-    `svc: warning: cannot sync with sim project demo at ${sim.url} (cannot reach the backend: GET ${sim.url}/projects/demo/issues failed: nothing is listening at ${sim.url} (ECONNREFUSED); is the server running?); serving the cached state from <age> ago; when the server is back, run: git fetch\n`,
+    `svc: ${why}\nWhen the server is back, run: git fetch\n` +
+      "To work from the cache's state from <age> ago on purpose, run: git -c svc.offline=true fetch\n" +
+      `fatal: remote error: ${why}; the svc: lines above say what to run\n`,
   );
+  const pull = await git(env, ["pull"], { cwd: "d" });
+  t.not(pull.code, 0, "no Already up to date with exit 0 while the server could not be asked");
+  t.notRegex(pull.stdout, /Already up to date/);
+  const offline = /^To work from .* on purpose, run: (.+)$/m.exec(pull.stderr)?.[1] ?? "";
+  t.is(offline, "git -c svc.offline=true pull");
+  const served = await run(env, "sh", ["-c", offline], { cwd: "d" });
+  t.is(served.code, 0, served.stderr);
+  t.regex(served.stdout, /Already up to date/);
+  t.is(
+    served.stderr.replace(/from \d+\.\d s ago/, "from <age> ago"),
+    `svc: warning: working offline (svc.offline=true): served the cached state of sim project demo at ${sim.url} from <age> ago; the server was not asked\n`,
+  );
+  const environment = await git(env, ["fetch"], { cwd: "d", env: { SVC_OFFLINE: "1" } });
+  t.is(environment.code, 0, environment.stderr);
+  t.regex(environment.stderr, /^svc: warning: working offline \(SVC_OFFLINE=1\): served the cached state/);
+  const bad = await git(env, ["fetch"], { cwd: "d", env: { SVC_OFFLINE: "maybe" } });
+  t.not(bad.code, 0);
+  t.regex(bad.stderr, /^svc: SVC_OFFLINE="maybe" is not true or false; use e\.g\. SVC_OFFLINE=1$/m);
 });

@@ -89,10 +89,12 @@ test("git fetch in a clone: a repeated _links.next is reported, the cached state
 
   const before = listingRequests(wiki);
   const fetch = await git(env, ["fetch"], { cwd: "d" });
-  t.is(fetch.code, 0, "the cache still serves (DESIGN.md §4)");
+  t.is(fetch.code, 128, "nothing was fetched: the fetch fails, as git's does (issue 31)");
   t.is(
-    fetch.stderr.replace(/from \d+\.\d s ago\n$/, "from <age> ago\n"),
-    `svc: warning: cannot sync with wiki space SVC at ${wiki.url} (${message}); serving the cached state from <age> ago\n`,
+    fetch.stderr.replace(/from \d+\.\d s ago/, "from <age> ago"),
+    `svc: cannot sync with wiki space SVC at ${wiki.url} (${message}); nothing was fetched\n` +
+      "To work from the cache's state from <age> ago on purpose, run: git -c svc.offline=true fetch\n" +
+      `fatal: remote error: cannot sync with wiki space SVC at ${wiki.url} (${message}); nothing was fetched; the svc: lines above say what to run\n`,
   );
   t.is(listingRequests(wiki) - before, 2);
   t.is(await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" }), tip);

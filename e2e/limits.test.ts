@@ -110,10 +110,22 @@ test("with the simulator stopped the cache still serves; without a cache the clo
   const tip = await gitOk(t, env, ["rev-parse", "HEAD"], { cwd: "first" });
   await sim.close();
 
-  const offline = await git(env, ["clone", "--filter=blob:none", url, "second"]);
+  // Without the offline switch the clone fails, as git's does with an unreachable remote; with it, the cache
+  // serves.
+  const down = await git(env, ["clone", "--filter=blob:none", url, "second"]);
+  t.not(down.code, 0);
+  t.regex(down.stderr, /^svc: cannot sync with sim project demo .*; nothing was fetched$/m);
+  t.regex(down.stderr, /^To work from the cache's state from .* on purpose, run: /m);
+  t.notRegex(down.stderr, CRASH);
+  t.false(existsSync(join(env.dir, "second")), "git removed the clone it could not make");
+  const offline = await git(env, ["clone", "--filter=blob:none", url, "second"], {
+    env: { SVC_OFFLINE: "1" },
+  });
   t.is(offline.code, 0, offline.stderr);
-  t.regex(offline.stderr, /svc: warning: cannot sync with sim project demo/);
-  t.regex(offline.stderr, /serving the cached state/);
+  t.regex(
+    offline.stderr,
+    /^svc: warning: working offline \(SVC_OFFLINE=1\): served the cached state of sim project demo/m,
+  );
   t.notRegex(offline.stderr, CRASH);
   t.is(await gitOk(t, env, ["rev-parse", "HEAD"], { cwd: "second" }), tip);
   t.is(checkedOut(env, "second").length, 6);
@@ -121,8 +133,8 @@ test("with the simulator stopped the cache still serves; without a cache the clo
   t.true(auditRows(env).some((row) => row.op === "sync-failed"));
 
   const fetch = await git(env, ["fetch"], { cwd: "first" });
-  t.is(fetch.code, 0, fetch.stderr);
-  t.regex(fetch.stderr, /serving the cached state/);
+  t.is(fetch.code, 128, fetch.stderr);
+  t.regex(fetch.stderr, /nothing was fetched/);
 
   const fresh = withCacheRoot(env, join(env.home, "empty-cache"));
   const failed = await git(fresh, ["clone", "--filter=blob:none", url, "third"]);

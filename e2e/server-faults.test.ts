@@ -28,11 +28,13 @@ import {
   FAULTS,
   type FaultCase,
   faultEnv,
+  fetchFailedPattern,
   literal,
   printedCommand,
   runPrinted,
   transportPattern,
   treeOf,
+  WHEN_AGAIN_LINE,
   whenPattern,
 } from "../testing/faults.js";
 import {
@@ -218,20 +220,20 @@ async function fetchCase(t: ExecutionContext, c: Case): Promise<void> {
   const before = lastSimAuditId(c.sim);
   c.setFault(true);
   const fetch = await git(env, ["fetch"], { cwd: "d", env: faultEnv(fault) });
-  t.is(fetch.code, 0, fetch.stderr);
+  t.is(fetch.code, 128, fetch.stderr);
   t.regex(
     fetch.stderr,
-    new RegExp(
-      `^svc: warning: cannot sync with ${literal(`sim project ${project} at ${origin}`)} ` +
-        `\\(${faultPattern(fault, "fetch", origin, project)}\\); serving the cached state from \\d+\\.\\d s ago; ` +
-        `${whenPattern(fault)}, run: git fetch\n$`,
+    fetchFailedPattern(
+      `sim project ${project} at ${origin}`,
+      faultPattern(fault, "fetch", origin, project),
+      fault,
     ),
   );
   t.is(await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" }), tip, "the cached state, unchanged");
   t.is(cacheIntegrity(env), "ok");
 
   c.setFault(false);
-  await runPrinted(t, env, printedCommand(t, fetch.stderr, /^svc: warning: .*run: /m), "d");
+  await runPrinted(t, env, printedCommand(t, fetch.stderr, WHEN_AGAIN_LINE), "d");
   await assertServerState(t, env, c.sim, project);
   t.deepEqual(acceptedWrites(c.sim, project, before), {});
 }

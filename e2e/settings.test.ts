@@ -85,16 +85,20 @@ function checkTimeoutRefused(
 }
 
 /**
- * With the server stopped and good settings: git fetch serves the cache with a warning; svc list, svc sync
- * and svc init (without a cache) exit 2 saying the server cannot be reached.
+ * With the server stopped and good settings: git fetch fails saying nothing was fetched (and how to work from
+ * the cache on purpose); svc list, svc sync and svc init (without a cache) exit 2 saying the server cannot
+ * be reached.
  */
 async function checkServerDown(t: ExecutionContext, env: GitEnv, simUrl: string): Promise<void> {
   const unreachable = `cannot reach the backend: GET ${simUrl}/projects/demo/issues failed: nothing is listening at ${simUrl} (ECONNREFUSED); is the server running?`;
   const fetch = await git(env, ["fetch"], { cwd: "d" });
-  t.is(fetch.code, 0);
+  t.is(fetch.code, 128);
   t.is(
-    fetch.stderr.replace(/from \d+\.\d s ago;/, "from <age> ago;"),
-    `svc: warning: cannot sync with sim project demo at ${simUrl} (${unreachable}); serving the cached state from <age> ago; when the server is back, run: git fetch\n`,
+    fetch.stderr.replace(/from \d+\.\d s ago/, "from <age> ago"),
+    `svc: cannot sync with sim project demo at ${simUrl} (${unreachable}); nothing was fetched\n` +
+      "When the server is back, run: git fetch\n" +
+      "To work from the cache's state from <age> ago on purpose, run: git -c svc.offline=true fetch\n" +
+      `fatal: remote error: cannot sync with sim project demo at ${simUrl} (${unreachable}); nothing was fetched; the svc: lines above say what to run\n`,
   );
   const list = await svc(env, ["list", "--backend", "sim", "--project", "demo", "--origin", simUrl]);
   t.is(list.code, 2);
@@ -163,14 +167,14 @@ test("a bad git config svc.syncInterval or svc.reconcileInterval, or SVC_SYNC_IN
     if (config) await gitOk(t, env, ["config", ...config], { cwd: "d" });
     const fetch = await git(env, ["fetch"], { cwd: "d", env: vars });
     t.is(fetch.code, 128, message);
-    t.deepEqual(stderrLines(fetch.stderr), stderrLines(`fatal: remote error: ${message}\nsvc: ${message}\n`));
+    t.deepEqual(stderrLines(fetch.stderr), stderrLines(`fatal: remote error: ${message}; the svc: lines above say what to run\nsvc: ${message}\n`));
     const sync = await svc(env, ["sync"], { cwd: "d", env: vars });
     t.is(sync.code, 2, message);
     t.deepEqual(
       stderrLines(sync.stderr),
       stderrLines(
         "svc: delta sync: 0 changed, 0 removed, nothing new\n" +
-          `fatal: remote error: ${message}\nsvc: ${message}\n` +
+          `fatal: remote error: ${message}; the svc: lines above say what to run\nsvc: ${message}\n` +
           "svc: git fetch origin failed (exit 128); the lines above say why\n",
       ),
     );

@@ -23,11 +23,13 @@ import {
   FAULTS,
   type FaultCase,
   faultEnv,
+  fetchFailedPattern,
   literal,
   printedCommand,
   runPrinted,
   transportPattern,
   treeOf,
+  WHEN_AGAIN_LINE,
   whenPattern,
 } from "../testing/faults.js";
 import { cacheFolders, type GitEnv, git, gitOk } from "../testing/git.js";
@@ -193,20 +195,16 @@ async function fetchCase(t: ExecutionContext, c: Case): Promise<void> {
   const from = wiki.requests.length;
   c.setFault(true);
   const fetch = await git(env, ["fetch"], { cwd: "d", env: faultEnv(fault) });
-  t.is(fetch.code, 0, fetch.stderr);
+  t.is(fetch.code, 128, fetch.stderr);
   t.regex(
     fetch.stderr,
-    new RegExp(
-      `^svc: warning: cannot sync with ${literal(`wiki space SVC at ${origin}`)} ` +
-        `\\(${faultPattern(fault, "fetch", wiki, origin)}\\); serving the cached state from \\d+\\.\\d s ago; ` +
-        `${whenPattern(fault)}, run: git fetch\n$`,
-    ),
+    fetchFailedPattern(`wiki space SVC at ${origin}`, faultPattern(fault, "fetch", wiki, origin), fault),
   );
   t.is(await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" }), tip, "the cached state, unchanged");
   t.is(cacheIntegrity(env), "ok");
 
   c.setFault(false);
-  await runPrinted(t, env, printedCommand(t, fetch.stderr, /^svc: warning: .*run: /m), "d");
+  await runPrinted(t, env, printedCommand(t, fetch.stderr, WHEN_AGAIN_LINE), "d");
   await assertWikiState(t, env, wiki);
   t.deepEqual(acceptedWrites(wiki, from), {});
 }

@@ -22,7 +22,7 @@ import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
-import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
+import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
 import { refusalMessage, usableBlobLimit } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
@@ -54,6 +54,23 @@ function readSyncInterval(settings: ReadonlyMap<string, string>): { ms: number; 
   return { ms, shown };
 }
 
+/**
+ * Whether the user chose to work from the cache (`svc.offline` in git's config, else `SVC_OFFLINE`): a fetch
+ * then serves the cached state without asking the server, and says so. Without it a fetch that cannot
+ * sync fails, as git does with an unreachable remote (issue 31).
+ */
+function readOffline(settings: ReadonlyMap<string, string>): { on: boolean; shown: string } {
+  const fromConfig = settings.get("svc.offline");
+  if (fromConfig !== undefined) {
+    return {
+      on: readFlag("git config svc.offline", fromConfig, false),
+      shown: `svc.offline=${fromConfig.trim()}`,
+    };
+  }
+  const raw = process.env.SVC_OFFLINE;
+  return { on: readFlag("SVC_OFFLINE", raw, false), shown: `SVC_OFFLINE=${raw?.trim()}` };
+}
+
 /** `1.4 s`, `12 min`, `5 h`, `3 days`: how old the cached state is, for people. */
 export function formatAge(ms: number): string {
   const seconds = Math.max(0, ms) / 1000;
@@ -81,6 +98,11 @@ function fetchAgainCommand(options = ""): string {
   return `${cd}git ${options}${pull ?? "fetch"}`;
 }
 
+/** The command that fetches again from the cache on purpose: `-c svc.offline=true` (issue 31). */
+function offlineCommand(): string {
+  return fetchAgainCommand("-c svc.offline=true ");
+}
+
 /**
  * The command that fetches again without the debounce: `-c svc.syncInterval=0` wins over both the
  * configured value and `SVC_SYNC_INTERVAL`.
@@ -98,6 +120,10 @@ async function readSettings(): Promise<Map<string, string>> {
     if (space > 0) settings.set(line.slice(0, space).toLowerCase(), line.slice(space + 1));
   }
   return settings;
+}
+
+function capitalized(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
 /** The git command the user ran (read from the helper's ancestors), to run again; prose where unknown. */
@@ -256,6 +282,7 @@ class CacheSession implements Session {
       settings.get("svc.reconcileinterval"),
       { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
     );
+    const offline = readOffline(settings);
     if (await continueUserHistory(cache, backend, this.user, log)) tip = cache.tip();
     if (tip && this.justBuilt) {
       this.justBuilt = false;
@@ -263,6 +290,13 @@ class CacheSession implements Session {
       return tip;
     }
     const age = Date.now() - cache.db.syncState().last_sync_ms;
+    if (tip && offline.on) {
+      log(
+        `svc: warning: working offline (${offline.shown}): served the cached state of ${backend.description}` +
+          `${cachedAge(cache)}; the server was not asked`,
+      );
+      return tip;
+    }
     if (tip && syncInterval.ms > 0 && age < syncInterval.ms) {
       // Opt-in only (DESIGN.md §4): an explicit fetch asks the server unless the user chose otherwise.
       log(
@@ -293,20 +327,25 @@ class CacheSession implements Session {
   }
 
   /**
-   * A sync that failed: the cached tip with a warning when there is one (for a server fault, with the
-   * command to run when it is over), else a refusal.
+   * A sync that failed fails the fetch, as git does with an unreachable remote: nothing is fetched, the
+   * message says how old the cache's state is, the command to run when the server works again (for a
+   * server fault) and the one that works from the cache on purpose (`svc.offline`). Serving the cached
+   * state instead let `git pull` say "Already up to date." and exit 0 while the server had changed.
    */
-  private syncFailed(error: unknown, tip: string | undefined): string {
+  private syncFailed(error: unknown, tip: string | undefined): never {
     const { cache, backend } = this;
     cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
     if (!(error instanceof SvcError)) throw error;
     const fault = isServerFault(error);
     if (!tip) throw fault ? nothingToServe(error, backend.description, this.remote) : error;
-    this.log(
-      `svc: warning: cannot sync with ${backend.description} (${error.message}); serving the cached state${cachedAge(cache)}` +
-        (fault ? `; ${whenAgain(error)}, run: ${fetchAgainCommand()}` : ""),
+    const age = cachedAge(cache);
+    throw new UserFacingError(
+      "SVC_BACKEND",
+      `cannot sync with ${backend.description} (${error.message}); nothing was fetched\n` +
+        (fault ? `${capitalized(whenAgain(error))}, run: ${fetchAgainCommand()}\n` : "") +
+        `To work from the cache's state${age} on purpose, run: ${offlineCommand()}`,
+      { cause: error },
     );
-    return tip;
   }
 
   async serve(input: ByteReader, output: Writable): Promise<void> {

@@ -24,7 +24,7 @@ import { spawnGit } from "../cache/git.js";
 import { ObjectLookup } from "../cache/object-store.js";
 import { lostVersionsHint } from "../cache/open.js";
 import { type FirstState, type FirstStateBlobs, firstState, streamFirstState } from "../cache/pack.js";
-import { UserFacingError } from "../core/errors.js";
+import { SvcError, UserFacingError } from "../core/errors.js";
 import { SVC_VERSION } from "../core/version.js";
 import { BlobLimitError } from "./blob-limit.js";
 import { type ByteReader, encodePkt, FLUSH, MAX_PKT_LENGTH, pktText, RESPONSE_END } from "./pktline.js";
@@ -233,7 +233,16 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
       try {
         tip = await options.beforeListRefs();
       } catch (error) {
-        output.write(encodePkt(`ERR ${(error as Error).message.split("\n")[0]?.slice(0, 1000)}\n`));
+        // svc's lines first, then git's `fatal: remote error:` that points at them: git prints the ERR as
+        // soon as it reads it, before a message written after it.
+        const first = (error as Error).message.split("\n")[0]?.slice(0, 1000);
+        if (error instanceof SvcError) {
+          options.log(`svc: ${error.message}`);
+          error.data.reported = true;
+        }
+        output.write(
+          encodePkt(`ERR ${first}${error instanceof SvcError ? "; the svc: lines above say what to run" : ""}\n`),
+        );
         output.write(RESPONSE_END);
         throw error;
       }

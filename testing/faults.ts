@@ -95,6 +95,24 @@ export function whenPattern(fault: FaultCase): string {
 }
 
 /**
+ * What `git fetch` prints when its sync met `fault` (`reason`: a pattern of the client's words for it): it
+ * fails, nothing is fetched, and it names the command for when the server works again and the one that
+ * works from the cache on purpose (issue 31), then git's own line.
+ */
+export function fetchFailedPattern(description: string, reason: string, fault: FaultCase): RegExp {
+  const when = whenPattern(fault);
+  const first = `cannot sync with ${literal(description)} \\(${reason}\\); nothing was fetched`;
+  return new RegExp(
+    `^svc: ${first}\n${when.charAt(0).toUpperCase()}${when.slice(1)}, run: git fetch\n` +
+      "To work from the cache's state from \\d+\\.\\d s ago on purpose, run: git -c svc\\.offline=true fetch\n" +
+      `fatal: remote error: ${first}; the svc: lines above say what to run\n$`,
+  );
+}
+
+/** The line of a failed fetch that names the command for when the server works again. */
+export const WHEN_AGAIN_LINE = /^(When|After) .*, run: /m;
+
+/**
  * What the HTTP client says about a fault that is not an answer of the server's API, as a pattern:
  * `undefined` for an answer the backend itself describes (a 5xx, a body that is not JSON).
  */
