@@ -42,6 +42,12 @@ export interface Listing {
    * being read (offset pagination over a changing order), so the next delta sync asks again from here.
    */
   readonly cursorCeiling?: string;
+  /**
+   * How many records the server holds now, when the listing's own answer says so (the simulator's
+   * `X-Svc-Live-Count` header, an extension of Document 1): a delta sync compares it with the cache's count
+   * after applying the listing, and lists everything when they differ (a record was deleted on the server).
+   */
+  readonly liveCount?: number;
 }
 
 /**
@@ -81,6 +87,13 @@ export interface Backend {
   streamAll?(): AsyncIterable<readonly BackendRecord[]>;
   /** Records with `updatedAt >= since` (inclusive). */
   listChangedSince(since: string): Promise<Listing>;
+  /**
+   * How many records the server holds now, from one cheap request, for a backend whose delta listing does
+   * not say (`Listing.liveCount`): a delta sync compares it with the cache's count, as above. `approximate`:
+   * the server's count may lag behind recent changes (a count equal to the one the last full listing saw is
+   * then not taken for a deletion).
+   */
+  countLive?(): Promise<{ readonly count: number; readonly approximate: boolean }>;
   /** Backends that make conditional requests are handed the cache's validators before a sync or a push. */
   useValidators?(store: ValidatorStore): void;
   /**

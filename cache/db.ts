@@ -9,7 +9,7 @@ import { SvcError } from "../core/errors.js";
 import { migrateSchema } from "../core/settings.js";
 import { Database } from "../core/sqlite.js";
 
-const SCHEMA_VERSION = 10;
+const SCHEMA_VERSION = 11;
 
 /** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
 const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
@@ -191,6 +191,12 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
   10: `
     ALTER TABLE records DROP COLUMN raw_json;
   `,
+  // How many live records the last complete full listing left (cache/sync.ts): a server whose count of
+  // records lags behind its changes (the tracker's approximate count) is not taken for having deleted one
+  // while it still says that number (issue 31).
+  11: `
+    ALTER TABLE sync_state ADD COLUMN count_at_full INTEGER;
+  `,
 };
 
 /** Why the cache's main moved (tip_history.op). */
@@ -236,6 +242,8 @@ export interface SyncState {
   readonly cursor: string | null;
   readonly last_sync_ms: number;
   readonly last_full_ms: number;
+  /** Live records after the last complete full listing; null before one. */
+  readonly count_at_full: number | null;
 }
 
 export type AuditOp =
@@ -361,14 +369,17 @@ function bookkeepingStatements(db: Database) {
     countCommit: db.prepare("UPDATE sync_state SET commits_since_pack = commits_since_pack + 1 WHERE id = 1"),
     commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
     packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
-    syncState: db.prepare("SELECT cursor, last_sync_ms, last_full_ms FROM sync_state WHERE id = 1"),
+    syncState: db.prepare(
+      "SELECT cursor, last_sync_ms, last_full_ms, count_at_full FROM sync_state WHERE id = 1",
+    ),
     validator: db.prepare("SELECT url, etag, payload FROM validators WHERE url = ?"),
     dropValidators: db.prepare("DELETE FROM validators WHERE substr(url, 1, length(@prefix)) = @prefix"),
     keepValidator: db.prepare(
       "INSERT INTO validators (url, etag, payload) VALUES (@url, @etag, @payload) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, payload = excluded.payload",
     ),
     setSyncState: db.prepare(
-      "UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms WHERE id = 1",
+      `UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms,
+         count_at_full = @count_at_full WHERE id = 1`,
     ),
     journalStart: db.prepare(
       `INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state)

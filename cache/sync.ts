@@ -30,6 +30,12 @@ export interface SyncOptions {
 
 export interface SyncResult {
   readonly full: boolean;
+  /**
+   * How this sync looked for records deleted on the server: `listed`, a complete full listing; `counted`, a
+   * delta whose count of the server's records matched the cache's; `unchecked`, a delta from a server that
+   * gives no count (the forge), which sees a deletion only at the next full listing.
+   */
+  readonly deletions: "listed" | "counted" | "unchecked";
   readonly changed: number;
   readonly deleted: number;
   /** The new commit, when the sync wrote one. */
@@ -231,9 +237,10 @@ export async function importListing(
       cursor: ceiledCursor(cursor, null, said),
       last_sync_ms: now,
       last_full_ms: said.complete ? now : 0,
+      count_at_full: said.complete ? listed : null,
     });
     cache.db.audit({ op: "sync", detail: { full: true, listed, changed: listed, deleted: 0, commit } });
-    return { full: true, changed: listed, deleted: 0, commit, tip: commit };
+    return { full: true, deletions: "listed", changed: listed, deleted: 0, commit, tip: commit };
   });
 }
 
@@ -254,8 +261,15 @@ export async function syncCache(
   backend.useValidators?.(validatorStore(cache));
   const listing = await listRecords(backend, full ? undefined : since);
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
+  // A delta cannot show a deletion: the server's count of its records, where it gives one cheaply, can.
+  const count =
+    full || !listing.complete
+      ? undefined
+      : listing.liveCount !== undefined
+        ? { count: listing.liveCount, approximate: false }
+        : await backend.countLive?.();
 
-  return cache.db.exclusive(() => {
+  const delta = cache.db.exclusive(() => {
     const state = cache.db.syncState();
     // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
     const live = full
@@ -304,17 +318,44 @@ export async function syncCache(
     if (commit !== undefined) cache.setTip(commit, tipBefore === undefined ? "import" : "sync");
     // A cache without a tip got its first commit above.
     const tip = commit ?? (tipBefore as string);
+    const complete = full && listing.complete;
+    const liveAfter = complete || count !== undefined ? cache.db.liveCount() : undefined;
     cache.db.setSyncState({
       cursor,
       last_sync_ms: now,
-      last_full_ms: full && listing.complete ? now : state.last_full_ms,
+      last_full_ms: complete ? now : state.last_full_ms,
+      count_at_full: complete ? (liveAfter ?? null) : state.count_at_full,
     });
+    // The server holds another number of records than the cache after this delta: one was deleted there
+    // (or created and not yet listed): list everything, once, below. An approximate count that still says
+    // what the last full listing found is the count lagging, not a deletion.
+    const differs =
+      count !== undefined &&
+      count.count !== liveAfter &&
+      !(count.approximate && count.count === state.count_at_full);
     cache.db.audit({
       op: "sync",
-      detail: { full, listed: listing.records.length, changed, deleted, commit: commit ?? null },
+      detail: {
+        full,
+        listed: listing.records.length,
+        changed,
+        deleted,
+        commit: commit ?? null,
+        ...(count === undefined ? {} : { serverCount: count.count, cacheCount: liveAfter }),
+      },
     });
-    return { full, changed, deleted, commit, tip };
+    const deletions: SyncResult["deletions"] = complete
+      ? "listed"
+      : count !== undefined
+        ? "counted"
+        : "unchecked";
+    return { full, deletions, changed, deleted, commit, tip, differs };
   });
+  const { differs, ...result } = delta;
+  if (!differs) return result;
+  options.trace?.("the server's count of records differs from the cache's: a full listing");
+  const whole = await syncCache(cache, backend, { ...options, reconcile: true });
+  return { ...whole, changed: whole.changed + result.changed, commit: whole.commit ?? result.commit };
 }
 
 /**

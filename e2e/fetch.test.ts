@@ -21,6 +21,7 @@ import {
   svcUrl,
   withCacheRoot,
 } from "../testing/git.js";
+import { lastSimAuditId } from "../testing/push.js";
 import { givenProject, givenSim } from "../testing/sim.js";
 
 async function cacheCommitCount(env: Parameters<typeof cacheGit>[0]): Promise<number> {
@@ -122,7 +123,7 @@ test("two working trees of one cache pull at the same time and end at the same c
   }
 });
 
-test("a server-side delete reaches the working tree with svc sync --reconcile, not with a delta sync", async (t) => {
+test("an issue deleted on the server leaves the working tree with a plain git pull: the listing's count of issues tells the delta, at no extra request", async (t) => {
   const sim = await givenSim(t);
   await givenProject(sim.url, "demo", manyIssues(4));
   const env = givenGitEnv(t);
@@ -132,26 +133,32 @@ test("a server-side delete reaches the working tree with svc sync --reconcile, n
   t.true(existsSync(deleted));
 
   await deleteIssue(sim.url, "demo", 2);
-  const delta = await svc(env, ["sync", "d"]);
-  t.is(delta.code, 0, delta.stderr);
-  t.regex(delta.stderr, /delta sync: 0 changed, 0 removed/);
+  const before = lastAuditId(env);
   const pull = await git(env, ["pull"], { cwd: "d" });
   t.is(pull.code, 0, pull.stderr);
-  t.true(existsSync(deleted), "a delta listing cannot tell a deleted issue from an unchanged one");
-
-  const before = lastAuditId(env);
-  const reconcile = await svc(env, ["sync", "--reconcile", "d"]);
-  t.is(reconcile.code, 0, reconcile.stderr);
-  t.regex(reconcile.stderr, /full sync: 0 changed, 1 removed/);
-  const syncs = auditRows(env, before).filter((row) => row.op === "sync");
-  t.true(
-    syncs.some((row) => row.detail.full === true && row.detail.deleted === 1),
-    JSON.stringify(syncs),
-  );
-  t.is(await gitOk(t, env, ["rev-parse", "--abbrev-ref", "@{upstream}"], { cwd: "d" }), "origin/main");
-  const pullAgain = await git(env, ["pull"], { cwd: "d" });
-  t.is(pullAgain.code, 0, pullAgain.stderr);
-  t.false(existsSync(deleted));
+  t.false(existsSync(deleted), "the plain pull removed the deleted issue");
   t.is(await gitOk(t, env, ["diff", "--name-status", "HEAD@{1}", "HEAD"], { cwd: "d" }), "D\tissues/0002.md");
   t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  const syncs = auditRows(env, before).filter((row) => row.op === "sync");
+  t.like(syncs[0]?.detail, { full: false, serverCount: 3, cacheCount: 4 });
+  t.like(syncs[1]?.detail, { full: true, deleted: 1 });
+  t.is(syncs.length, 2, JSON.stringify(syncs));
+
+  // Nothing deleted: a fetch is still one request, and says nothing about deletions.
+  const asked = lastSimAuditId(sim);
+  const fetch = await git(env, ["fetch"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.is(fetch.stderr, "");
+  t.deepEqual(
+    sim.store
+      .auditRows()
+      .filter((row) => row.id > asked)
+      .map((row) => `${row.method} ${row.path.split("?")[0]}`),
+    ["GET /projects/demo/issues"],
+  );
+
+  // svc sync --reconcile lists everything at any time.
+  const reconcile = await svc(env, ["sync", "--reconcile", "d"]);
+  t.is(reconcile.code, 0, reconcile.stderr);
+  t.regex(reconcile.stderr, /full sync: 0 changed, 0 removed/);
 });

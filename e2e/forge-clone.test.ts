@@ -5,12 +5,12 @@
  * `svc list --backend forge` lists; a `Link` next URL on another origin is refused before any request to
  * it, and a redirect is not followed.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import { givenFakeForge } from "../testing/fake-forge.js";
 import { forgeRemote, givenForgeEnv } from "../testing/forge.js";
-import { git, gitOk, openCacheDb, svc } from "../testing/git.js";
+import { git, gitOk, openCacheDb, run, svc } from "../testing/git.js";
 
 test("svc init forge:: clones 250 issues and no pull request, following three listing pages", async (t) => {
   const forge = await givenFakeForge(t);
@@ -211,4 +211,34 @@ test("a kept validator whose payload is unreadable is ignored: the fetch asks af
   await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
   t.true(forge.requests.slice(from).every((request) => request.headers["if-none-match"] === undefined));
   t.regex(readFileSync(join(env.dir, "d", "issues", "0002.md"), "utf8"), /^title: "Changed on the forge"$/m);
+});
+
+test("the forge gives no count of its issues: a fetch says when deletions were last looked for, and the svc sync --reconcile it prints removes a deleted issue", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.seed("acme/widgets", 5);
+  const env = givenForgeEnv(t, forge);
+  await gitOk(t, env, ["clone", "-q", forgeRemote(forge.url, "acme/widgets"), "d"]);
+  // Deleted on the forge (an admin in the web interface; REST cannot): a delta listing does not show it.
+  forge.deleteIssue("acme/widgets", 3);
+  const fetch = await git(env, ["fetch"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  const line =
+    /^svc: records deleted on forge .* are seen only by a full listing, made at most every 10 min \(svc\.reconcileInterval\); the last was \d+\.\d s ago\. To look now, run: (svc sync --reconcile)$/m.exec(
+      fetch.stderr,
+    );
+  t.truthy(line, fetch.stderr);
+  const reconcile = await run(env, "sh", ["-c", line?.[1] ?? "false"], { cwd: "d" });
+  t.is(reconcile.code, 0, reconcile.stderr);
+  t.regex(reconcile.stderr, /full sync: 0 changed, 1 removed/);
+  t.is(await gitOk(t, env, ["ls-tree", "origin/main", "issues/0003.md"], { cwd: "d" }), "");
+  // In a pull, the command pulls as well, and the working tree shows it.
+  forge.deleteIssue("acme/widgets", 4);
+  const pull = await git(env, ["pull"], { cwd: "d" });
+  t.is(pull.code, 0, pull.stderr);
+  const printed = /To look now, run: (.+)$/m.exec(pull.stderr)?.[1] ?? "false";
+  t.is(printed, "svc sync --reconcile && git pull");
+  const looked = await run(env, "sh", ["-c", printed], { cwd: "d" });
+  t.is(looked.code, 0, looked.stderr);
+  t.false(existsSync(join(env.dir, "d", "issues", "0003.md")));
+  t.false(existsSync(join(env.dir, "d", "issues", "0004.md")));
 });

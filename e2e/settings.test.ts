@@ -167,7 +167,10 @@ test("a bad git config svc.syncInterval or svc.reconcileInterval, or SVC_SYNC_IN
     if (config) await gitOk(t, env, ["config", ...config], { cwd: "d" });
     const fetch = await git(env, ["fetch"], { cwd: "d", env: vars });
     t.is(fetch.code, 128, message);
-    t.deepEqual(stderrLines(fetch.stderr), stderrLines(`fatal: remote error: ${message}; the svc: lines above say what to run\nsvc: ${message}\n`));
+    t.deepEqual(
+      stderrLines(fetch.stderr),
+      stderrLines(`fatal: remote error: ${message}; the svc: lines above say what to run\nsvc: ${message}\n`),
+    );
     const sync = await svc(env, ["sync"], { cwd: "d", env: vars });
     t.is(sync.code, 2, message);
     t.deepEqual(

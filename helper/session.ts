@@ -308,11 +308,30 @@ class CacheSession implements Session {
     try {
       const result = await syncCache(cache, backend, { reconcileIntervalMs, trace });
       trace(`synced: ${JSON.stringify(result)}`);
+      if (result.deletions === "unchecked") this.sayDeletionsUnchecked(reconcileIntervalMs);
       if (result.commit) await cache.consolidateIfDue(log);
       return result.tip;
     } catch (error) {
       return this.syncFailed(error, tip);
     }
+  }
+
+  /**
+   * After a delta sync that could not look for deletions (a backend with no cheap count: the forge), when
+   * they were last looked for and how to look now: a record deleted on the server stays in the working tree
+   * until then (issue 31).
+   */
+  private sayDeletionsUnchecked(reconcileIntervalMs: number): void {
+    const last = this.cache.db.syncState().last_full_ms;
+    const when = last > 0 ? `${formatAge(Date.now() - last)} ago` : "never";
+    const cd = cdPrefix({ env: process.env, cwd: process.cwd() });
+    // svc sync fetches; a pull's working tree shows what it found only after a pull of its own.
+    const pull = pullCommand(process.env);
+    this.log(
+      `svc: records deleted on ${this.backend.description} are seen only by a full listing, made at most every ` +
+        `${formatAge(reconcileIntervalMs)} (svc.reconcileInterval); the last was ${when}. To look now, run: ` +
+        `${cd}svc sync --reconcile${pull === undefined ? "" : ` && git ${pull}`}`,
+    );
   }
 
   /**

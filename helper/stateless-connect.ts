@@ -241,7 +241,9 @@ export async function serveUploadPack(options: TunnelOptions): Promise<void> {
           error.data.reported = true;
         }
         output.write(
-          encodePkt(`ERR ${first}${error instanceof SvcError ? "; the svc: lines above say what to run" : ""}\n`),
+          encodePkt(
+            `ERR ${first}${error instanceof SvcError ? "; the svc: lines above say what to run" : ""}\n`,
+          ),
         );
         output.write(RESPONSE_END);
         throw error;

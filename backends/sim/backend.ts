@@ -17,7 +17,7 @@ import type {
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
 import { JsonItemSplitter, JsonItemsError } from "./json-items.js";
-import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
+import { LIVE_COUNT_HEADER, SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
 const MIB = 1024 * 1024;
 
@@ -128,14 +128,24 @@ export class SimBackend implements WritableBackend {
 
   private async list(url: string): Promise<Listing> {
     const records: BackendRecord[] = [];
-    for await (const batch of this.listed(url)) records.push(...batch);
-    return { records, complete: true };
+    const said: { liveCount?: number } = {};
+    for await (const batch of this.listed(url, said)) records.push(...batch);
+    return { records, complete: true, ...said };
   }
 
-  /** The issues of the listing at `url`, validated, in batches as they arrive; each id once. */
-  private async *listed(url: string): AsyncGenerator<readonly BackendRecord[]> {
+  /**
+   * The issues of the listing at `url`, validated, in batches as they arrive; each id once. `said` gets how
+   * many issues the project holds, when the server says (`LIVE_COUNT_HEADER`; a server of Document 1 alone
+   * does not).
+   */
+  private async *listed(
+    url: string,
+    said: { liveCount?: number } = {},
+  ): AsyncGenerator<readonly BackendRecord[]> {
     const response = await this.http.request({ method: "GET", url, stream: true });
     if (response.status !== 200) throw this.refusal("listing issues", url, response);
+    const count = response.headers[LIVE_COUNT_HEADER];
+    if (count !== undefined && /^\d{1,15}$/.test(count)) said.liveCount = Number(count);
     const maxItemBytes = this.http.maxResponseBytes;
     const items = new JsonItemSplitter(maxItemBytes);
     // The ids seen so far, as numbers: 1,000,000 of them are ~16 MB.

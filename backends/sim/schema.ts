@@ -44,3 +44,9 @@ export interface SimIssue {
   };
   readonly body: string;
 }
+
+/**
+ * The response header in which the simulator's issue listings say how many issues the project holds: an
+ * extension of Document 1 (a delta listing cannot show a deletion; the count can, issue 31).
+ */
+export const LIVE_COUNT_HEADER = "x-svc-live-count";

@@ -33,8 +33,9 @@ export class SyncCommand extends SvcCommand {
       { userGit, userRepository },
       { createBackend },
       { openProjectCache },
-      { syncCache },
+      { syncCache, DEFAULT_RECONCILE_INTERVAL_MS },
       { svcRemoteOf },
+      { readDurationMs },
     ] = await Promise.all([
       import("../helper-path.js"),
       import("../../helper/user-git.js"),
@@ -42,11 +43,20 @@ export class SyncCommand extends SvcCommand {
       import("../../cache/open.js"),
       import("../../cache/sync.js"),
       import("../working-tree.js"),
+      import("../../core/settings.js"),
     ]);
     const dir = this.dir ?? ".";
     const remote = await svcRemoteOf(dir, this.remote, "svc sync", this.context.stderr);
     const agent = `svc-${process.pid}`;
     const log = (message: string) => this.context.stderr.write(`${message}\n`);
+    // A full listing (deletions found) when the last one is older than the clone's svc.reconcileInterval,
+    // as a fetch does; `--reconcile` makes one now.
+    const interval = await userGit(["config", "--get", "svc.reconcileInterval"], { cwd: dir });
+    const reconcileIntervalMs = readDurationMs(
+      "git config svc.reconcileInterval",
+      interval.code === 0 ? interval.stdout : undefined,
+      { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
+    );
     const backend = await createBackend(remote, agent);
     // A cache that is absent or broken is built from a full listing here: that is this command's sync.
     const { cache, built } = await openProjectCache({
@@ -58,7 +68,8 @@ export class SyncCommand extends SvcCommand {
       log,
     });
     try {
-      const result = built ?? (await syncCache(cache, backend, { reconcile: this.reconcile }));
+      const result =
+        built ?? (await syncCache(cache, backend, { reconcile: this.reconcile, reconcileIntervalMs }));
       if (result.commit) await cache.consolidateIfDue(log);
       this.context.stderr.write(
         `svc: ${result.full ? "full" : "delta"} sync: ${result.changed} changed, ${result.deleted} removed` +

@@ -38,6 +38,8 @@ interface DatabaseFacts {
   readonly missingTriggers?: readonly string[];
   readonly records?: number;
   readonly lastSyncMs?: number;
+  /** When a complete full listing last looked for deletions (0: never). */
+  readonly lastFullMs?: number;
   readonly lastSync?: { readonly ts: string; readonly op: string; readonly detail: string | null };
 }
 
@@ -64,6 +66,7 @@ function readDatabase(path: string): DatabaseFacts {
         ...facts,
         records: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck().get() as number,
         lastSyncMs: db.prepare("SELECT last_sync_ms FROM sync_state WHERE id = 1").pluck().get() as number,
+        lastFullMs: db.prepare("SELECT last_full_ms FROM sync_state WHERE id = 1").pluck().get() as number,
         lastSync: db
           .prepare(
             "SELECT ts, op, detail FROM audit_events_cache WHERE op IN ('sync', 'sync-failed') ORDER BY id DESC LIMIT 1",
@@ -312,8 +315,13 @@ function lastSync(facts: DatabaseFacts, now: Date): Finding {
     : row.op === "sync"
       ? `; the server's answer at ${row.ts}: ${answer.full ? "full listing" : "delta"}, ${answer.listed ?? "?"} listed, ${answer.changed ?? "?"} changed, ${answer.deleted ?? "?"} deleted`
       : `; the last attempt, at ${row.ts}, failed: ${String(answer.reason ?? row.detail ?? "").slice(0, 300)}`;
-  return info("last-sync", `${when}${said}`, {
+  // A delta sync sees a deletion only where the server gives a count of its records (the sim, the tracker);
+  // a full listing always does (issue 31).
+  const full = facts.lastFullMs ?? 0;
+  const deletions = `; deletions last looked for by a full listing ${full > 0 ? `${formatAge(now.getTime() - full)} ago` : "never"} (svc sync --reconcile looks now)`;
+  return info("last-sync", `${when}${said}${deletions}`, {
     lastSyncMs: facts.lastSyncMs,
+    lastFullMs: full,
     ...(row ? { lastAnswer: { ts: row.ts, op: row.op, detail: answer } } : {}),
   });
 }

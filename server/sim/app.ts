@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { send, serve } from "micro";
-import { SIM_STATUSES } from "../../backends/sim/schema.js";
+import { LIVE_COUNT_HEADER, SIM_STATUSES } from "../../backends/sim/schema.js";
 import { NO_BODY, type ReceivedBody, readRequestBody } from "../../core/request-body.js";
 import { RateLimiter } from "./rate-limit.js";
 import type { AuditRow, SimStore } from "./store.js";
@@ -253,9 +253,16 @@ function issuesRoute(
     const since = query.get("since");
     const normalized = since === null ? undefined : parseSince(since);
     if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
+    // An extension of Document 1: every listing says how many issues the project holds, so that a client's
+    // delta listing (which cannot show a deletion) tells it when one was deleted (issue 31). Read just before
+    // the listing's own snapshot: an issue created or deleted in between costs the client one full listing
+    // more, or is seen at its next fetch.
     return {
       status: 200,
-      headers: { "content-type": "application/json; charset=utf-8" },
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        [LIVE_COUNT_HEADER]: String(store.issueCount(slug)),
+      },
       stream: jsonArrayChunks(store.issueSnapshot(slug, normalized)),
     };
   }

@@ -180,6 +180,7 @@ export class SimStore {
          FROM projects p WHERE p.slug = ?`,
       ),
       projectExists: db.prepare("SELECT 1 FROM projects WHERE slug = ?").pluck(),
+      issueCount: db.prepare("SELECT count(*) FROM issues WHERE project = ?").pluck(),
       insertProject: db.prepare(
         "INSERT INTO projects (slug, name, description, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
       ),
@@ -248,6 +249,11 @@ export class SimStore {
 
   getProject(slug: string): Project | undefined {
     return this.statements.project.get(slug) as Project | undefined;
+  }
+
+  /** How many issues project `slug` holds now (0 for a project that does not exist). */
+  issueCount(slug: string): number {
+    return this.statements.issueCount.get(slug) as number;
   }
 
   hasProject(slug: string): boolean {
