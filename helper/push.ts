@@ -1111,7 +1111,8 @@ async function commitResult(
     settleCreates(cache, push.worktree, push.diff);
     return written;
   });
-  cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result } });
+  // gitPid: the git that hears `ok` and then moves the user's refs/svc/<remote>/main (helper/ref-locks.ts).
+  cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result, gitPid: process.ppid } });
   // Here, not in the sync above: that one runs beside the copy of the user's commits into the cache.
   await cache.consolidateIfDue(log);
   context.trace(`result commit ${result}`);
