@@ -6,7 +6,16 @@
  * The doctor changes nothing and, `--offline`, asks the server nothing; no credential value is ever printed.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { delimiter, join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { shellWord } from "../core/errors.js";
@@ -159,6 +168,7 @@ test("a fresh clone is healthy: every check ok or info, exit 0; the one request 
       "cache ok",
       "temp-refs ok",
       "history ok",
+      "ref-locks ok",
       "sparse-checkout ok",
       "pull-config ok",
       "records info",
@@ -281,6 +291,26 @@ test("a temporary ref of a dead push is a finding, one of a running process is n
   await fixAndRecheck(t, env, report, ["temp-refs"]);
   const left = (await cacheGit(env, ["for-each-ref", "--format=%(refname)", "refs/svc/"])).stdout.trim();
   t.is(left, `refs/svc/incoming/${alive}`);
+});
+
+test("a lock file a killed git left under refs/ is a finding; the fix, run as printed, removes it", async (t) => {
+  const { env } = await givenClone(t);
+  const head = await gitOk(t, env, ["-C", "d", "rev-parse", "HEAD"]);
+  // As git leaves it when killed between writing the new value and renaming it over the ref, a minute ago.
+  const lock = join(env.dir, "d", ".git", "refs", "heads", "main.lock");
+  writeFileSync(lock, `${head}\n`);
+  const minuteAgo = Date.now() / 1000 - 60;
+  utimesSync(lock, minuteAgo, minuteAgo);
+  const { report } = await doctor(t, env);
+  const locks = check(report, "ref-locks");
+  t.like(locks, { locks: ["d/.git/refs/heads/main.lock"], refs: ["refs/heads/main"] });
+  t.is(
+    locks.message,
+    'a git that was killed left d/.git/refs/heads/main.lock, and no git is updating refs/heads/main: git refuses to update that ref while the file is there ("cannot lock ref")',
+  );
+  t.is(locks.fix, "rm -f d/.git/refs/heads/main.lock");
+  await fixAndRecheck(t, env, report, ["ref-locks"]);
+  t.false(existsSync(lock));
 });
 
 test("pull.ff=only: pull-config fails, the fix sets the clone's own pull.ff", async (t) => {

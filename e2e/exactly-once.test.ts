@@ -171,6 +171,8 @@ const CRASH_STEPS = [
   "after-update",
   "after-delete",
   "result",
+  "noted",
+  "moved",
   "done",
 ] as const;
 

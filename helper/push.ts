@@ -97,7 +97,9 @@ export function parseRawDiff(output: Buffer): DiffEntry[] {
 /**
  * Test-only crash points (`SVC_TEST_KILL_AT=<step>`): SIGKILL of the whole process group (git push, this
  * helper and its children), as `kill -9` of a push would. Steps: copy, planned, after-create,
- * after-update, after-delete, result (before the result commit), done (before git hears `ok`). `SVC_TEST_DIE_AFTER_WRITES=<n>` kills this process alone after n writes.
+ * after-update, after-delete, result (before the result commit), noted (the result commit noted as the
+ * push's, main not moved yet), moved (main's ref file moved, its transaction not committed), done (before
+ * git hears `ok`). `SVC_TEST_DIE_AFTER_WRITES=<n>` kills this process alone after n writes.
  */
 function crashPoint(step: string): void {
   if (process.env.SVC_TEST_KILL_AT === step) process.kill(0, "SIGKILL");
@@ -176,7 +178,7 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
       (await cacheMergeBase(cache, objects, commit, tipBefore)) ??
       "";
     // The user's commit is in the server's history already.
-    if (mergeBase === commit) return alreadyOnServer(context, commit, tipBefore, tracking);
+    if (mergeBase === commit) return await alreadyOnServer(context, objects, commit, tipBefore, tracking);
     return await integrate(context, objects, commit, tipBefore, mergeBase);
   } finally {
     const deletes = [...(madeRefs ? [refs.baseRef, refs.incomingRef] : []), ...stale.refs];
@@ -301,10 +303,29 @@ function notReached(context: PushContext, error: unknown): PushReply {
  * what the user last fetched, or a commit an earlier push already carried; an older one would move the user's `origin/main` back (git sets it to
  * what a push says is up to date), so it is refused the way git refuses a push that is behind.
  */
-function alreadyOnServer(context: PushContext, commit: string, tip: string, tracking: string): PushReply {
+async function alreadyOnServer(
+  context: PushContext,
+  objects: PushObjects,
+  commit: string,
+  tip: string,
+  tracking: string,
+): Promise<PushReply> {
   if (commit === tip || commit === tracking) return { ok: false, reason: "up to date" };
-  // A push of this very commit finished on the server but was killed before git heard `ok`: it is done.
-  if (!context.forced && context.cache.db.pushResult(commit)) return { ok: false, reason: "up to date" };
+  const carried = context.forced ? undefined : context.cache.db.pushResult(commit);
+  if (carried !== undefined) {
+    // An earlier push of this very commit wrote everything and made its result, and was killed before git
+    // heard `ok` (git's origin/main does not contain the commit): say what it did.
+    const heard =
+      tracking !== "" && (await cacheMergeBase(context.cache, objects, commit, tracking)) === commit;
+    const counts = heard
+      ? undefined
+      : countsOfResult(objects.cache.read(carried)?.content.toString("utf8") ?? "");
+    if (counts) {
+      const how = ` by an earlier push of ${commit.slice(0, 12)}, which was cut off before git heard the answer`;
+      context.log(summaryLine(context.backend, counts, how));
+    }
+    return { ok: false, reason: "up to date" };
+  }
   if (!context.forced) return { ok: false, reason: "non-fast forward" };
   const short = commit.slice(0, 12);
   const folder = context.backend.schema.folder;
@@ -1004,10 +1025,46 @@ function againWhen(error: SvcError): string {
   return ": git push";
 }
 
+/** What a push wrote, by kind. */
+type WriteCounts = Record<PlannedWrite["kind"], number>;
+
+/** The message of a push's result commit; `countsOfResult` reads the counts back. */
+function resultMessage(backend: WritableBackend, counts: WriteCounts): string {
+  return (
+    `svc: push to ${backend.kind} project ${backend.project}\n\n` +
+    `${counts.create} created, ${counts.update} updated, ${counts.delete} deleted\n`
+  );
+}
+
+/** The counts a result commit's raw object carries (`resultMessage`), or undefined for another commit. */
+export function countsOfResult(commitObject: string): WriteCounts | undefined {
+  const body = commitObject.slice(commitObject.indexOf("\n\n") + 2);
+  if (!body.startsWith("svc: push to ")) return undefined;
+  const found = /^(\d+) created, (\d+) updated, (\d+) deleted$/m.exec(body);
+  return found ? { create: Number(found[1]), update: Number(found[2]), delete: Number(found[3]) } : undefined;
+}
+
+/** `svc: <backend>: 1 created, 2 updated, 0 deleted<how>`: what a push wrote, as the user is told. */
+function summaryLine(backend: WritableBackend, counts: WriteCounts, how = ""): string {
+  const wrote = counts.create + counts.update + counts.delete > 0;
+  return (
+    `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted${how}` +
+    `${wrote ? "; git pull brings the server's versions and ids" : ""}`
+  );
+}
+
 /**
  * The cache's main after a push: on top of the user's commit (a merge when the user was behind), with the
- * tree of the server state after the writes, so `git pull` fast-forwards. The journal's open creates are
- * settled in the same transaction.
+ * tree of the server state after the writes, so `git pull` fast-forwards.
+ *
+ * Two transactions, so that a push killed anywhere in them is finished by the next one: first the result
+ * commit and the note that it is this push's result (`pushes`), then the move of main there, with the
+ * journal's open creates settled. `setTip` renames the ref file before its transaction commits; when that
+ * one transaction also noted the push, a kill between the rename and the commit left a main containing the
+ * user's commit while the database had never heard of the push, and the next push of that commit was
+ * refused as non-fast-forward (git's bare hint) although every write had landed. Now such a kill leaves the
+ * note: the next push finds its commit carried (`alreadyOnServer`), and one killed before the move plans
+ * again and finds every write done.
  */
 async function commitResult(
   context: PushContext,
@@ -1031,30 +1088,35 @@ async function commitResult(
       ? mergeBase === tipBefore
       : (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
-  const counts = { create: 0, update: 0, delete: 0 };
+  const counts: WriteCounts = { create: 0, update: 0, delete: 0 };
   for (const write of writes) counts[write.kind]++;
-  const message =
-    `svc: push to ${backend.kind} project ${backend.project}\n\n` +
-    `${counts.create} created, ${counts.update} updated, ${counts.delete} deleted\n`;
-  const result = cache.db.exclusive(() => {
-    // Another working tree's push or fetch may have moved main since tipSeen was read (every writer moves
-    // it under this lock): then build on the tip as it is now, or that commit would drop out of main.
-    const tip = cache.tip() ?? tipBefore;
-    const parents = tip === tipSeen ? parentsSeen : [tip, commit];
-    const written = writeStateCommit(cache, parents, message);
-    cache.setTip(written, "push", commit);
+  const message = resultMessage(backend, counts);
+  // Another working tree's push or fetch may have moved main since tipSeen was read (every writer moves it
+  // under this lock): then build on the tip as it is now, or that commit would drop out of main.
+  const build = (tip: string) => {
+    const written = writeStateCommit(cache, tip === tipSeen ? parentsSeen : [tip, commit], message);
     cache.db.recordPush(commit, written);
+    return written;
+  };
+  const built = cache.db.exclusive(() => {
+    const tip = cache.tip() ?? tipBefore;
+    return { tip, written: build(tip) };
+  });
+  crashPoint("noted");
+  const result = cache.db.exclusive(() => {
+    const tip = cache.tip() ?? tipBefore;
+    const written = tip === built.tip ? built.written : build(tip);
+    cache.setTip(written, "push", commit);
+    crashPoint("moved");
     settleCreates(cache, push.worktree, push.diff);
     return written;
   });
-  cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result } });
+  // gitPid: the git that hears `ok` and then moves the user's refs/svc/<remote>/main (helper/ref-locks.ts).
+  cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result, gitPid: process.ppid } });
   // Here, not in the sync above: that one runs beside the copy of the user's commits into the cache.
   await cache.consolidateIfDue(log);
   context.trace(`result commit ${result}`);
-  log(
-    `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted` +
-      `${writes.length > 0 ? "; git pull brings the server's versions and ids" : ""}`,
-  );
+  log(summaryLine(backend, counts));
 }
 
 /**

@@ -405,7 +405,11 @@ class CacheSession implements Session {
 
   async push(specs: readonly string[]): Promise<string[]> {
     const replies: string[] = [];
-    const [settings, { pushMain }] = await Promise.all([this.userSettings(), import("./push.js")]);
+    const [settings, { pushMain }, { removeStaleRefLocks }] = await Promise.all([
+      this.userSettings(),
+      import("./push.js"),
+      import("./ref-locks.js"),
+    ]);
     const at = settings.get("svc.at");
     if (at !== undefined) {
       const reason = `read-only: this working tree shows the records as svc saw them at ${at} (svc init --at)`;
@@ -443,6 +447,8 @@ class CacheSession implements Session {
         return { ok: false, reason: error.message.split("\n")[0] ?? "" };
       });
       if (reply.ok) {
+        // git moves refs/svc/<remote>/main as soon as it hears `ok`, and cannot while a lock is there.
+        removeStaleRefLocks(this.cache.db.db, this.options.privateRefPrefix, this.log);
         replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
       } else {
         replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);

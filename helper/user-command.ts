@@ -34,6 +34,21 @@ export function userGitDir(place: HelperPlace): string | undefined {
   return gitDir ? resolve(place.cwd, gitDir) : undefined;
 }
 
+/**
+ * The user's common git directory (where refs live; a linked worktree's `commondir` names it), absolute;
+ * undefined without `GIT_DIR`.
+ */
+export function userCommonDir(place: HelperPlace): string | undefined {
+  const gitDir = userGitDir(place);
+  if (gitDir === undefined) return undefined;
+  if (place.env.GIT_COMMON_DIR) return resolve(place.cwd, place.env.GIT_COMMON_DIR);
+  try {
+    return resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
+  } catch {
+    return gitDir; // not a linked worktree
+  }
+}
+
 /** The working tree of the user's repository, absolute; undefined for a bare or unusual layout. */
 export function userWorkTree(place: HelperPlace): string | undefined {
   if (place.env.GIT_WORK_TREE) return resolve(place.cwd, place.env.GIT_WORK_TREE);

@@ -6,11 +6,11 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseGitVersion } from "../cache/cache.js";
 import { ObjectReader } from "../cache/object-store.js";
 import type { UserRepository } from "../cache/open.js";
-import { type HelperPlace, userGitDir, userObjectsDir } from "./user-command.js";
+import { type HelperPlace, userCommonDir, userGitDir, userObjectsDir } from "./user-command.js";
 
 export interface UserGitResult {
   readonly code: number | null;
@@ -151,12 +151,7 @@ export function userRefCommit(name: string, place: HelperPlace): string | null |
 export function userRefOid(name: string, place: HelperPlace): string | null | undefined {
   const gitDir = userGitDir(place);
   if (gitDir === undefined || place.env.GIT_NAMESPACE || place.env.GIT_COMMON_DIR) return undefined;
-  let common = gitDir;
-  try {
-    common = resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
-  } catch {
-    // not a linked worktree
-  }
+  const common = userCommonDir(place) ?? gitDir;
   if (existsSync(join(common, "reftable"))) return undefined;
   return refValue(name, gitDir, common, 0);
 }

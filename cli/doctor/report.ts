@@ -16,6 +16,10 @@ export const CHECKS = [
   ["cache", "the project's cache: found, repo.git, cache.db integrity_check, audit triggers, tip commit"],
   ["temp-refs", "no temporary refs of a push that died in the cache repository"],
   ["history", "the working tree's last server commit (origin/main) is in the cache"],
+  [
+    "ref-locks",
+    "no lock file under the clone's refs/ that a killed git left (git then cannot update that ref)",
+  ],
   ["sparse-checkout", "every sparse-checkout pattern matches a record file"],
   ["pull-config", "pull.rebase and pull.ff let git pull merge, as svc's flow expects"],
   ["records", "info: how many records the cache holds"],

@@ -7,6 +7,7 @@ import { lastServerCommit } from "../../cache/open.js";
 import { userRepository } from "../../helper/user-git.js";
 import { checkCache } from "./cache.js";
 import type { Place } from "./place.js";
+import { checkRefLocks } from "./ref-locks.js";
 import { checkAllowlist, checkCredentials, checkRemote, checkServer } from "./remote.js";
 import { CHECKS, type Finding, skipped } from "./report.js";
 import { checkGitVersion, checkHelper, checkNodeVersion } from "./tools.js";
@@ -46,7 +47,7 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
   const user = await lastServerCommit(
     userRepository([`refs/remotes/${place.remote}/main`, `refs/svc/${place.remote}/main`], place.dir ?? "."),
   );
-  findings.push(...checkCache(remote, place, user));
+  findings.push(...checkCache(remote, place, user), await checkRefLocks(place, remote));
   findings.push(await checkSparseCheckout(place), await checkPullConfig(place));
   return inCheckOrder(findings);
 }
