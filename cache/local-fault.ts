@@ -179,3 +179,8 @@ export function asLocalFault(error: unknown, context: FaultContext): LocalFaultE
   const fault = findLocalFault(error, root ?? process.cwd());
   return fault && new LocalFaultError(fault, { ...context, root }, { cause: error });
 }
+
+/** Whether `error` is a local fault, which the failure report (not the code that met it) says. */
+export function isLocalFault(error: unknown): boolean {
+  return asLocalFault(error, {}) !== undefined;
+}

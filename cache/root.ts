@@ -247,13 +247,13 @@ function renderLocalFault(fault: LocalFault, context: FaultContext): string {
         `Set SVC_CACHE_DIR to an absolute path outside your working trees, or ${elsewhere(env, undefined, rerun)}`
       );
     case "not-a-folder": {
-      const name = env.SVC_CACHE_DIR ? `SVC_CACHE_DIR=${shellWord(env.SVC_CACHE_DIR)}` : `svc's cache folder`;
-      const where =
+      const name = env.SVC_CACHE_DIR ? `SVC_CACHE_DIR=${shellWord(env.SVC_CACHE_DIR)}` : "svc's cache folder";
+      const below =
         context.root === undefined || context.root === fault.path
           ? ""
-          : `, which holds the cache folder ${context.root}`;
+          : `, so no folder ${context.root} can be made`;
       return (
-        `${name} cannot be used: ${fault.path}${where} is a file, not a folder; ${outcome}. ` +
+        `${name} cannot be used: ${fault.path} is a file, not a folder${below}; ${outcome}. ` +
         `Move that file away, or ${elsewhere(env, fault.path, rerun)}`
       );
     }

@@ -22,7 +22,7 @@ import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
 import { readObjects, runGit } from "../cache/git.js";
-import { asLocalFault } from "../cache/local-fault.js";
+import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
 import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
@@ -966,7 +966,7 @@ async function applyOne(
     if (conflict) return conflict;
   } catch (error) {
     // A local fault (the cache cannot note the write) is said by pushMain, with how far the writes got.
-    if (!(error instanceof SvcError) || asLocalFault(error, {})) throw error;
+    if (!(error instanceof SvcError) || isLocalFault(error)) throw error;
     return partialFailure(context, write, error, { done: at.done, total: at.total, commit: at.commit });
   }
   context.cache.db.audit({

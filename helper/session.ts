@@ -9,7 +9,7 @@ import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { CacheUnsafeError } from "../cache/cache.js";
-import { asLocalFault } from "../cache/local-fault.js";
+import { isLocalFault } from "../cache/local-fault.js";
 import {
   auditExistingCache,
   COPYING_HISTORY_VARIABLE,
@@ -292,7 +292,7 @@ class CacheSession implements Session {
     const { cache, backend } = this;
     // A full or read-only cache is not served around (nor can it take the audit row): the failure report
     // names it (exit 2).
-    if (asLocalFault(error, {})) throw error;
+    if (isLocalFault(error)) throw error;
     cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
     if (!(error instanceof SvcError)) throw error;
     const fault = isServerFault(error);
