@@ -80,6 +80,12 @@ test("git's own words on its stderr, in an error of the cache's storage, and a f
     undefined,
     "a server's words are not the file system's",
   );
+  const writable = givenTempDir(t, "svc-fault-");
+  t.is(
+    findLocalFault(new SvcError("SVC_STORE", "git pack-objects: error: Permission denied"), writable),
+    undefined,
+    "git's EACCES about another repository, with the cache writable",
+  );
   const wrapped = new SvcError("SVC_STORE", "cannot lock main.lock", {
     cause: fsError("EROFS", "open", "/c/repo.git/refs/heads/main.lock"),
   });

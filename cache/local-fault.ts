@@ -154,7 +154,9 @@ export function findLocalFault(error: unknown, fallback: string): LocalFault | u
   const said = failure.said;
   if (FULL_CODES.has(failure.code)) return { kind: "full", path, said };
   if (failure.code === "EROFS") return { kind: "read-only", path, said };
-  if (DENIED_CODES.has(failure.code)) return { kind: "denied", path, said };
+  // Permission bits by the code only where it names the path: git's "Permission denied" may be about
+  // another repository (the user's), so that one the cache's own files must show.
+  if (DENIED_CODES.has(failure.code) && failure.path !== undefined) return { kind: "denied", path, said };
   const probed = probeStorage(path);
   if (probed)
     return { kind: probed.kind, path: probed.path === existingFolder(path) ? path : probed.path, said };
