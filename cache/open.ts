@@ -24,12 +24,12 @@ import { basename, dirname, join } from "node:path";
 import type { Backend } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
-import { Database } from "../core/sqlite.js";
+import { Database, SqliteError } from "../core/sqlite.js";
 import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { spawnGit } from "./git.js";
 import { FirstStateBlobs } from "./pack.js";
-import { cacheRoot } from "./root.js";
+import { cacheRoot, checkCacheRootFolder } from "./root.js";
 import { FullListing, importListing, type SyncResult, writeStateCommit } from "./sync.js";
 
 /**
@@ -123,6 +123,8 @@ export async function openProjectCache(options: OpenCacheOptions): Promise<Opene
   const identity = identityOf(options.remote, options.agent);
   const found = ProjectCache.check(dir, identity);
   if (found.state === "healthy") return { cache: found.cache, built: undefined };
+  // A root that is a file is refused before the listing: no request is sent for a cache that cannot be made.
+  checkCacheRootFolder(root);
   // Another process building it now (a swarm of clones of one project): its cache is waited for instead
   // of a listing of this one's own, which would only be thrown away.
   const waited = await afterOtherBuild(`${dir}.lock`, dir, identity, options.trace);
@@ -212,6 +214,8 @@ async function withBuildLock<T>(path: string, work: () => Promise<T>): Promise<T
     try {
       lock.exec("BEGIN EXCLUSIVE");
     } catch (error) {
+      // Only a lock held elsewhere is another process's build; a full or read-only disk is said as such.
+      if (!(error instanceof SqliteError) || !error.code.startsWith("SQLITE_BUSY")) throw error;
       throw new SvcError(
         "SVC_STORE",
         `another svc process has been building the cache beside ${path} for ${BUILD_LOCK_WAIT_MS / 60000} minutes (${(error as Error).message}); if none is running, run the command again`,

@@ -1,11 +1,12 @@
 /**
  * The base of every `svc` command: `run()` returns the exit code; an `SvcError` (the user's input or the
  * environment was wrong) is printed as `svc: <message>` on stderr without a stack and exits 2 (78 for the
- * pulse daemon's configuration). Anything else is a bug: `failureReport` prints it as an internal error
- * with its stack and how to report it.
+ * pulse daemon's configuration), as is a local fault (cache/local-fault.ts: a full or read-only cache).
+ * Anything else is a bug: `failureReport` prints it as an internal error with its stack and how to report
+ * it.
  */
 import { Command } from "clipanion";
-import { failureReport, SvcError } from "../core/errors.js";
+import { failureReport, SvcError, shellWord } from "../core/errors.js";
 import { SVC_VERSION } from "../core/version.js";
 
 export const EXIT = {
@@ -38,7 +39,10 @@ export abstract class SvcCommand extends Command {
     try {
       return await this.run();
     } catch (error) {
-      this.context.stderr.write(failureReport(error, SVC_VERSION));
+      // A full or read-only cache (or a bad SVC_CACHE_DIR) is named, with this command to run again.
+      const { asLocalFault } = await import("../cache/local-fault.js");
+      const fault = asLocalFault(error, { rerun: ["svc", ...this.argv].map(shellWord).join(" ") });
+      this.context.stderr.write(failureReport(fault ?? error, SVC_VERSION));
       return error instanceof SvcError && error.code === "SVC_CONFIG" ? EXIT.config : EXIT.broken;
     }
   }

@@ -10,6 +10,7 @@ export type ErrorCode =
   | "SVC_USAGE"
   | "SVC_SEED_INVALID"
   | "SVC_STORE"
+  | "SVC_LOCAL_FAULT"
   | "SVC_EGRESS_DENIED"
   | "SVC_BACKEND"
   | "SVC_CONFLICT"

@@ -25,6 +25,7 @@
  */
 import { existsSync } from "node:fs";
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import { pathToFileURL } from "node:url";
 
 type NodeSqlite = typeof import("node:sqlite");
 
@@ -145,24 +146,32 @@ export function sqliteCodeName(errcode: number): string {
   return `SQLITE_${name}`;
 }
 
-/** An error SQLite returned: `code` is its name (`SQLITE_FULL`), `errcode` its number. */
+/**
+ * An error SQLite returned: `code` is its name (`SQLITE_FULL`), `errcode` its number, `path` the database
+ * file (cache/local-fault.ts looks at its file system to tell a full disk from a read-only one).
+ */
 export class SqliteError extends Error {
   readonly code: string;
   readonly errcode: number;
+  readonly path: string | undefined;
 
-  constructor(message: string, errcode: number, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, errcode: number, options?: { cause?: unknown; path?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "SqliteError";
     this.errcode = errcode;
     this.code = sqliteCodeName(errcode);
+    this.path = options?.path === ":memory:" ? undefined : options?.path;
   }
 }
 
-/** `error` as a `SqliteError` when SQLite raised it (node:sqlite's `ERR_SQLITE_ERROR`), else unchanged. */
-function fromNode(error: unknown): unknown {
+/**
+ * `error` as a `SqliteError` of the database file `path` when SQLite raised it (node:sqlite's
+ * `ERR_SQLITE_ERROR`), else unchanged.
+ */
+function fromNode(error: unknown, path: string): unknown {
   if (error instanceof Error && (error as { code?: unknown }).code === "ERR_SQLITE_ERROR") {
     const errcode = (error as { errcode?: unknown }).errcode;
-    return new SqliteError(error.message, typeof errcode === "number" ? errcode : 1, { cause: error });
+    return new SqliteError(error.message, typeof errcode === "number" ? errcode : 1, { cause: error, path });
   }
   return error;
 }
@@ -206,7 +215,11 @@ export class Statement {
   /** The columns (names, or indexes when `raw`) whose values may be BLOBs; found on the first read. */
   private blobColumns: (string | number)[] | undefined;
 
-  constructor(private readonly statement: StatementSync) {}
+  constructor(
+    private readonly statement: StatementSync,
+    /** The database file, for errors. */
+    private readonly path: string,
+  ) {}
 
   /** Each row's first column instead of the row. */
   pluck(): this {
@@ -229,7 +242,7 @@ export class Statement {
     try {
       row = this.statement.get(...bindable(parameters));
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
     return row === undefined ? undefined : this.shaped(row);
   }
@@ -239,7 +252,7 @@ export class Statement {
     try {
       rows = this.statement.all(...bindable(parameters));
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
     for (let i = 0; i < rows.length; i++) rows[i] = this.shaped(rows[i]);
     return rows;
@@ -251,14 +264,14 @@ export class Statement {
     try {
       rows = this.statement.iterate(...bindable(parameters));
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
     for (;;) {
       let next: IteratorResult<unknown>;
       try {
         next = rows.next();
       } catch (error) {
-        throw fromNode(error);
+        throw fromNode(error, this.path);
       }
       if (next.done) return;
       yield this.shaped(next.value);
@@ -273,7 +286,7 @@ export class Statement {
         lastInsertRowid: number | bigint;
       };
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
   }
 
@@ -308,6 +321,12 @@ export interface OpenOptions {
   readonly fileMustExist?: boolean;
   /** How long a statement waits for another connection's lock before SQLITE_BUSY; default 5000 ms. */
   readonly timeout?: number;
+  /**
+   * Read-only, as SQLite's `immutable=1` URI parameter opens a file: no locks and no `-shm` file, which a
+   * reader of a WAL database otherwise creates (and cannot on a read-only or full file system). What a
+   * `-wal` file holds is not seen.
+   */
+  readonly immutable?: boolean;
 }
 
 /** A transaction made by `Database.transaction`: call it (BEGIN) or one of its modes. */
@@ -329,15 +348,16 @@ export class Database {
   ) {
     const { DatabaseSync } = loadSqlite();
     if (options.fileMustExist && path !== ":memory:" && !existsSync(path)) {
-      throw new SqliteError(`unable to open database file: ${path} does not exist`, 14);
+      throw new SqliteError(`unable to open database file: ${path} does not exist`, 14, { path });
     }
     try {
-      this.db = new DatabaseSync(path, {
-        readOnly: options.readonly === true,
+      const immutable = options.immutable === true && path !== ":memory:";
+      this.db = new DatabaseSync(immutable ? `${pathToFileURL(path).href}?immutable=1` : path, {
+        readOnly: options.readonly === true || immutable,
         timeout: options.timeout ?? 5000,
       });
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
   }
 
@@ -352,9 +372,9 @@ export class Database {
 
   prepare(sql: string): Statement {
     try {
-      return new Statement(this.db.prepare(sql));
+      return new Statement(this.db.prepare(sql), this.path);
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
   }
 
@@ -363,7 +383,7 @@ export class Database {
     try {
       this.db.exec(sql);
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
   }
 
@@ -442,7 +462,7 @@ export class Database {
     try {
       await loadSqlite().backup(this.db, destination, { rate: 0x7fffffff });
     } catch (error) {
-      throw fromNode(error);
+      throw fromNode(error, this.path);
     }
   }
 

@@ -39,6 +39,7 @@ import {
   SPARSE_SET,
   svc,
 } from "../testing/git.js";
+import { givenTmpfs, withoutPermissionOverride } from "../testing/mounts.js";
 import { repoRoot } from "../testing/paths.js";
 import { lastSimAuditId } from "../testing/push.js";
 import { givenProject, givenSim, givenTempDir } from "../testing/sim.js";
@@ -268,6 +269,147 @@ test("a cache folder its group may write to: cache fails, chmod 700 fixes it", a
   t.regex(check(report, "cache").message, /can be written by its group \(mode 0770\)/);
   t.is(check(report, "cache").fix, `chmod 700 ${cacheFolder(env)}`);
   await fixAndRecheck(t, env, report, ["cache"]);
+});
+
+/** The project cache folder under `root` (the one folder that is no lock file). */
+function cacheFolderIn(root: string): string {
+  const folders = readdirSync(root).filter((name) => !name.endsWith(".lock") && name !== "filler");
+  if (folders.length !== 1)
+    throw new Error(`expected one cache folder in ${root}, found ${folders.join(", ")}`);
+  return join(root, folders[0] as string);
+}
+
+test("SVC_CACHE_DIR naming a file: cache fails (no crash of its fix), the fix as printed unsets it and syncs", async (t) => {
+  const { env } = await givenClone(t);
+  const file = join(env.home, "notes.txt");
+  writeFileSync(file, "mine\n");
+  const overrides = { SVC_CACHE_DIR: file };
+  const { report } = await doctor(t, env, { env: overrides });
+  t.like(check(report, "cache"), {
+    message: `SVC_CACHE_DIR=${file} cannot be used: ${file} is a file, not a folder`,
+    fix: "unset SVC_CACHE_DIR && svc sync d",
+  });
+  for (const id of ["temp-refs", "history", "records", "cache-size", "last-sync"])
+    t.like(check(report, id), { status: "skipped", message: "the cache's fix comes first" });
+  await fixAndRecheck(t, env, report, ["cache"], { overrides });
+  t.is(readFileSync(file, "utf8"), "mine\n");
+});
+
+test("a relative SVC_CACHE_DIR: cache fails saying why svc refuses it; the fix as printed unsets it and syncs", async (t) => {
+  const { env } = await givenClone(t);
+  const overrides = { SVC_CACHE_DIR: ".svc-cache" };
+  const { report } = await doctor(t, env, { env: overrides });
+  t.like(check(report, "cache"), {
+    message:
+      "SVC_CACHE_DIR=.svc-cache is a relative path, which names another folder for each folder svc runs in, one " +
+      "of them inside your working tree, where git add -A would stage the cache's files; svc refuses it",
+    fix: "unset SVC_CACHE_DIR && svc sync d",
+  });
+  await fixAndRecheck(t, env, report, ["cache"], { overrides });
+  t.false(existsSync(join(env.dir, "d", ".svc-cache")));
+});
+
+test("a read-only file system: cache fails as read-only, not broken: the database is intact and is kept (no move aside); writable again, healthy", async (t) => {
+  const fs = givenTmpfs(t);
+  if (!fs) {
+    t.pass();
+    return;
+  }
+  const { env } = await givenClone(t, { SVC_CACHE_DIR: fs.dir });
+  const folder = cacheFolderIn(fs.dir);
+  const tip = readFileSync(join(folder, "repo.git", "refs", "heads", "main"), "utf8").trim();
+  fs.readOnly();
+  const { result, report } = await doctor(t, env);
+  t.is(result.code, 1);
+  t.deepEqual(failing(report), ["cache"]);
+  t.like(check(report, "cache"), {
+    message:
+      `the file system of ${folder} is read-only: svc can read the cache, but git fetch, git push and svc sync cannot write it; ` +
+      `the cache is intact (integrity_check ok, tip ${tip.slice(0, 12)}): keep it, as moving it aside would lose its create journal`,
+    fix: null,
+    advice:
+      `make that file system writable again (findmnt -T ${folder} shows how it is mounted); if it must stay read-only, keep ` +
+      "svc's caches elsewhere (a new cache there starts from a full listing, without this one's create journal): " +
+      "unset SVC_CACHE_DIR && svc sync d",
+    fault: "read-only",
+  });
+  t.like(check(report, "records"), { status: "info", message: "3 records in the cache" });
+  t.notRegex(result.stdout, /\bmv /);
+  fs.writable();
+  const again = await doctor(t, env);
+  t.deepEqual(failing(again.report), []);
+});
+
+test("a full file system: cache fails as full, not broken: the database is intact and is kept (no move aside); with space again, healthy", async (t) => {
+  const fs = givenTmpfs(t);
+  if (!fs) {
+    t.pass();
+    return;
+  }
+  const { env } = await givenClone(t, { SVC_CACHE_DIR: fs.dir });
+  const folder = cacheFolderIn(fs.dir);
+  const tip = readFileSync(join(folder, "repo.git", "refs", "heads", "main"), "utf8").trim();
+  fs.fill();
+  const { result, report } = await doctor(t, env);
+  t.is(result.code, 1);
+  t.deepEqual(failing(report), ["cache"]);
+  t.like(check(report, "cache"), {
+    message:
+      `the file system of ${folder} is full (0 bytes left): git fetch, git push and svc sync cannot write the cache; ` +
+      `the cache is intact (integrity_check ok, tip ${tip.slice(0, 12)}): keep it, as moving it aside would lose its create journal`,
+    fix: null,
+    advice: `free space on it (df -h ${folder} shows how much is left); the cache needs no change`,
+    fault: "full",
+  });
+  t.notRegex(result.stdout, /\bmv /);
+  fs.free();
+  t.deepEqual(failing((await doctor(t, env)).report), []);
+});
+
+test("an intact cache.db its owner may not write (or read): cache fails with the chmod that fixes it, never a move aside; the fix as printed makes it healthy", async (t) => {
+  const prefix = withoutPermissionOverride(t);
+  if (!prefix) {
+    t.pass();
+    return;
+  }
+  const { env } = await givenClone(t);
+  const folder = cacheFolder(env);
+  const db = join(folder, "cache.db");
+  const tip = readFileSync(join(folder, "repo.git", "refs", "heads", "main"), "utf8").trim();
+  const doctorAs = async () => {
+    const result = await run(env, prefix[0] as string, [...prefix.slice(1), "svc", "doctor", "--json", "d"]);
+    t.is(result.stderr, "");
+    return { result, report: parseReport(t, result) };
+  };
+  chmodSync(db, 0o400);
+  const readable = await doctorAs();
+  t.deepEqual(failing(readable.report), ["cache"]);
+  t.like(check(readable.report, "cache"), {
+    message:
+      `svc may not write ${db} (permission denied): git fetch, git push and svc sync fail on the cache; ` +
+      `the cache is intact (integrity_check ok, tip ${tip.slice(0, 12)}): keep it, as moving it aside would lose its create journal`,
+    fix: `chmod -R u+rwX ${folder}`,
+    fault: "denied",
+  });
+  // Unreadable too: before, the doctor called it "not a usable SQLite database" and moved it aside.
+  chmodSync(db, 0o000);
+  const { result, report } = await doctorAs();
+  t.deepEqual(failing(report), ["cache"]);
+  t.like(check(report, "cache"), {
+    message:
+      `svc may not write ${db} (permission denied): git fetch, git push and svc sync fail on the cache; ` +
+      "its database cannot be read until then (it is not a usable SQLite database (unable to open database file))",
+    fix: `chmod -R u+rwX ${folder}`,
+  });
+  t.notRegex(result.stdout, /\bmv /);
+  const after = await run(env, prefix[0] as string, [
+    ...prefix.slice(1),
+    "sh",
+    "-c",
+    `${check(report, "cache").fix} && svc doctor --json d`,
+  ]);
+  t.is(after.code, 0, after.stdout + after.stderr);
+  t.deepEqual(failing(parseReport(t, after)), []);
 });
 
 /** The pid of a process that has exited. */

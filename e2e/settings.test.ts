@@ -173,6 +173,12 @@ test("a bad git config svc.syncInterval or svc.reconcileInterval, or SVC_SYNC_IN
     );
     const sync = await svc(env, ["sync"], { cwd: "d", env: vars });
     t.is(sync.code, 2, message);
+    // svc sync reads svc.reconcileInterval itself (a full listing when the last is older), before syncing.
+    if (config?.[0] === "svc.reconcileInterval") {
+      t.is(sync.stderr, `svc: ${message}\n`);
+      if (config) await gitOk(t, env, ["config", "--unset", config[0] as string], { cwd: "d" });
+      continue;
+    }
     t.deepEqual(
       stderrLines(sync.stderr),
       stderrLines(

@@ -27,6 +27,10 @@ interface HelperContext {
   readonly open: () => Promise<Session>;
   /** Set when a push had a ref rejected: the helper then exits with EXIT_REJECTED. */
   rejected: boolean;
+  /** Set when a push stopped at a local fault (a full or read-only cache): the helper exits with EXIT_BROKEN. */
+  broken: boolean;
+  /** The command being answered: a failure's report says what it had done. */
+  answering: HelperCommand["name"] | undefined;
 }
 
 /** `SVC_TRACE`'s lines on stderr, stamped with the milliseconds since the process started; or nothing. */
@@ -59,12 +63,13 @@ async function answerList(context: HelperContext, forPush: boolean): Promise<voi
 async function answerPush(context: HelperContext, first: string): Promise<void> {
   const specs = [first, ...(await readBatch(context.input, "push"))];
   const session = await context.open();
-  const replies = await session.push(specs);
+  const { replies, broken } = await session.push(specs);
   context.io.stdout.write(`${replies.join("\n")}\n\n`);
   // `error <ref> up to date` is how git is told there was nothing to push ("Everything up-to-date"),
   // not a rejection: git exits with the helper's status, and a no-op push must exit 0.
   if (replies.some((reply) => reply.startsWith("error") && !/^error \S+ up to date$/.test(reply)))
     context.rejected = true;
+  if (broken) context.broken = true;
 }
 
 /**
@@ -112,6 +117,7 @@ export function parseHelperCommand(line: string): HelperCommand {
 async function answerCommand(context: HelperContext, line: string): Promise<number | undefined> {
   const { io, input, refPrefix } = context;
   const command = parseHelperCommand(line);
+  context.answering = command.name;
   switch (command.name) {
     case "capabilities":
       io.stdout.write(preamble.capabilitiesAnswer(refPrefix));
@@ -147,15 +153,29 @@ async function answerCommand(context: HelperContext, line: string): Promise<numb
   }
 }
 
-/** Says on stderr why the helper failed: a user-facing failure once, a bug with its stack and how to report it. */
-async function reportFailure(error: unknown, log: (message: string) => void): Promise<void> {
-  const [{ failureReport, SvcError }, { SVC_VERSION }] = await Promise.all([
-    import("../core/errors.js"),
-    import("../core/version.js"),
-  ]);
+/**
+ * Says on stderr why the helper failed: a user-facing failure once, a local fault (a full or read-only
+ * cache) named with what the command had done and the user's command to run again, a bug with its stack and
+ * how to report it.
+ */
+async function reportFailure(
+  error: unknown,
+  log: (message: string) => void,
+  answering: HelperContext["answering"],
+): Promise<void> {
+  const [{ failureReport, SvcError }, { SVC_VERSION }, { asLocalFault }, { rerunCommand }] =
+    await Promise.all([
+      import("../core/errors.js"),
+      import("../core/version.js"),
+      import("../cache/local-fault.js"),
+      import("./user-command.js"),
+    ]);
   // An error whose message is already on stderr (written before git was answered) is not repeated.
   if (error instanceof SvcError && error.data.reported === true) return;
-  log(failureReport(error, SVC_VERSION).trimEnd());
+  // A push that got as far as writing says so itself (helper/push.ts); one that fails here wrote nothing.
+  const outcome = answering === "push" ? "nothing was written to the server" : "nothing was fetched";
+  const fault = asLocalFault(error, { outcome, rerun: rerunCommand() });
+  log(failureReport(fault ?? error, SVC_VERSION).trimEnd());
 }
 
 /**
@@ -205,19 +225,22 @@ export async function main(
       return session;
     },
     rejected: false,
+    broken: false,
+    answering: undefined,
   };
 
   try {
     for (let next = pending; ; next = undefined) {
       const line = next ?? (await context.input.readLine());
-      if (line === undefined || line === "") return context.rejected ? EXIT_REJECTED : 0;
+      if (line === undefined || line === "")
+        return context.broken ? EXIT_BROKEN : context.rejected ? EXIT_REJECTED : 0;
       // bin.cjs traced the line it left pending.
       if (next === undefined) trace(`< ${line}`);
       const exit = await answerCommand(context, line);
       if (exit !== undefined) return exit;
     }
   } catch (error) {
-    await reportFailure(error, log);
+    await reportFailure(error, log, context.answering);
     return EXIT_BROKEN;
   } finally {
     session?.close();

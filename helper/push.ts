@@ -15,13 +15,14 @@
  */
 
 import { readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
 import { readObjects, runGit } from "../cache/git.js";
+import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
 import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
@@ -59,12 +60,13 @@ import {
   problemSummary,
 } from "./push-plan.js";
 import { whenAgain } from "./server-fault.js";
-import { userObjectsDir } from "./user-command.js";
+import { rerunCommand, userObjectsDir } from "./user-command.js";
 import { userGit, userRefCommit } from "./user-git.js";
 
 export type PushReply =
   | { readonly ok: true; readonly oldOid: string | undefined }
-  | { readonly ok: false; readonly reason: string };
+  /** `broken`: stopped by a local fault (a full or read-only cache), not refused: the helper exits 2. */
+  | { readonly ok: false; readonly reason: string; readonly broken?: boolean };
 
 export interface PushContext {
   readonly cache: ProjectCache;
@@ -80,6 +82,24 @@ export interface PushContext {
 }
 
 export const ALLOW_BULK_DELETE = "[allow-bulk-delete]";
+
+/**
+ * How far a push's writes got, for the message of a local fault that stops it (`localFaultReply`): a full
+ * disk can stop the cache from noting a write the server has already answered.
+ */
+interface WriteTally {
+  /** The writes planned; 0 before the plan. */
+  total: number;
+  /** Writes the server answered and the cache noted. */
+  done: number;
+  /** The write the server answered that the cache has not noted yet. */
+  answered: PlannedWrite | undefined;
+}
+
+/** A push under way: its context and how far its writes got. */
+interface PushRun extends PushContext {
+  readonly tally: WriteTally;
+}
 
 /** Parses `git diff-tree -r -z --raw` output into entries. */
 export function parseRawDiff(output: Buffer): DiffEntry[] {
@@ -140,7 +160,11 @@ export function staleTemporaryRefs(
   return { refs, locks };
 }
 
-export async function pushMain(context: PushContext, src: string): Promise<PushReply> {
+export async function pushMain(pushContext: PushContext, src: string): Promise<PushReply> {
+  const context: PushRun = {
+    ...pushContext,
+    tally: { total: 0, done: 0, answered: undefined },
+  };
   const { cache, backend, trace } = context;
   const [commit, tracking] = await Promise.all([
     userCommit(src),
@@ -180,6 +204,8 @@ export async function pushMain(context: PushContext, src: string): Promise<PushR
     // The user's commit is in the server's history already.
     if (mergeBase === commit) return await alreadyOnServer(context, objects, commit, tipBefore, tracking);
     return await integrate(context, objects, commit, tipBefore, mergeBase);
+  } catch (error) {
+    return localFaultReply(context, error);
   } finally {
     const deletes = [...(madeRefs ? [refs.baseRef, refs.incomingRef] : []), ...stale.refs];
     if (deletes.length > 0) {
@@ -586,7 +612,7 @@ async function loadChanges(
 }
 
 async function integrate(
-  context: PushContext,
+  context: PushRun,
   objects: PushObjects,
   commit: string,
   tipBefore: string,
@@ -847,12 +873,12 @@ function describeWrite(write: PlannedWrite): string {
 
 /** One write; returns the refusal when the server says the record changed under it. */
 async function applyWrite(
-  context: PushContext,
+  context: PushRun,
   write: PlannedWrite,
   worktree: string,
   done: number,
 ): Promise<PushReply | undefined> {
-  const { cache, backend, log } = context;
+  const { cache, backend, log, tally } = context;
   if (write.kind === "create") {
     const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
     let record: Awaited<ReturnType<typeof backend.create>>;
@@ -864,6 +890,7 @@ async function applyWrite(
       if (isPermanent(error) || isUnsent(error)) cache.db.journalDrop(row);
       throw error;
     }
+    tally.answered = write;
     cache.db.exclusive(() => {
       journalCreated(cache, row, record);
       rememberRecord(cache, backend, record);
@@ -874,6 +901,7 @@ async function applyWrite(
   if (write.kind === "update") {
     const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
     if (outcome.kind === "ok") {
+      tally.answered = write;
       rememberRecord(cache, backend, outcome.record);
       return undefined;
     }
@@ -887,6 +915,7 @@ async function applyWrite(
   }
   const outcome = await backend.remove(write.key, write.base);
   if (outcome.kind === "conflict") return conflictAt(context, write, done, outcome.current);
+  tally.answered = write;
   if (outcome.kind === "ok" && outcome.record) {
     // Not deletable on this server: the record stays, changed (the forge closes it), and comes back on pull.
     rememberRecord(cache, backend, outcome.record);
@@ -919,7 +948,7 @@ function isUnsent(error: unknown): boolean {
 
 /** The writes in order (creates, updates, deletes), with progress on stderr while they last. */
 async function applyWrites(
-  context: PushContext,
+  context: PushRun,
   writes: readonly PlannedWrite[],
   commit: string,
   worktree: string,
@@ -927,6 +956,7 @@ async function applyWrites(
   const order = { create: 0, update: 1, delete: 2 } as const;
   const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
   const total = sorted.length;
+  context.tally.total = total;
   const phase = progress().start(
     `writing ${formatCount(total)} ${total === 1 ? "change" : "changes"} to ${context.backend.description}`,
     `0 of ${total}`,
@@ -948,7 +978,7 @@ async function applyWrites(
 
 /** One write of a push and its audit row; the refusal when it failed. */
 async function applyOne(
-  context: PushContext,
+  context: PushRun,
   write: PlannedWrite,
   at: { worktree: string; commit: string; done: number; total: number },
 ): Promise<PushReply | undefined> {
@@ -956,7 +986,8 @@ async function applyOne(
     const conflict = await applyWrite(context, write, at.worktree, at.done);
     if (conflict) return conflict;
   } catch (error) {
-    if (!(error instanceof SvcError)) throw error;
+    // A local fault (the cache cannot note the write) is said by pushMain, with how far the writes got.
+    if (!(error instanceof SvcError) || isLocalFault(error)) throw error;
     return partialFailure(context, write, error, { done: at.done, total: at.total, commit: at.commit });
   }
   context.cache.db.audit({
@@ -965,6 +996,8 @@ async function applyOne(
     oid: at.commit,
     detail: { kind: write.kind, path: write.path },
   });
+  context.tally.done++;
+  context.tally.answered = undefined;
   crashPoint(`after-${write.kind}`);
   const dieAfter = dieAfterWrites();
   if (dieAfter !== undefined && at.done + 1 >= dieAfter) process.kill(process.pid, "SIGKILL");
@@ -1008,6 +1041,30 @@ function partialFailure(
       `  ${kept}; push again to finish the rest (nothing is written twice)${againWhen(error)}`,
   );
   return { ok: false, reason: `partial: ${done} of ${total} writes done; push again to finish` };
+}
+
+/**
+ * A local fault (a full or read-only cache) stopped the push: says it, with how far the writes got, and
+ * replies `error` (the helper exits 2). The writes the server answered are kept. One it answered that the
+ * cache could not note is found by the next push (an update or a delete by its sync, a create by the
+ * journal's `sending` row), so pushing again finishes the rest and sends nothing twice. Anything that is
+ * no local fault is thrown on.
+ */
+function localFaultReply(context: PushRun, error: unknown): PushReply {
+  const { tally, cache } = context;
+  const reached = tally.done + (tally.answered ? 1 : 0);
+  const outcome =
+    reached === 0
+      ? "nothing was written to the server"
+      : `${reached} of ${tally.total} writes reached the server and are kept` +
+        (tally.answered
+          ? ` (the cache could not note the last, the ${describeWrite(tally.answered)}; the next push finds it on the server and does not send it again)`
+          : "");
+  const fault = asLocalFault(error, { outcome, rerun: rerunCommand(), root: dirname(cache.dir) });
+  if (!fault) throw error;
+  context.log(`svc: ${fault.message}`);
+  const done = reached === 0 ? "nothing was written" : `partial: ${reached} of ${tally.total} writes done`;
+  return { ok: false, reason: `${fault.summary}; ${done}`, broken: true };
 }
 
 /**
@@ -1067,7 +1124,7 @@ function summaryLine(backend: WritableBackend, counts: WriteCounts, how = ""): s
  * again and finds every write done.
  */
 async function commitResult(
-  context: PushContext,
+  context: PushRun,
   objects: PushObjects,
   push: {
     commit: string;

@@ -9,6 +9,7 @@ import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { CacheUnsafeError } from "../cache/cache.js";
+import { isLocalFault } from "../cache/local-fault.js";
 import {
   auditExistingCache,
   COPYING_HISTORY_VARIABLE,
@@ -19,7 +20,7 @@ import {
 } from "../cache/open.js";
 import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
-import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
+import { SvcError, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
@@ -29,13 +30,7 @@ import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
 import { whenAgain } from "./server-fault.js";
 import { serveUploadPack } from "./stateless-connect.js";
-import {
-  ancestorCommandLines,
-  cdPrefix,
-  pullCommand,
-  userGitCommand,
-  userObjectsDir,
-} from "./user-command.js";
+import { cdPrefix, pullCommand, rerunCommand, userObjectsDir } from "./user-command.js";
 import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
 /** No debounce unless the user asks for one: every explicit fetch makes one delta request. */
@@ -126,12 +121,6 @@ function capitalized(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
-/** The git command the user ran (read from the helper's ancestors), to run again; prose where unknown. */
-function rerunCommand(): string {
-  const argv = userGitCommand(ancestorCommandLines());
-  return argv ? argv.map(shellWord).join(" ") : "your git command again";
-}
-
 /**
  * A clone or fetch that met a server fault with no cached state to serve: the fault, then what to do and
  * the git command the user ran, to run again.
@@ -204,8 +193,11 @@ export interface Session {
   prepare(options: { sync: boolean }): Promise<string>;
   serve(input: ByteReader, output: Writable): Promise<void>;
   importRefs(ref: string, output: Writable): Promise<void>;
-  /** Carries out `push` commands (`[+]<src>:<dst>`); returns one `ok`/`error` reply (with options) each. */
-  push(specs: readonly string[]): Promise<string[]>;
+  /**
+   * Carries out `push` commands (`[+]<src>:<dst>`); returns one `ok`/`error` reply (with options) each, and
+   * whether one stopped at a local fault (a full or read-only cache: the helper exits 2).
+   */
+  push(specs: readonly string[]): Promise<{ replies: string[]; broken: boolean }>;
   close(): void;
 }
 
@@ -353,6 +345,9 @@ class CacheSession implements Session {
    */
   private syncFailed(error: unknown, tip: string | undefined): never {
     const { cache, backend } = this;
+    // A full or read-only cache is not served around (nor can it take the audit row): the failure report
+    // names it (exit 2).
+    if (isLocalFault(error)) throw error;
     cache.db.audit({ op: "sync-failed", detail: { reason: (error as Error).message.slice(0, 500) } });
     if (!(error instanceof SvcError)) throw error;
     const fault = isServerFault(error);
@@ -403,8 +398,9 @@ class CacheSession implements Session {
     cache.db.audit({ op: "import", detail: { commits: result.commits, blobs: result.blobs } });
   }
 
-  async push(specs: readonly string[]): Promise<string[]> {
+  async push(specs: readonly string[]): Promise<{ replies: string[]; broken: boolean }> {
     const replies: string[] = [];
+    let broken = false;
     const [settings, { pushMain }, { removeStaleRefLocks }] = await Promise.all([
       this.userSettings(),
       import("./push.js"),
@@ -417,7 +413,7 @@ class CacheSession implements Session {
         `svc: this working tree shows ${this.backend.description} as this machine's cache saw it at ${at} (made by svc init --at); it is read-only, and nothing was written.\n` +
           `  To change records, make a working tree of the current state and edit there:\n  ${initCommandFor(this.remote, `${resolve(process.cwd())}-now`)}`,
       );
-      return specs.map((spec) => `error ${parsePushSpec(spec).dst} ${reason}`);
+      return { replies: specs.map((spec) => `error ${parsePushSpec(spec).dst} ${reason}`), broken };
     }
     await continueUserHistory(this.cache, this.backend, this.user, this.log);
     for (const spec of specs) {
@@ -452,9 +448,10 @@ class CacheSession implements Session {
         replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
       } else {
         replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);
+        if (reply.broken) broken = true;
       }
     }
-    return replies;
+    return { replies, broken };
   }
 
   /** Why a push of `src` to `dst` is refused whatever the backend, undefined when it may go on. */

@@ -169,3 +169,9 @@ export function ancestorCommandLines(depth = 6): string[][] {
   }
   return lines;
 }
+
+/** The git command the user ran (read from the helper's ancestors), to run again; prose where unknown. */
+export function rerunCommand(): string {
+  const argv = userGitCommand(ancestorCommandLines());
+  return argv ? argv.map(shellWord).join(" ") : "your git command again";
+}

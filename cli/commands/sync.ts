@@ -54,7 +54,7 @@ export class SyncCommand extends SvcCommand {
     const interval = await userGit(["config", "--get", "svc.reconcileInterval"], { cwd: dir });
     const reconcileIntervalMs = readDurationMs(
       "git config svc.reconcileInterval",
-      interval.code === 0 ? interval.stdout : undefined,
+      interval.code === 0 ? interval.stdout.trim() : undefined,
       { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
     );
     const backend = await createBackend(remote, agent);

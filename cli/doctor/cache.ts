@@ -5,13 +5,26 @@
  * absent, or whose repository, database file, `main` or tip commit is gone, at the next `svc sync`; what
  * it cannot see (a database that fails `PRAGMA integrity_check`, or whose audit triggers are gone) is
  * rebuilt once the folder is moved aside.
+ *
+ * A cache svc cannot write (its file system full or read-only, or permission bits in the way) is told apart
+ * from a broken one: on such a file system the database is read as immutable (no `-shm` file is needed),
+ * and an intact one is never advised to be moved aside, which would lose its create journal (a push cut off
+ * before would then create its records twice).
  */
-import { existsSync, lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statfsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CacheUnsafeError, cacheFolderName, cacheTip, checkCacheOwner } from "../../cache/cache.js";
+import { probeStorage } from "../../cache/local-fault.js";
 import { hasObject } from "../../cache/object-store.js";
 import { REBUILT_MARKER } from "../../cache/open.js";
-import { cacheRoot } from "../../cache/root.js";
+import {
+  cacheRoot,
+  checkCacheRootFolder,
+  type LocalFault,
+  LocalFaultError,
+  otherCacheRoot,
+  permissionFix,
+} from "../../cache/root.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
 import { Database } from "../../core/sqlite.js";
 import { staleTemporaryRefs } from "../../helper/push.js";
@@ -34,6 +47,8 @@ export interface UserCommit {
 /** What `cache.db` says, read in one read-only connection; `unreadable` when SQLite refused it. */
 interface DatabaseFacts {
   readonly unreadable?: string;
+  /** Read as immutable (its file system takes no `-shm` file) beside a `-wal` file, whose content was not seen. */
+  readonly immutable?: boolean;
   readonly integrity?: readonly string[];
   readonly missingTriggers?: readonly string[];
   readonly records?: number;
@@ -43,10 +58,23 @@ interface DatabaseFacts {
   readonly lastSync?: { readonly ts: string; readonly op: string; readonly detail: string | null };
 }
 
-function readDatabase(path: string): DatabaseFacts {
+/**
+ * `readDatabaseAs`, and when SQLite refuses the file on a file system svc cannot write (`cannotWrite`), once
+ * more as immutable: a reader of a WAL database makes a `-shm` file, which a full or read-only file system
+ * refuses ("disk I/O error", "unable to open database file") although the database is intact.
+ */
+function readDatabase(path: string, cannotWrite: boolean): DatabaseFacts {
+  const facts = readDatabaseAs(path, false);
+  if (facts.unreadable === undefined || !cannotWrite) return facts;
+  const immutable = readDatabaseAs(path, true);
+  if (immutable.unreadable !== undefined) return facts;
+  return { ...immutable, immutable: lstatSizeOf(`${path}-wal`) > 0 };
+}
+
+function readDatabaseAs(path: string, immutable: boolean): DatabaseFacts {
   let db: Database | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = new Database(path, { readonly: true, fileMustExist: true, immutable });
     db.pragma("busy_timeout = 5000");
     const integrity = (db.pragma("integrity_check") as { integrity_check: string }[]).map(
       (row) => row.integrity_check,
@@ -83,6 +111,15 @@ function readDatabase(path: string): DatabaseFacts {
   }
 }
 
+/** The size of the file `path`, 0 when there is none. */
+function lstatSizeOf(path: string): number {
+  try {
+    return lstatSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** `origin/main` for `refs/remotes/origin/main`; other refs in full. */
 function shortRef(ref: string): string {
   return ref.replace(/^refs\/remotes\//, "");
@@ -114,13 +151,17 @@ function formatBytes(bytes: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
-/** The bytes of every file under `path` (links not followed). */
+/** The bytes of every file under `path` (links not followed; a folder this user may not read counts 0). */
 function sizeOnDisk(path: string): number {
-  const stat = lstatSync(path);
-  if (!stat.isDirectory()) return stat.size;
-  let total = 0;
-  for (const name of readdirSync(path)) total += sizeOnDisk(join(path, name));
-  return total;
+  try {
+    const stat = lstatSync(path);
+    if (!stat.isDirectory()) return stat.size;
+    let total = 0;
+    for (const name of readdirSync(path)) total += sizeOnDisk(join(path, name));
+    return total;
+  } catch {
+    return 0;
+  }
 }
 
 const CACHE_LOSES =
@@ -137,7 +178,20 @@ export function checkCache(
   user: UserCommit | undefined,
   now: Date = new Date(),
 ): Finding[] {
-  const dir = resolve(cacheRoot(), cacheFolderName(remote));
+  let root: string;
+  try {
+    root = resolve(cacheRoot());
+    checkCacheRootFolder(root);
+  } catch (error) {
+    if (!(error instanceof LocalFaultError)) throw error;
+    return [
+      rootFinding(error.fault, place),
+      ...(["temp-refs", "history", "records", "cache-size", "last-sync"] as const).map((id) =>
+        skipped(id, "the cache's fix comes first"),
+      ),
+    ];
+  }
+  const dir = join(root, cacheFolderName(remote));
   const repo = join(dir, "repo.git");
   if (!existsSync(dir)) {
     const why = user
@@ -172,12 +226,15 @@ export function checkCache(
 
   const repoFound = existsSync(join(repo, "HEAD"));
   const dbPath = join(dir, "cache.db");
-  const facts: DatabaseFacts = existsSync(dbPath) ? readDatabase(dbPath) : {};
+  const storage = storageFault(dir);
+  const facts: DatabaseFacts = existsSync(dbPath) ? readDatabase(dbPath, storage !== undefined) : {};
   const tip = repoFound ? cacheTip(repo) : undefined;
   const problems = cacheProblems({ repo, repoFound, dbFound: existsSync(dbPath), facts, tip });
-  const healthy = problems.length === 0;
+  const healthy = problems.length === 0 && storage === undefined;
   const findings: Finding[] = [];
-  if (healthy) {
+  if (storage) {
+    findings.push(storageFinding({ dir, root, place, storage, problems, facts, tip }));
+  } else if (healthy) {
     const summary = `integrity_check ok, audit triggers present, tip ${tip?.slice(0, 12) ?? "none yet"}`;
     findings.push(ok("cache", `${dir}: ${summary}`, { path: dir, tip: tip ?? null }));
   } else {
@@ -211,6 +268,114 @@ export function checkCache(
   findings.push(info("cache-size", `${formatBytes(bytes)} on disk`, { bytes }));
   findings.push(lastSync(facts, now));
   return findings;
+}
+
+/** The `cache` check's failure for a cache root svc refuses: `SVC_CACHE_DIR` relative, or a file. */
+function rootFinding(fault: LocalFault, place: Place): Finding {
+  const named = process.env.SVC_CACHE_DIR
+    ? `SVC_CACHE_DIR=${words([process.env.SVC_CACHE_DIR])}`
+    : "svc's cache folder";
+  const message =
+    fault.kind === "relative"
+      ? `${named} is a relative path, which names another folder for each folder svc runs in, one of them ` +
+        "inside your working tree, where git add -A would stage the cache's files; svc refuses it"
+      : `${named} cannot be used: ${fault.path} is a file, not a folder`;
+  const other = otherCacheRoot(process.env, fault.kind === "not-a-folder" ? fault.path : undefined);
+  return fail(
+    "cache",
+    message,
+    other
+      ? `${other.command} && ${svcSync(place)}`
+      : { advice: "set SVC_CACHE_DIR to the absolute path of a folder you can write, then run svc sync" },
+    { path: fault.path },
+  );
+}
+
+/** What stops svc from writing the cache in `dir`, looked at on its files, its repository and its folder. */
+function storageFault(dir: string): ReturnType<typeof probeStorage> {
+  const paths = [
+    join(dir, "cache.db"),
+    join(dir, "repo.git", "objects"),
+    join(dir, "repo.git", "refs", "heads"),
+  ];
+  for (const path of [...paths, dir]) {
+    if (!existsSync(path)) continue;
+    const found = probeStorage(path);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The bytes this process may still write on the file system of `dir`. */
+function spaceLeft(dir: string): number {
+  try {
+    const stat = statfsSync(dir);
+    return (process.getuid?.() === 0 ? stat.bfree : stat.bavail) * stat.bsize;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The `cache` check's failure for a cache svc cannot write: a full or read-only file system, or permission
+ * bits. The database is judged as well as it can be read; an intact one is kept (the fix never moves it).
+ */
+function storageFinding(found: {
+  dir: string;
+  root: string;
+  place: Place;
+  storage: NonNullable<ReturnType<typeof probeStorage>>;
+  problems: readonly { why: string; moveAside: boolean }[];
+  facts: DatabaseFacts;
+  tip: string | undefined;
+}): Finding {
+  const { dir, storage, facts } = found;
+  // A database SQLite cannot open here is unreadable because of the file system, not broken.
+  const problems = found.problems.filter((problem) => !problem.why.startsWith("its database cache.db: "));
+  const database =
+    problems.length > 0
+      ? `and the cache has problems of its own, which come after: ${problems.map((problem) => problem.why).join("; ")}`
+      : facts.unreadable !== undefined
+        ? `its database cannot be read until then (${facts.unreadable})`
+        : `the cache is intact (integrity_check ok${facts.immutable ? ", read without its -wal file" : ""}, tip ` +
+          `${found.tip?.slice(0, 12) ?? "none yet"}): keep it, as moving it aside would lose its create journal`;
+  const details = { path: storage.path, fault: storage.kind };
+  if (storage.kind === "full") {
+    return fail(
+      "cache",
+      `the file system of ${dir} is full (${formatBytes(spaceLeft(dir))} left): git fetch, git push and svc sync cannot write the cache; ${database}`,
+      {
+        advice: `free space on it (${words(["df", "-h", dir])} shows how much is left); the cache needs no change`,
+      },
+      details,
+    );
+  }
+  if (storage.kind === "read-only") {
+    const other = otherCacheRoot(process.env, dir);
+    return fail(
+      "cache",
+      `the file system of ${dir} is read-only: svc can read the cache, but git fetch, git push and svc sync cannot write it; ${database}`,
+      {
+        advice:
+          `make that file system writable again (${words(["findmnt", "-T", dir])} shows how it is mounted)` +
+          (other
+            ? `; if it must stay read-only, keep svc's caches elsewhere (a new cache there starts from a full listing, without this one's create journal): ${other.command} && ${svcSync(found.place)}`
+            : ""),
+      },
+      details,
+    );
+  }
+  const fix = permissionFix(storage.path, found.root);
+  return fail(
+    "cache",
+    `svc may not write ${storage.path} (permission denied): git fetch, git push and svc sync fail on the cache; ${database}`,
+    "command" in fix
+      ? fix.command
+      : {
+          advice: `${fix.folder} belongs to ${fix.owner === undefined ? "another user" : `uid ${fix.owner}`}; ask its owner to give it to you (chown -R), then run svc doctor again`,
+        },
+    details,
+  );
 }
 
 /**

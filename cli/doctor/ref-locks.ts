@@ -15,11 +15,20 @@ import { userGit } from "../../helper/user-git.js";
 import { type Place, words } from "./place.js";
 import { type Finding, fail, ok, skipped } from "./report.js";
 
-/** `PushGits` read from the cache database of `remote`, opened read-only at each question (asked rarely). */
+/**
+ * `PushGits` read from the cache database of `remote`, opened read-only at each question (asked rarely).
+ * A cache root svc cannot use (`SVC_CACHE_DIR` relative or a file) knows no pushes: the `cache` check says
+ * why.
+ */
 function pushGitsOfCache(remote: RemoteUrl): PushGits {
-  const path = join(resolve(cacheRoot(), cacheFolderName(remote)), "cache.db");
+  let path: string | undefined;
+  try {
+    path = join(resolve(cacheRoot(), cacheFolderName(remote)), "cache.db");
+  } catch {
+    path = undefined;
+  }
   return (commit) => {
-    if (!existsSync(path)) return [];
+    if (path === undefined || !existsSync(path)) return [];
     let db: Database | undefined;
     try {
       db = new Database(path, { readonly: true, fileMustExist: true });

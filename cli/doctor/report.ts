@@ -13,7 +13,10 @@ export const CHECKS = [
   ["allowlist", "SVC_ALLOWED_ORIGINS lets svc reach the remote's origin"],
   ["credentials", "every variable the backend needs is set (names only, never values)"],
   ["server", "the server accepts the credentials and knows the project: one read-only request"],
-  ["cache", "the project's cache: found, repo.git, cache.db integrity_check, audit triggers, tip commit"],
+  [
+    "cache",
+    "the project's cache: SVC_CACHE_DIR usable, found, writable (space, not read-only, permissions), repo.git, cache.db integrity_check, audit triggers, tip commit",
+  ],
   ["temp-refs", "no temporary refs of a push that died in the cache repository"],
   ["history", "the working tree's last server commit (origin/main) is in the cache"],
   [

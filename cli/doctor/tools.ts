@@ -5,6 +5,7 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { MIN_GIT, MIN_GIT_REASON, parseGitVersion } from "../../cache/cache.js";
+import { LocalFaultError } from "../../cache/root.js";
 import nodeVersion from "../../core/node-version.cjs";
 import { SVC_VERSION } from "../../core/version.js";
 import { userGit } from "../../helper/user-git.js";
@@ -84,7 +85,16 @@ function helperVersion(path: string): Promise<{ line: string } | { error: string
  * yet).
  */
 export async function checkHelper(path: string | undefined): Promise<Finding> {
-  const plan = ownBinDirPlan();
+  let plan: ReturnType<typeof ownBinDirPlan>;
+  try {
+    plan = ownBinDirPlan();
+  } catch (error) {
+    // An installed svc links its helper into the cache folder; the cache check says what is wrong with it.
+    if (!(error instanceof LocalFaultError)) throw error;
+    return fail("helper", `svc's own git-remote-svc would be linked in the cache folder: ${error.summary}`, {
+      advice: "fix the cache folder first (see the cache check), then run svc doctor again",
+    });
+  }
   const binDir = resolve(plan.dir);
   const exportPath = prependToPath(binDir);
   const fix = plan.link
