@@ -6,9 +6,9 @@
  * (`vendorProblems` answers undefined).
  *
  * Schemas are read as OpenAPI 3.0 reads them, for the keywords the recorded operations use: `type`,
- * `nullable`, `enum`, `properties`, `additionalProperties`, `required`, `items`, `allOf`, `format` int32/int64,
- * `minimum`, `maximum`, `maxLength`, `maxItems`, `uniqueItems`, `$ref`. Any other keyword that constrains
- * a value is reported, never skipped: a check that cannot fail is no check.
+ * `nullable`, `enum`, `properties`, `additionalProperties`, `required`, `items`, `allOf`, `format`
+ * int32/int64, `minimum`, `maximum`, `maxLength`, `maxItems`, `uniqueItems`, `$ref`. Any other keyword that
+ * constrains a value is reported, never skipped: a check that cannot fail is no check.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
