@@ -50,6 +50,16 @@ export interface Listing {
   readonly liveCount?: number;
 }
 
+/** What `Backend.listRemoved` found. */
+export interface RemovedRecords {
+  readonly keys: readonly string[];
+  /**
+   * The answer named every record the server holds as removed (one result page held them all), so none
+   * removed that way was missed; false when there were more than one answer holds.
+   */
+  readonly complete: boolean;
+}
+
 /**
  * An HTTP validator the cache keeps from an earlier answer: the `ETag` of the answer at `url`, and what the
  * backend needs to use a `304` in place of that answer (for a result page, the keys it listed; for one
@@ -94,6 +104,12 @@ export interface Backend {
    * then not taken for a deletion).
    */
   countLive?(): Promise<{ readonly count: number; readonly approximate: boolean }>;
+  /**
+   * The records the server removed lately, from one cheap request, for a backend that gives no count (the
+   * wiki: the space's pages in the trash, deleted or archived): a delta sync removes those the cache still
+   * holds.
+   */
+  listRemoved?(): Promise<RemovedRecords>;
   /** Backends that make conditional requests are handed the cache's validators before a sync or a push. */
   useValidators?(store: ValidatorStore): void;
   /**

@@ -242,7 +242,11 @@ export interface SyncState {
   readonly cursor: string | null;
   readonly last_sync_ms: number;
   readonly last_full_ms: number;
-  /** Live records after the last complete full listing; null before one. */
+  /**
+   * How many records the server held at the last complete full listing: its own count where it gives one
+   * (the sim's listing, the tracker's approximate count asked just before), else how many the listing found;
+   * null before one.
+   */
   readonly count_at_full: number | null;
 }
 

@@ -2,13 +2,16 @@
  * Sync: bring the cache to the server's state (DESIGN.md §3).
  *
  * The first sync lists everything; later ones ask for records changed since the cursor minus the backend's
- * overlap, and skip records whose version and `updated_at` the cache already has. Deletions are only
- * inferred from a complete full listing (`reconcile`, or when the last one is older than the reconcile
- * period). A sync that changes nothing writes no commit, unless main lags behind what a push that was cut
- * off wrote to the records. The commit is deterministic: fixed identity, time = newest `updated_at` in the
- * tree, parent = previous tip, so caches that saw the same server states have the same commit ids.
+ * overlap, and skip records whose version and `updated_at` the cache already has. Deletions are inferred
+ * from a complete full listing (`reconcile`, or when the last one is older than the reconcile period); a
+ * delta sees them only where the server says so cheaply: its count of records (the sim's listing, the
+ * tracker's `countLive`), which makes a full listing at once when it differs from the cache's, or the
+ * records it removed lately (the wiki's `listRemoved`), which go at once. A sync that changes nothing
+ * writes no commit, unless main lags behind what a push that was cut off wrote to the records. The commit
+ * is deterministic: fixed identity, time = newest `updated_at` in the tree, parent = previous tip, so caches
+ * that saw the same server states have the same commit ids.
  */
-import type { Backend, BackendRecord, Listing, ValidatorStore } from "../backends/backend.js";
+import type { Backend, BackendRecord, Listing, RemovedRecords, ValidatorStore } from "../backends/backend.js";
 import { renderRecordFile } from "../backends/record.js";
 import { formatCount } from "../core/count.js";
 import { progress } from "../core/progress.js";
@@ -32,10 +35,11 @@ export interface SyncResult {
   readonly full: boolean;
   /**
    * How this sync looked for records deleted on the server: `listed`, a complete full listing; `counted`, a
-   * delta whose count of the server's records matched the cache's; `unchecked`, a delta from a server that
-   * gives no count (the forge), which sees a deletion only at the next full listing.
+   * delta whose count of the server's records matched the cache's; `named`, a delta whose server named every
+   * record it holds as removed (the wiki's trash); `unchecked`, a delta from a server that gives neither (the
+   * forge), or named only some, which sees a deletion only at the next full listing.
    */
-  readonly deletions: "listed" | "counted" | "unchecked";
+  readonly deletions: "listed" | "counted" | "named" | "unchecked";
   readonly changed: number;
   readonly deleted: number;
   /** The new commit, when the sync wrote one. */
@@ -244,10 +248,29 @@ export async function importListing(
   });
 }
 
+/** The server's count of its records, as `Listing.liveCount` or `Backend.countLive` gives it. */
+interface ServerCount {
+  readonly count: number;
+  readonly approximate: boolean;
+}
+
 export async function syncCache(
   cache: ProjectCache,
   backend: Backend,
   options: SyncOptions = {},
+): Promise<SyncResult> {
+  return await sync(cache, backend, options);
+}
+
+/**
+ * `syncCache`; `counted`: the server's count a delta sync of this fetch already asked, for the full listing it
+ * makes because of it (at most one count request a fetch).
+ */
+async function sync(
+  cache: ProjectCache,
+  backend: Backend,
+  options: SyncOptions,
+  counted?: ServerCount,
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const before = cache.db.syncState();
@@ -259,15 +282,22 @@ export async function syncCache(
       ? undefined
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
   backend.useValidators?.(validatorStore(cache));
+  // A full listing keeps the server's count beside it (`count_at_full`): asked before it, so that a record
+  // removed while the pages are read is still counted and the next delta's count tells.
+  const countedBefore = full ? (counted ?? (await backend.countLive?.())) : undefined;
   const listing = await listRecords(backend, full ? undefined : since);
   options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
-  // A delta cannot show a deletion: the server's count of its records, where it gives one cheaply, can.
-  const count =
-    full || !listing.complete
-      ? undefined
-      : listing.liveCount !== undefined
-        ? { count: listing.liveCount, approximate: false }
-        : await backend.countLive?.();
+  // A delta cannot show a deletion: the server's count of its records, where it gives one cheaply, can; else
+  // the records it says it removed lately.
+  const said: ServerCount | undefined =
+    listing.liveCount !== undefined ? { count: listing.liveCount, approximate: false } : undefined;
+  const count = full
+    ? (said ?? countedBefore)
+    : listing.complete
+      ? (said ?? (await backend.countLive?.()))
+      : undefined;
+  const removed: RemovedRecords | undefined =
+    full || count !== undefined ? undefined : await backend.listRemoved?.();
 
   const delta = cache.db.exclusive(() => {
     const state = cache.db.syncState();
@@ -275,6 +305,8 @@ export async function syncCache(
     const live = full
       ? cache.db.liveRecords()
       : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
+    // Asked after the listing: a record it names is removed, even when the (older) listing had it.
+    const gone = new Set(removed?.keys ?? []);
     let changed = 0;
     let deleted = 0;
     let cursor = state.cursor;
@@ -282,10 +314,11 @@ export async function syncCache(
       if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
       const known = live.get(record.key);
       if (
-        known &&
-        known.version === record.version &&
-        known.updated_at === record.updatedAt &&
-        known.path === record.path
+        gone.has(record.key) ||
+        (known &&
+          known.version === record.version &&
+          known.updated_at === record.updatedAt &&
+          known.path === record.path)
       ) {
         continue;
       }
@@ -301,6 +334,10 @@ export async function syncCache(
           deleted++;
         }
       }
+    }
+    for (const key of cache.db.liveRecordsFor([...gone]).keys()) {
+      cache.db.markDeleted(key);
+      deleted++;
     }
     const tipBefore = cache.tip();
     let commit: string | undefined;
@@ -324,12 +361,16 @@ export async function syncCache(
       cursor,
       last_sync_ms: now,
       last_full_ms: complete ? now : state.last_full_ms,
-      count_at_full: complete ? (liveAfter ?? null) : state.count_at_full,
+      // The server's own count where it gave one: an approximate count that keeps saying it is lag, whether
+      // it lags behind a deletion the listing found or a creation a delta found (or counts what the listing
+      // never shows): not taken for a deletion, and no full listing on every fetch because of it.
+      count_at_full: complete ? (count?.count ?? liveAfter ?? null) : state.count_at_full,
     });
     // The server holds another number of records than the cache after this delta: one was deleted there
     // (or created and not yet listed): list everything, once, below. An approximate count that still says
-    // what the last full listing found is the count lagging, not a deletion.
+    // what it said at the last full listing is the count lagging, not a deletion.
     const differs =
+      !full &&
       count !== undefined &&
       count.count !== liveAfter &&
       !(count.approximate && count.count === state.count_at_full);
@@ -342,19 +383,24 @@ export async function syncCache(
         deleted,
         commit: commit ?? null,
         ...(count === undefined ? {} : { serverCount: count.count, cacheCount: liveAfter }),
+        ...(removed === undefined
+          ? {}
+          : { removedNamed: removed.keys.length, removedComplete: removed.complete }),
       },
     });
     const deletions: SyncResult["deletions"] = complete
       ? "listed"
       : count !== undefined
         ? "counted"
-        : "unchecked";
+        : removed?.complete
+          ? "named"
+          : "unchecked";
     return { full, deletions, changed, deleted, commit, tip, differs };
   });
   const { differs, ...result } = delta;
-  if (!differs) return result;
+  if (!differs || count === undefined) return result;
   options.trace?.("the server's count of records differs from the cache's: a full listing");
-  const whole = await syncCache(cache, backend, { ...options, reconcile: true });
+  const whole = await sync(cache, backend, { ...options, reconcile: true }, count);
   return { ...whole, changed: whole.changed + result.changed, commit: whole.commit ?? result.commit };
 }
 

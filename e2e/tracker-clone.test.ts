@@ -5,11 +5,11 @@
  * minute ago; `Retry-After` is waited out; a search page that repeats its `nextPageToken` is an error; the
  * credentials and project errors say what to fix and print no secret.
  */
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import { RECORD_FIELDS } from "../backends/tracker/issue.js";
-import { givenFakeTracker } from "../testing/fake-tracker.js";
+import { type FakeTracker, givenFakeTracker } from "../testing/fake-tracker.js";
 import { git, gitOk, svc } from "../testing/git.js";
 import { readWorkFile } from "../testing/push.js";
 import {
@@ -23,6 +23,7 @@ import {
   trackerSearches,
   trackerVars,
 } from "../testing/tracker.js";
+import { checkVendorTraffic, vendorOperations } from "../testing/vendor-contract.js";
 
 test("svc init tracker::TEST clones 180 issues over four search pages, asking only for the record's fields", async (t) => {
   const tracker = await givenFakeTracker(t, { pageSize: 50 });
@@ -217,4 +218,120 @@ test("missing settings are named in one message before anything is sent", async 
   ]);
   t.regex(bad.stderr, /invalid tracker instance subdomain: "Not\.A\.Subdomain"/);
   t.is(tracker.requests.length, 0);
+});
+
+/** `METHOD path` of each request after the first `from`, the query left out. */
+function asked(tracker: FakeTracker, from: number): string[] {
+  return tracker.requests.slice(from).map((request) => `${request.method} ${request.path.split("?")[0]}`);
+}
+
+/** The JQL the count requests after the first `from` sent. */
+function countedJql(tracker: FakeTracker, from: number): string[] {
+  return tracker.requests
+    .slice(from)
+    .filter((request) => request.path === "/rest/api/3/search/approximate-count")
+    .map((request) => (JSON.parse(request.body) as { jql: string }).jql);
+}
+
+const DELTA_FETCH = [
+  "GET /rest/api/3/myself",
+  "POST /rest/api/3/search/jql",
+  "POST /rest/api/3/search/approximate-count",
+];
+
+test("an issue deleted on the tracker leaves the working tree with a plain git pull: the approximate count tells the delta, one request more a fetch", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  tracker.seed("TEST", 5);
+  const env = givenTrackerEnv(t, tracker);
+  await gitOk(t, env, ["clone", "-q", trackerRemote(tracker.url, "TEST"), "d"]);
+  const file = join(env.dir, "d", trackerPath("TEST-3"));
+  t.true(existsSync(file));
+
+  tracker.deleteIssue("TEST-3");
+  const from = tracker.requests.length;
+  const pull = await git(env, ["pull"], { cwd: "d" });
+  t.is(pull.code, 0, pull.stderr);
+  t.false(existsSync(file), "the plain pull removed the deleted issue");
+  t.is(
+    await gitOk(t, env, ["diff", "--name-status", "HEAD@{1}", "HEAD"], { cwd: "d" }),
+    "D\tissues/TEST-3.md",
+  );
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  t.notRegex(pull.stderr, /svc sync --reconcile/);
+  // The delta, its count (4 issues, the cache 5), then the full listing: the count is not asked again.
+  t.deepEqual(asked(tracker, from), [...DELTA_FETCH, "POST /rest/api/3/search/jql"]);
+  const [delta = "", full = ""] = trackerSearches(tracker, from);
+  t.regex(delta, /^project = "TEST" AND updated >= /);
+  // The count asks about exactly the issues the full listing lists.
+  t.deepEqual(countedJql(tracker, from), [full]);
+  t.is(full, 'project = "TEST" ORDER BY key ASC');
+
+  // Nothing deleted since: a fetch is the delta search and one count, and says nothing about deletions.
+  const again = tracker.requests.length;
+  const fetch = await git(env, ["fetch"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.is(fetch.stderr, "");
+  t.deepEqual(asked(tracker, again), DELTA_FETCH);
+  const checked = checkVendorTraffic(
+    t,
+    vendorOperations("jira-platform-v3"),
+    tracker.requests,
+    "countIssues",
+  );
+  t.is(checked, 2);
+});
+
+test("an approximate count that lags behind a delete makes no full listing on every fetch; the next full listing (svc.reconcileInterval) finds the deletion", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  tracker.seed("TEST", 5);
+  const env = givenTrackerEnv(t, tracker);
+  await gitOk(t, env, ["clone", "-q", trackerRemote(tracker.url, "TEST"), "d"]);
+  const file = join(env.dir, "d", trackerPath("TEST-2"));
+
+  // Right after the delete the count still says 5 ("recent updates might not be immediately visible").
+  tracker.lagApproximateCount();
+  tracker.deleteIssue("TEST-2");
+  for (let fetch = 0; fetch < 2; fetch++) {
+    const from = tracker.requests.length;
+    await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+    t.deepEqual(asked(tracker, from), DELTA_FETCH, `fetch ${fetch + 1}: no full listing`);
+    t.true(existsSync(file), "a count that says 5 does not show the deletion");
+  }
+
+  // The full listing the reconcile interval makes (0 here: now) finds it; the count is asked before it.
+  const from = tracker.requests.length;
+  const full = await git(env, ["-c", "svc.reconcileInterval=0", "pull"], { cwd: "d" });
+  t.is(full.code, 0, full.stderr);
+  t.false(existsSync(file));
+  t.deepEqual(asked(tracker, from), [
+    "POST /rest/api/3/search/approximate-count",
+    "POST /rest/api/3/search/jql",
+  ]);
+
+  // The count still lags (5, the cache 4): it says what it said at that full listing, so that is lag, not a
+  // deletion: no full listing on the fetches after it either.
+  for (let fetch = 0; fetch < 2; fetch++) {
+    const next = tracker.requests.length;
+    await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+    t.deepEqual(asked(tracker, next), DELTA_FETCH, `fetch ${fetch + 1} after the full listing`);
+  }
+  // An issue created while the count lags is no deletion either.
+  tracker.addIssue("TEST", { summary: "Created while the count lags" });
+  const created = tracker.requests.length;
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  t.deepEqual(asked(tracker, created), DELTA_FETCH);
+  t.true(existsSync(join(env.dir, "d", trackerPath("TEST-6"))));
+
+  // Once the count catches up (5 issues again: 4 and the new one) nothing more happens; a deletion it shows
+  // makes the full listing at once.
+  tracker.lagApproximateCount(false);
+  const caught = tracker.requests.length;
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  t.deepEqual(asked(tracker, caught), DELTA_FETCH);
+  tracker.deleteIssue("TEST-4");
+  const deleted = tracker.requests.length;
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  t.deepEqual(asked(tracker, deleted), [...DELTA_FETCH, "POST /rest/api/3/search/jql"]);
+  t.false(existsSync(join(env.dir, "d", trackerPath("TEST-4"))));
+  checkVendorTraffic(t, vendorOperations("jira-platform-v3"), tracker.requests, "countIssues");
 });

@@ -16,10 +16,12 @@ import {
   gitOk,
   lastAuditId,
   missingObjects,
+  run,
   SPARSE_SET,
   svc,
   testWithBlobLimit,
 } from "../testing/git.js";
+import { checkVendorTraffic, vendorOperations } from "../testing/vendor-contract.js";
 import { givenWikiEnv, pageFileBody, wikiRemote } from "../testing/wiki.js";
 
 function checkedOut(env: GitEnv, dir: string): string[] {
@@ -193,10 +195,106 @@ test("git fetch after server-side changes brings them; the new page's body is by
     "<p>Changed in the browser</p>",
   );
 
-  // A trashed page is found by a full listing (DESIGN.md §3), which `svc sync --reconcile` makes.
-  const reconcile = await svc(env, ["sync", "--reconcile", "d"]);
-  t.is(reconcile.code, 0, reconcile.stderr);
-  await gitOk(t, env, ["pull", "--ff-only"], { cwd: "d" });
+  // The trashed page is gone with the same pull: the fetch asked for the space's removed pages.
   t.false(checkedOut(env, "d").includes(`${ids[1]}.md`));
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
   t.is(wiki.baseHits, 0);
+});
+
+/** `METHOD path?query` of each request after the first `from`, the space's id written `{id}`. */
+function askedWiki(wiki: FakeWiki, from: number): string[] {
+  const space = `/spaces/${wiki.space("SVC").id}/`;
+  return wiki.requests
+    .slice(from)
+    .map((request) => `${request.method} ${request.path.replace(space, "/spaces/{id}/")}`);
+}
+
+const WIKI_DELTA_FETCH = [
+  "GET /wiki/api/v2/spaces?keys=SVC",
+  "GET /wiki/api/v2/spaces/{id}/pages?body-format=storage&status=current&sort=-modified-date&limit=250",
+  "GET /wiki/api/v2/spaces/{id}/pages?status=trashed&status=deleted&status=archived&sort=-modified-date&limit=250",
+];
+
+test("pages trashed or archived on the wiki leave the working tree with a plain git pull: one request for the space's removed pages a fetch", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 6);
+  // In the trash before the clone, and still: the answer names it, the cache never held it.
+  wiki.trashPage(ids[5] as string);
+  const env = givenWikiEnv(t, wiki);
+  await gitOk(t, env, ["clone", "-q", wikiRemote(wiki.url, "SVC"), "d"]);
+  const [kept = "", trashed = "", archived = "", edited = ""] = ids;
+  wiki.trashPage(trashed);
+  wiki.archivePage(archived);
+  wiki.editPage(edited, { body: "<p>Edited, then trashed</p>" });
+  wiki.trashPage(edited);
+
+  const from = wiki.requests.length;
+  const before = lastAuditId(env);
+  const pull = await git(env, ["pull"], { cwd: "d" });
+  t.is(pull.code, 0, pull.stderr);
+  t.notRegex(pull.stderr, /svc sync --reconcile/);
+  t.is(
+    await gitOk(t, env, ["diff", "--name-status", "HEAD@{1}", "HEAD"], { cwd: "d" }),
+    [trashed, archived, edited]
+      .map((id) => `D\tpages/${id}.md`)
+      .sort()
+      .join("\n"),
+  );
+  t.true(checkedOut(env, "d").includes(`${kept}.md`));
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  // No full listing: the delta (the edited page, trashed since) and the removed pages.
+  t.deepEqual(askedWiki(wiki, from), WIKI_DELTA_FETCH);
+  const syncs = auditRows(env, before).filter((row) => row.op === "sync");
+  t.is(syncs.length, 1);
+  t.like(syncs[0]?.detail, { full: false, deleted: 3, changed: 0, removedNamed: 4, removedComplete: true });
+
+  // Nothing removed since: a fetch is the same three requests, and says nothing about deletions.
+  const again = wiki.requests.length;
+  const fetch = await git(env, ["fetch"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.is(fetch.stderr, "");
+  t.deepEqual(askedWiki(wiki, again), WIKI_DELTA_FETCH);
+  const checked = checkVendorTraffic(t, vendorOperations("confluence-v2"), wiki.requests, "getPagesInSpace");
+  t.true(checked >= 5, `${checked} listings checked`);
+  t.is(wiki.baseHits, 0);
+});
+
+test("more removed pages than one answer holds: the pull removes those it names, says when a full listing last looked, and the command it prints removes the rest", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 260);
+  const env = givenWikiEnv(t, wiki);
+  await gitOk(t, env, ["clone", "-q", wikiRemote(wiki.url, "SVC"), "d"]);
+  // 255 pages to the trash: an answer of 250 (the last modified first) leaves out the 5 edited longest ago.
+  const removed = ids.slice(0, 255);
+  for (const id of removed) wiki.trashPage(id);
+  const modified = (id: string) => wiki.page(id)?.version.createdAt ?? "";
+  const oldest = [...removed]
+    .sort((a, b) => modified(a).localeCompare(modified(b)) || Number(a) - Number(b))
+    .slice(0, 5);
+  const pull = await git(env, ["pull"], { cwd: "d" });
+  t.is(pull.code, 0, pull.stderr);
+  const tracked = async () =>
+    (await gitOk(t, env, ["ls-tree", "--name-only", "origin/main", "pages/"], { cwd: "d" })).split("\n");
+  t.deepEqual((await tracked()).sort(), [...oldest, ...ids.slice(255)].map((id) => `pages/${id}.md`).sort());
+  const line =
+    /^svc: records deleted on wiki space SVC .* are seen only by a full listing, made at most every 10 min \(svc\.reconcileInterval\); the last was \d+\.\d s ago\. To look now, run: (svc sync --reconcile && git pull)$/m.exec(
+      pull.stderr,
+    );
+  t.truthy(line, pull.stderr);
+  const looked = await run(env, "sh", ["-c", line?.[1] ?? "false"], { cwd: "d" });
+  t.is(looked.code, 0, looked.stderr);
+  t.deepEqual(
+    (await tracked()).sort(),
+    ids
+      .slice(255)
+      .map((id) => `pages/${id}.md`)
+      .sort(),
+  );
+  t.deepEqual(
+    checkedOut(env, "d"),
+    ids
+      .slice(255)
+      .map((id) => `${id}.md`)
+      .sort(),
+  );
 });

@@ -309,9 +309,10 @@ class CacheSession implements Session {
   }
 
   /**
-   * After a delta sync that could not look for deletions (a backend with no cheap count: the forge), when
-   * they were last looked for and how to look now: a record deleted on the server stays in the working tree
-   * until then (issue 31).
+   * After a delta sync that could not look for deletions (a backend with no cheap count: the forge), or
+   * looked at only part of them (a wiki space keeping more removed pages than one answer holds), when they
+   * were last looked for and how to look now: a record deleted on the server stays in the working tree until
+   * then (issue 31).
    */
   private sayDeletionsUnchecked(reconcileIntervalMs: number): void {
     const last = this.cache.db.syncState().last_full_ms;

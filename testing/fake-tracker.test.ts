@@ -95,6 +95,7 @@ interface TransitionJson {
 }
 
 const SEARCH = "/rest/api/3/search/jql";
+const COUNT = "/rest/api/3/search/approximate-count";
 const ISSUE = "/rest/api/3/issue";
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{4}$/;
 const START = Date.UTC(2026, 10, 23, 20, 0, 0);
@@ -495,6 +496,44 @@ test("JQL errors answer 400 with Jira's wording; the subset is strict", async (t
     if (typeof expected === "string") t.deepEqual(body.errorMessages, [expected], jql);
     else t.regex(body.errorMessages[0] ?? "", expected, jql);
   }
+});
+
+test("approximate-count counts what the JQL matches, needs Basic auth and bounded JQL, and lags on request", async (t) => {
+  const tracker = await givenFakeTracker(t, { projects: [{ key: "TEST" }, { key: "OTHER" }] });
+  tracker.seed("TEST", 4);
+  tracker.seed("OTHER", 2);
+  const count = (body: unknown, options: FakeCallOptions = {}) =>
+    call(tracker, "POST", COUNT, { json: body, ...options });
+  const counted = await count({ jql: 'project = "TEST" ORDER BY key ASC' });
+  t.is(counted.status, 200);
+  t.deepEqual(counted.json(), { count: 4 });
+  t.deepEqual((await count({ jql: "project in (TEST, OTHER) AND key = TEST-2" })).json(), { count: 1 });
+  const refused = await count({ jql: "project = TEST" }, { authorization: null });
+  t.is(refused.status, 401);
+  t.is(refused.text, "Client must be authenticated to access this resource.");
+  const refusals: [unknown, RegExp][] = [
+    [{ jql: "ORDER BY key" }, /^Unbounded JQL queries are not allowed here\./],
+    [{}, /^Unbounded JQL queries/],
+    [{ jql: "project = NOPE" }, /^The value 'NOPE' does not exist for the field 'project'\.$/],
+    [{ jql: "project = TEST", maxResults: 1 }, /^Unrecognized field "maxResults"/],
+    [{ jql: 5 }, /^Invalid value for "jql"/],
+  ];
+  for (const [body, expected] of refusals) {
+    const answer = await count(body);
+    t.is(answer.status, 400, JSON.stringify(body));
+    t.regex(answer.json<ErrorsJson>().errorMessages[0] ?? "", expected, JSON.stringify(body));
+  }
+  t.is((await call(tracker, "GET", COUNT)).status, 405);
+
+  // Lagging: the count of the moment the switch was turned on, whatever is deleted or created since.
+  tracker.lagApproximateCount();
+  tracker.deleteIssue("TEST-1");
+  tracker.addIssue("TEST", { summary: "new" });
+  tracker.addIssue("TEST", { summary: "newer" });
+  t.deepEqual((await count({ jql: "project = TEST" })).json(), { count: 4 });
+  t.is((await search(tracker, { jql: "project = TEST" })).json<PageJson>().issues.length, 5);
+  tracker.lagApproximateCount(false);
+  t.deepEqual((await count({ jql: "project = TEST" })).json(), { count: 5 });
 });
 
 test("PUT edits fields and labels, answers 204, and moves updated strictly later, even without a change", async (t) => {

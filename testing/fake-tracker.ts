@@ -11,6 +11,9 @@
  *   resource returns IDs only", unlike GET issue whose default is `*all`; `*all`, `*navigable`, names, `-name`),
  *   `expand`, `properties`, `fieldsByKeys`, `failFast`, `reconcileIssues` → `{issues, nextPageToken?, isLast}`.
  *   "The `nextPageToken` field is not included in the response for the last page" (JRACLOUD-92184).
+ * - `POST /rest/api/3/search/approximate-count` ("Count issues using JQL", countIssues): `JQLCountRequestBean`
+ *   `{jql}` (bounded, as for search/jql; `additionalProperties: false`) → `JQLCountResultsBean` `{count}`. "Recent
+ *   updates might not be immediately visible": `lagApproximateCount` makes the count lag behind on purpose.
  * - `GET|PUT|DELETE /rest/api/3/issue/{issueIdOrKey}`: PUT answers 204 (200 with `returnIssue=true`) and ignores
  *   `transition`; DELETE needs `deleteSubtasks=true` for an issue with subtasks ("An issue cannot be deleted if
  *   it has one or more subtasks").
@@ -37,7 +40,7 @@
  * "Error in the JQL Query: …" naming the fake's limit.
  *
  * Tests change data as "someone else" would (`addIssue`, `editIssue`, `deleteIssue`), steer the fake through
- * switches (`setTimeZone`, `rateLimitNext`, `repeatNextPageToken`) and read `requests`.
+ * switches (`setTimeZone`, `rateLimitNext`, `repeatNextPageToken`, `lagApproximateCount`) and read `requests`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
@@ -153,6 +156,8 @@ export interface FakeTrackerRequest {
   readonly body: string;
   /** 0 while in flight. */
   readonly status: number;
+  /** The body answered (utf8); empty while in flight or when there was none. */
+  readonly answer: string;
   /** Date.now() when it arrived. */
   readonly receivedAt: number;
 }
@@ -206,6 +211,11 @@ export interface FakeTracker {
   rateLimitNext(count: number, retryAfterSeconds: number): void;
   /** Search pages from now on hand out the nextPageToken they were asked with (the first page: a fixed one). */
   repeatNextPageToken(on?: boolean): void;
+  /**
+   * While on, approximate-count counts the issues as they were when it was turned on: an issue deleted since is
+   * still counted, one created since is not ("Recent updates might not be immediately visible").
+   */
+  lagApproximateCount(on?: boolean): void;
   close(): Promise<void>;
 }
 
@@ -1706,6 +1716,20 @@ class Search {
     return offset;
   }
 
+  /** While set, `count` reads these issues of each project (a snapshot) instead of the current ones. */
+  lagging: ReadonlyMap<Project, readonly Issue[]> | undefined;
+
+  /** How many issues `jql` matches (its ORDER BY changes nothing); while `lagging`, among the snapshot's. */
+  count(jql: string): number {
+    const resolved = this.resolve(JqlParser.parse(jql));
+    let count = 0;
+    for (const project of resolved.projects) {
+      for (const issue of this.lagging?.get(project) ?? project.issues.values())
+        if (resolved.tests.every((test) => test(issue))) count++;
+    }
+    return count;
+  }
+
   private matching(jql: string): readonly Issue[] {
     const key = `${this.tracker.version}\u0000${this.tracker.zone}\u0000${jql}`;
     if (this.cached?.key === key) return this.cached.issues;
@@ -1881,6 +1905,26 @@ function runSearch(call: Call, request: SearchRequest): Answer {
   return { status: 200, body };
 }
 
+/**
+ * `POST /rest/api/3/search/approximate-count`: a JQLCountRequestBean, whose only member is `jql`
+ * (`additionalProperties: false`). ASSUMPTION: an unknown member or a `jql` that is not a string answers 400 with
+ * wordings of our own, as for search/jql; a missing one is the empty, unbounded query.
+ */
+function countIssues(call: Call): Answer {
+  const body = parseJsonObject(call.text);
+  for (const [name, value] of Object.entries(body)) {
+    if (name !== "jql") fail(400, `Unrecognized field "${name}" in the count request.`);
+    if (value !== null && typeof value !== "string")
+      fail(400, 'Invalid value for "jql" in the count request.');
+  }
+  try {
+    return { status: 200, body: { count: call.search.count(typeof body.jql === "string" ? body.jql : "") } };
+  } catch (error) {
+    if (!(error instanceof JqlError)) throw error;
+    return errorCollection(400, [error.message]);
+  }
+}
+
 function getIssue(call: Call): Answer {
   const issue = issueOr404(call);
   const selection = selectFields(queryList(call.url, "fields"), "*all");
@@ -2016,6 +2060,7 @@ const SEARCH_PATH = /^\/rest\/api\/3\/search\/jql$/;
 const ROUTES: readonly Route[] = [
   { method: "POST", path: SEARCH_PATH, handle: (call) => runSearch(call, searchBody(call.text)) },
   { method: "GET", path: SEARCH_PATH, handle: (call) => runSearch(call, searchQuery(call.url)) },
+  { method: "POST", path: /^\/rest\/api\/3\/search\/approximate-count$/, handle: countIssues },
   { method: "POST", path: /^\/rest\/api\/3\/issue$/, handle: createIssue },
   { method: "GET", path: ISSUE_PATH, handle: getIssue },
   { method: "PUT", path: ISSUE_PATH, handle: editIssue },
@@ -2090,11 +2135,13 @@ class FakeTrackerServer implements FakeTracker {
       headers: flatHeaders(req),
       body: received.bytes.toString("utf8"),
       status: 0,
+      answer: "",
       receivedAt: Date.now(),
     };
     this.requests.push(entry);
     const answer = this.rateLimited() ?? this.unauthenticated(entry.headers) ?? this.answer(entry);
     entry.status = answer.status;
+    entry.answer = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body));
     const requestId = `${this.requests.length}x${this.requests.length.toString(16)}x1`;
     send(res, { ...answer, headers: { "x-arequestid": requestId, ...answer.headers } });
   }
@@ -2217,6 +2264,12 @@ class FakeTrackerServer implements FakeTracker {
 
   repeatNextPageToken(on = true): void {
     this.search.repeatTokens = on;
+  }
+
+  lagApproximateCount(on = true): void {
+    this.search.lagging = on
+      ? new Map(this.tracker.projects.map((project) => [project, [...project.issues.values()]]))
+      : undefined;
   }
 
   close(): Promise<void> {

@@ -155,6 +155,32 @@ test("sort=-modified-date puts a page edited on the server first", async (t) => 
   t.deepEqual(stamps, [...stamps].sort().reverse());
 });
 
+test("status filters repeated or comma-separated: the trash and the archive, a trashed page keeping its modified date", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 6);
+  const edited = wiki.editPage(ids[0] as string);
+  wiki.trashPage(ids[0] as string);
+  wiki.trashPage(ids[2] as string);
+  wiki.archivePage(ids[4] as string);
+  const removed = (query: string) =>
+    walk<PageJson>(wiki, pagesPath(wiki, query)).then(({ results }) =>
+      results.map((page) => `${page.id} ${page.status}`),
+    );
+  const modified = (id: string) => wiki.page(id)?.version.createdAt ?? "";
+  const expected = [ids[0], ids[2], ids[4]]
+    .map((id) => id as string)
+    .sort((a, b) => modified(b).localeCompare(modified(a)))
+    .map((id) => `${id} ${wiki.page(id)?.status}`);
+  t.is(expected[0], `${ids[0]} trashed`, "edited last");
+  t.deepEqual(await removed("status=trashed&status=deleted&status=archived&sort=-modified-date"), expected);
+  t.deepEqual(await removed("status=trashed,archived&sort=-modified-date"), expected);
+  t.is(wiki.page(ids[0] as string)?.version.createdAt, edited.version.createdAt, "trashing makes no version");
+  // The default is current and archived; svc's listing asks for current only.
+  t.deepEqual((await removed("status=current")).length, 3);
+  t.deepEqual((await removed("sort=id")).length, 4);
+  t.is((await call(wiki, "GET", pagesPath(wiki, "status=gone"))).status, 400);
+});
+
 test("a space resolves by its raw key and by its alias; an unknown key finds nothing", async (t) => {
   const wiki = await givenFakeWiki(t, {
     spaces: [

@@ -8,7 +8,8 @@
  * - `GET /wiki/api/v2/spaces` (`ids`, `keys` comma-separated, `type`, `status`, `sort`, `cursor`, `limit`
  *   default 25, 1..250; sorted by id ascending) → `{results: SpaceBulk[], _links: {next?, base}}`.
  * - `GET /wiki/api/v2/spaces/{id}/pages` (`depth`, `sort` PageSortOrder, `status` default current+archived,
- *   `title`, `body-format`, `cursor`, `limit`) → `{results: PageBulk[], _links: {next?, base}}`.
+ *   repeated or comma-separated, `title`, `body-format`, `cursor`, `limit`) → `{results: PageBulk[], _links:
+ *   {next?, base}}`. `sort=modified-date` orders by the page's last version (`version.createdAt`).
  * - `GET|PUT|DELETE /wiki/api/v2/pages/{id}`, `POST /wiki/api/v2/pages` → PageSingle plus `_links.base`
  *   (POST and PUT answer 200; DELETE answers 204, moves the page to the trash, and `purge=true` on a trashed
  *   page removes it for good; PUT with status `current` on a trashed page restores it without touching its
@@ -154,6 +155,8 @@ export interface FakeWikiRequest {
   readonly body: string;
   /** The status answered; 0 while the request is in flight. */
   readonly status: number;
+  /** The body answered (utf8); empty while in flight, when there was none, or for a streamed answer. */
+  readonly answer: string;
   /** When the request arrived (`Date.now()`, not the `now` option: the real clock, for waits). */
   readonly receivedAt: number;
 }
@@ -199,6 +202,8 @@ export interface FakeWiki {
   editPage(id: string, changes?: PageChanges): FakeWikiPage;
   /** Someone else deletes the page: it moves to the trash. */
   trashPage(id: string): void;
+  /** Someone else archives the page (status `archived`). */
+  archivePage(id: string): void;
   /** Someone labels the page (global prefix), as the v1 label endpoint does. */
   labelPage(id: string, name: string): void;
   /** The page's label names, in the order they were added. */
@@ -540,6 +545,7 @@ interface Logged {
   headers: Record<string, string>;
   body: string;
   status: number;
+  answer: string;
   receivedAt: number;
 }
 
@@ -674,6 +680,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
         headers: flatHeaders(req),
         body: "",
         status: 200,
+        answer: "",
         receivedAt: Date.now(),
       };
       baseRequests.push(entry);
@@ -1083,6 +1090,11 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     return v1LabelsAnswer(page.id);
   }
 
+  /**
+   * ASSUMPTION: moving a page to the trash (or archiving it) makes no version, so its modified date stays its
+   * last edit's; the reference does not say. (The harder case for a client: a page trashed just now can sort
+   * after pages edited later.)
+   */
   function trash(page: Page): void {
     page.status = "trashed";
     // ASSUMPTION: children move up to the trashed page's parent (versions unchanged), as deleting a parent
@@ -1243,6 +1255,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       headers: flatHeaders(req),
       body: text,
       status: 0,
+      answer: "",
       receivedAt: Date.now(),
     };
     requests.push(entry);
@@ -1266,6 +1279,12 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       }
     })();
     entry.status = answer.status;
+    entry.answer =
+      answer.body === undefined
+        ? ""
+        : typeof answer.body === "string"
+          ? answer.body
+          : JSON.stringify(answer.body);
     const headers = { "atl-traceid": `fake${requests.length.toString(16)}`, ...answer.headers };
     if (answer.stream)
       streams.push(streamJson(res, { ...answer, headers }, answer.stream.bytes, answer.stream.announce));
@@ -1402,6 +1421,9 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     },
     trashPage(id) {
       trash(pageOrThrow(id));
+    },
+    archivePage(id) {
+      pageOrThrow(id).status = "archived";
     },
     labelPage(id, name) {
       addLabel(pageOrThrow(id).id, name);

@@ -5,9 +5,12 @@
  * - Basic auth from `TRACKER_EMAIL` and `TRACKER_API_TOKEN`; the header never appears in an error or a log.
  * - Listing: `POST /rest/api/3/search/jql` asking for the record's fields only, ordered by key, following
  *   `nextPageToken` through the pagination guard (a repeated token is an error). A delta listing adds
- *   `updated >= "yyyy/MM/dd HH:mm"`, written in the account's time zone (jql.ts). The tracker keeps no
- *   tombstones: deletions are found by the reconciling full listing. A listing's cursor never passes the
- *   instant it began (the server's `Date`), so a change made while the pages were read is asked again.
+ *   `updated >= "yyyy/MM/dd HH:mm"`, written in the account's time zone (jql.ts). A listing's cursor never
+ *   passes the instant it began (the server's `Date`), so a change made while the pages were read is asked
+ *   again.
+ * - Deletions: the tracker keeps no tombstones, so a delta listing cannot show one. `countLive` asks
+ *   `POST /rest/api/3/search/approximate-count` for the number of issues the full listing's own JQL matches
+ *   (one request, no issues sent); cache/sync.ts lists everything when it differs from the cache's.
  * - Writes: the tracker has no version number and no `If-Match`. Immediately before each write the issue is
  *   read again and its `updated` compared with the base; newer → `fetch first`. A write landing between that
  *   read and the write cannot be detected (README "The tracker"); the window is one round trip.
@@ -33,6 +36,7 @@ import type {
 } from "../backend.js";
 import type { FieldValue, RecordContent } from "../record.js";
 import { markdownToAdf } from "./adf.js";
+import { approximateCount } from "./approximate-count.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
 import { RECORD_FIELDS, type TrackerIssue, toTrackerIssue } from "./issue.js";
 import { jqlDateTime, jqlString } from "./jql.js";
@@ -344,8 +348,28 @@ export class TrackerBackend implements WritableBackend {
       this.jql(when),
       `listing the issues of project ${this.project} updated since ${when}`,
     );
-    // A delta listing says nothing about the issues it did not list.
-    return { ...listing, complete: false };
+    // Complete: every issue updated since `when` was listed (a delta sync still infers no deletion from it;
+    // it compares countLive's count with the cache's).
+    return listing;
+  }
+
+  /**
+   * How many issues the project holds: `POST /rest/api/3/search/approximate-count` (countIssues) with the
+   * full listing's JQL, so the two can only disagree about the issues themselves. One request, whose errors
+   * are the listing's. Approximate: "Recent updates might not be immediately visible in the returned output"
+   * (the vendor's description), so cache/sync.ts does not take a count that still says what it said at the
+   * last full listing for a deletion.
+   */
+  async countLive(): Promise<{ count: number; approximate: boolean }> {
+    const what = `counting the issues of project ${this.project}`;
+    const response = await this.call("POST", this.api("/search/approximate-count"), { jql: this.jql() });
+    // An unknown project, or one the account may not browse, is a JQL error here too: say which it is.
+    if (response.status === 400 || response.status === 404) await this.issueTypes(what);
+    if (response.status !== 200) throw this.failure(what, response);
+    const count = approximateCount(this.parse(what, response));
+    if (typeof count === "string")
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered ${count}`);
+    return { count, approximate: true };
   }
 
   /** The first `limit` issues and whether there are more (for `svc list`). */

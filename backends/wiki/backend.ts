@@ -6,6 +6,9 @@
  *   point it anywhere: request forgery). Every next URL still passes the egress allowlist, and goes through
  *   the pagination guard (a repeated one, or too many, is an error).
  * - Bodies are `body.storage.value`, byte for byte.
+ * - Deletions: a delta listing (newest first) cannot show one; `listRemoved` asks, in one request, for the
+ *   space's pages in the trash, deleted or archived, and the cache removes those it holds (why this and not a
+ *   count: at `listRemoved`).
  * - Writes: PUT with `version.number = base + 1` (the server refuses a stale one with 409), POST, DELETE
  *   (to the trash). An update and a delete are checked against a fresh GET first (a PUT would restore a
  *   trashed page without its new content); the window between the two is the small race DESIGN.md §4
@@ -21,11 +24,13 @@ import type {
   DeleteOutcome,
   Listing,
   RecordChanges,
+  RemovedRecords,
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
 import type { WikiConfig } from "./config.js";
+import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
 
 /** The most the vendor serves per page of results. */
@@ -293,6 +298,33 @@ export class WikiBackend implements WritableBackend {
       since,
     );
     return { records, complete: false };
+  }
+
+  /**
+   * The space's pages that are no longer current (so no longer records): one request,
+   * `GET /wiki/api/v2/spaces/{id}/pages?status=trashed&status=deleted&status=archived&sort=-modified-date&limit=250`
+   * (getPagesInSpace), without bodies.
+   *
+   * Why this and not a count: REST v2 gives no count of a space's pages (its listings carry `results` and
+   * `_links` only, no total), but its page listing filters by `status` (`current`, `archived`, `deleted`,
+   * `trashed`; svc's records are the `current` ones) and holds up to 250 pages a result page. Each page in the
+   * answer says by its own `status` that it was removed, so the cache removes the ones it holds at once, with
+   * no full listing to confirm it. When the answer has no `_links.next`, it named every removed page the space
+   * keeps (`complete`). With more, the description does not say whether moving a page to the trash changes
+   * its modified date, so the newest removal need not be among the first 250 (`sort=-modified-date` still
+   * puts recent edits first): the check is partial, and the helper says when a full listing last looked. A
+   * page purged from the trash, or moved to another space, leaves no trace here: the next full listing finds
+   * it gone.
+   */
+  async listRemoved(): Promise<RemovedRecords> {
+    const spaceId = await this.resolveSpace();
+    const what = `listing the removed pages of space ${this.project}`;
+    const response = await this.call("GET", `/wiki/api/v2/spaces/${spaceId}/pages?${REMOVED_QUERY}`);
+    if (response.status !== 200) throw this.failure(what, response);
+    const removed = removedPages(this.json(response, what));
+    if (typeof removed === "string")
+      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with ${removed}`);
+    return { keys: removed.ids, complete: !removed.more };
   }
 
   /** The first `limit` pages and whether there are more (for `svc list`). */

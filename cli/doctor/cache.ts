@@ -480,8 +480,8 @@ function lastSync(facts: DatabaseFacts, now: Date): Finding {
     : row.op === "sync"
       ? `; the server's answer at ${row.ts}: ${answer.full ? "full listing" : "delta"}, ${answer.listed ?? "?"} listed, ${answer.changed ?? "?"} changed, ${answer.deleted ?? "?"} deleted`
       : `; the last attempt, at ${row.ts}, failed: ${String(answer.reason ?? row.detail ?? "").slice(0, 300)}`;
-  // A delta sync sees a deletion only where the server gives a count of its records (the sim, the tracker);
-  // a full listing always does (issue 31).
+  // A delta sync sees a deletion only where the server gives a count of its records (the sim, the tracker)
+  // or names the records it removed (the wiki's trash); a full listing always does (issue 31).
   const full = facts.lastFullMs ?? 0;
   const deletions = `; deletions last looked for by a full listing ${full > 0 ? `${formatAge(now.getTime() - full)} ago` : "never"} (svc sync --reconcile looks now)`;
   return info("last-sync", `${when}${said}${deletions}`, {
