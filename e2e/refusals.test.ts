@@ -366,7 +366,7 @@ test("a 302 is never followed: a push names the Location and the remote URL to u
     write.stderr,
   );
 
-  // At the sync before any write; a fetch serves the cached state and names it too.
+  // At the sync before any write; a fetch fails, nothing fetched, and names it too (issue 31).
   proxy.setFault(moved("GET"));
   const push = await git(env, ["push"], { cwd: "d" });
   t.is(push.code, 1, push.stderr);
@@ -376,8 +376,8 @@ test("a 302 is never followed: a push names the Location and the remote URL to u
     /answered 302 with Location .*\/projects\/demo\/issues\?…; svc never follows redirects/,
   );
   const fetched = await git(env, ["fetch"], { cwd: "d", env: { SVC_SYNC_INTERVAL: "0" } });
-  t.is(fetched.code, 0, fetched.stderr);
-  t.regex(fetched.stderr, /answered 302 with Location .*; svc never follows redirects/);
+  t.is(fetched.code, 128, fetched.stderr);
+  t.regex(fetched.stderr, /answered 302 with Location .*; svc never follows redirects.*\); nothing was fetched$/m);
   t.deepEqual(simWrites(sim, before), []);
 
   await runPrinted(t, env, commandAfter(t, write.stderr, "svc: the update of record 1"), "d");
