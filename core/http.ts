@@ -1,9 +1,10 @@
 /**
  * The one HTTP client (DESIGN.md §6; STYLE.md rule 6). Every request, pagination URLs included, is checked
  * against the egress allowlist `SVC_ALLOWED_ORIGINS` before it is sent; redirects are never followed; every
- * request has a timeout; 429 answers are retried after a `Retry-After` of up to a minute, and a longer one
- * (on a 429 or a 503) ends the request at once with the time the server named. Error messages never carry
- * request headers (credentials live there).
+ * request ends within `SVC_HTTP_TIMEOUT_MS` of its start, answer and all (a deadline, not an idle timer);
+ * 429 answers are retried after a `Retry-After` of up to a minute, and a longer one (on a 429 or a 503) ends
+ * the request at once with the time the server named. Error messages never carry request headers
+ * (credentials live there).
  */
 import {
   type ClientRequest,
@@ -129,20 +130,27 @@ const NOT_SENT = new Set([
 
 /**
  * How a request ended without a whole answer: a network failure's code, the timeout that ended the
- * exchange, or (`cutOff`) the connection closed after the status line, with the bytes of the body read and
- * those `content-length` announced.
+ * exchange (with `slow`, the bytes of the body that came in it, once the status line had come), or
+ * (`cutOff`) the connection closed after the status line, with the bytes of the body read and those
+ * `content-length` announced.
  */
 interface Unreachable {
   readonly code?: string;
   readonly timeoutMs?: number;
+  readonly slow?: { readonly received: number };
   readonly cutOff?: { readonly received: number; readonly announced: number | undefined };
 }
 
 /** What a network failure means for the user, by its code (or the timeout that ended the exchange). */
 function unreachableReason(url: URL, failure: Unreachable): string {
-  const { code, timeoutMs, cutOff } = failure;
-  if (timeoutMs !== undefined)
-    return `no answer within ${timeoutMs} ms (${TIMEOUT_SETTING}); is ${url.origin} overloaded or stuck?`;
+  const { code, timeoutMs, slow, cutOff } = failure;
+  if (timeoutMs !== undefined) {
+    const what =
+      slow === undefined
+        ? `no answer within ${timeoutMs} ms`
+        : `the answer came too slowly: ${slow.received} bytes of its body in ${timeoutMs} ms`;
+    return `${what} (${TIMEOUT_SETTING}); is ${url.origin} overloaded or stuck?`;
+  }
   if (cutOff !== undefined) {
     const of = cutOff.announced === undefined ? "" : ` of the ${cutOff.announced} it announced`;
     return `${url.origin} closed the connection in the middle of its answer (${code ?? "closed"}, after ${cutOff.received} bytes${of})`;
@@ -280,8 +288,8 @@ export interface HttpResponse {
   readonly body: Buffer;
   /**
    * With `stream`, a 2xx answer's body as it arrives (`body` is then empty). Read it to its end or stop
-   * early (the exchange is then cut off); a failure on the way (cut off, a timeout between chunks) is
-   * thrown from the iteration as a `BackendUnreachableError`.
+   * early (the exchange is then cut off); a failure on the way (cut off, too slow) is thrown from the
+   * iteration as a `BackendUnreachableError`. How long it may take: `HttpClient.once`.
    */
   readonly chunks?: AsyncIterable<Buffer>;
 }
@@ -291,6 +299,7 @@ export interface HttpRequest {
   readonly url: string;
   readonly headers?: Record<string, string>;
   readonly body?: string;
+  /** The most this request may take, answer and all, in place of the client's (`SVC_HTTP_TIMEOUT_MS`). */
   readonly timeoutMs?: number;
   /** This request's cap on the response body, in place of the client's (a listing that cannot page). */
   readonly maxResponseBytes?: number;
@@ -309,7 +318,7 @@ export interface HttpClientOptions {
   readonly allowedOrigins?: string;
   /** `X-Svc-Agent` sent with every request. */
   readonly agent: string;
-  /** Default `SVC_HTTP_TIMEOUT_MS`, else 30 s. */
+  /** The most one request may take, answer and all: default `SVC_HTTP_TIMEOUT_MS`, else 30 s. */
   readonly timeoutMs?: number;
   /** The largest response body accepted; default `SVC_HTTP_MAX_RESPONSE_MIB` MiB, else 32 MiB. */
   readonly maxResponseBytes?: number;
@@ -432,8 +441,8 @@ export class NotJsonError extends SvcError {
 
 /**
  * A failure that the same request may not meet later, and that nothing the user changes would fix: no
- * answer (refused, timed out, cut off), a 5xx, a 408 or 429, an unexpected 2xx or one that is not JSON, a
- * Retry-After longer than svc waits. Callers print the command to run again for these.
+ * answer (refused, timed out, too slow, cut off), a 5xx, a 408 or 429, an unexpected 2xx or one that is not
+ * JSON, a Retry-After longer than svc waits. Callers print the command to run again for these.
  */
 export function isServerFault(error: unknown): boolean {
   if (
@@ -485,29 +494,83 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return flat;
 }
 
+/** What `once` hears of a streamed body as the caller reads it. */
+interface StreamHooks {
+  /** A chunk of `bytes` arrived. */
+  readonly counted: (bytes: number) => void;
+  /** The caller holds a chunk (`true`) or asks for the next (`false`). */
+  readonly holding: (held: boolean) => void;
+  /** The body ended, read whole, stopped early or failed; called once. */
+  readonly ended: () => void;
+  /** The error to throw for a failure, with the bytes received so far. */
+  readonly failure: (error: unknown, received: number) => unknown;
+}
+
 /**
- * The body of a streamed answer, chunk by chunk as the caller reads (the socket is paused meanwhile); a
- * failure is thrown as `failure(error, bytes received)` makes it. Stopping early destroys the exchange.
+ * The body of a streamed answer, chunk by chunk as the caller reads (the socket is paused meanwhile). A
+ * failure is thrown as `hooks.failure` makes it. Stopping early destroys the exchange.
  */
 async function* streamedBody(
   res: IncomingMessage,
   req: ClientRequest,
-  failure: (error: unknown, received: number) => unknown,
+  hooks: StreamHooks,
 ): AsyncGenerator<Buffer> {
   let received = 0;
   let finished = false;
   try {
     for await (const chunk of res) {
       received += (chunk as Buffer).length;
+      hooks.counted((chunk as Buffer).length);
+      hooks.holding(true);
       yield chunk as Buffer;
+      hooks.holding(false);
     }
     // A body shorter than its content-length, or a connection closed before the last chunk of a chunked one.
     if (!res.complete) throw new Error("ECONNRESET");
     finished = true;
   } catch (error) {
-    throw failure(error, received);
+    throw hooks.failure(error, received);
   } finally {
+    hooks.ended();
     if (!finished) req.destroy();
+  }
+}
+
+/**
+ * The time an exchange may still take: `ms` of running time, then `expired` runs (once). It runs from
+ * `run` to `stop`, and `renew` gives it the whole `ms` again. A stopped deadline holds no timer, so it
+ * never keeps the process alive.
+ */
+class Deadline {
+  private left: number;
+  private since = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ms: number,
+    private readonly expired: () => void,
+  ) {
+    this.left = ms;
+  }
+
+  run(): void {
+    if (this.timer !== undefined) return;
+    this.since = Date.now();
+    this.timer = setTimeout(this.expired, this.left);
+  }
+
+  stop(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.left -= Date.now() - this.since;
+  }
+
+  renew(): void {
+    const running = this.timer !== undefined;
+    this.stop();
+    this.left = this.ms;
+    if (running) this.run();
   }
 }
 
@@ -607,6 +670,15 @@ export class HttpClient {
    * One exchange over node:http(s). Not the global `fetch`: its first use loads undici's internals (~40 ms),
    * and the helper starts once per git fetch. node:http never follows redirects. The promise settles once:
    * the first failure wins, and the socket is destroyed with it.
+   *
+   * The timeout is a deadline from the start of the exchange to the end of the answer (connect, status line,
+   * headers, body), not an idle timer: a server that drips its answer a byte at a time is held to it too
+   * (with an idle timer, one byte every 100 ms kept a request going for as long as the server liked). A
+   * streamed answer may be longer than any response cap (the simulator's issue listing, one answer of any
+   * length): it gets the time again for each cap's worth of bytes, as that many answers would, and its
+   * clock stops while the caller holds a chunk (its own work, ~6 MB/s into a new cache on a busy machine,
+   * is not the server's slowness); its total is its listing's to bound. The timer is cleared however the
+   * exchange ends, so it never keeps the process alive.
    */
   private once(url: URL, request: HttpRequest): Promise<HttpResponse> {
     const timeout = request.timeoutMs ?? this.timeoutMs;
@@ -625,7 +697,15 @@ export class HttpClient {
           : new BackendUnreachableError(request.method, url, { code: error.code ?? error.message }, error);
       // Once a streamed answer is handed out, a failure ends its body instead (`streamed`).
       let streamed: IncomingMessage | undefined;
+      // The body's bytes since the clock was (last) given the timeout; `answered` once the status line came.
+      let bodyBytes = 0;
+      let answered = false;
+      const clock = new Deadline(timeout, () => {
+        const slow = answered ? { received: bodyBytes } : undefined;
+        fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout, slow }));
+      });
       const fail = (error: unknown) => {
+        clock.stop();
         if (streamed) {
           streamed.destroy(error as Error);
           return;
@@ -639,6 +719,7 @@ export class HttpClient {
         url,
         { method: request.method, headers, agent: false, signal: request.signal },
         (res) => {
+          answered = true;
           const tooLarge = (announced?: number) =>
             fail(new ResponseTooLargeError(url, request.method, cap, { announced, adjustable }));
           const announced = Number(res.headers["content-length"]);
@@ -650,21 +731,30 @@ export class HttpClient {
               status,
               headers: flatHeaders(res.headers),
               body: Buffer.alloc(0),
-              chunks: streamedBody(res, req, (error, received) =>
-                request.signal?.aborted
-                  ? request.signal.reason
-                  : error instanceof BackendUnreachableError
-                    ? error
-                    : new BackendUnreachableError(
-                        request.method,
-                        url,
-                        {
-                          code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
-                          cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
-                        },
-                        error,
-                      ),
-              ),
+              chunks: streamedBody(res, req, {
+                counted: (bytes) => {
+                  bodyBytes += bytes;
+                  if (bodyBytes < cap) return;
+                  bodyBytes = 0;
+                  clock.renew();
+                },
+                holding: (held) => (held ? clock.stop() : clock.run()),
+                ended: () => clock.stop(),
+                failure: (error, received) =>
+                  request.signal?.aborted
+                    ? request.signal.reason
+                    : error instanceof BackendUnreachableError
+                      ? error
+                      : new BackendUnreachableError(
+                          request.method,
+                          url,
+                          {
+                            code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
+                            cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
+                          },
+                          error,
+                        ),
+              }),
             });
             return;
           }
@@ -673,10 +763,12 @@ export class HttpClient {
           let total = 0;
           res.on("data", (chunk: Buffer) => {
             total += chunk.length;
+            bodyBytes += chunk.length;
             if (total > cap) tooLarge();
             else chunks.push(chunk);
           });
           res.on("end", () => {
+            clock.stop();
             if (settled) return;
             settled = true;
             resolve({
@@ -705,9 +797,10 @@ export class HttpClient {
       );
       // Listening before anything else can throw: an 'error' event without a listener kills the process.
       req.on("error", (error) => fail(unreachable(error)));
-      req.setTimeout(timeout, () =>
-        fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout })),
-      );
+      // node runs a timer of NaN ms, or of more than 2^31 - 1, after 1 ms: a caller's mistake, refused.
+      if (!(timeout >= 1 && timeout <= MAX_TIMEOUT_MS))
+        return fail(new RangeError(`timeoutMs must be from 1 to ${MAX_TIMEOUT_MS}, not ${timeout}`));
+      clock.run();
       req.end(body);
     });
   }
