@@ -26,6 +26,7 @@ import {
   ResponseTooLargeError,
   RetryLaterError,
 } from "./http.js";
+import { ListingTimeoutError } from "./pagination.js";
 import { SettingError } from "./settings.js";
 
 const MIB = 1024 * 1024;
@@ -450,12 +451,13 @@ test("json(): an answer that is not JSON names the request, the status and what 
   );
 });
 
-test("isServerFault: no answer, too slow, a 5xx, 408, 429, an unexpected 2xx, not JSON, a long Retry-After; not a 4xx or the user's mistake", (t) => {
+test("isServerFault: no answer, too slow, a listing past its time, a 5xx, 408, 429, an unexpected 2xx, not JSON, a long Retry-After; not a 4xx or the user's mistake", (t) => {
   const url = new URL("http://127.0.0.1:1/x");
   const withStatus = (status: number) => new SvcError("SVC_BACKEND", "x", { data: { status } });
   for (const fault of [
     new BackendUnreachableError("GET", url, { code: "ECONNRESET" }),
     new BackendUnreachableError("GET", url, { timeoutMs: 1000, slow: { received: 9 } }),
+    new ListingTimeoutError("SVC_BACKEND", "listing issues at x did not end within 1000 ms"),
     new RetryLaterError(url, Date.now() + 3600_000, { status: 429, seconds: 3600 }),
     new NotJsonError("GET x", 200, Buffer.from("<html>")),
     new HttpError(502, "GET", "x", ""),

@@ -15,6 +15,7 @@ import {
 import { createRequire } from "node:module";
 import { type BackoffPolicy, backoffMs } from "./backoff.js";
 import { excerpt, SvcError, UserFacingError } from "./errors.js";
+import { ListingTimeoutError } from "./pagination.js";
 import { progress } from "./progress.js";
 import { parseRemoteUrl } from "./remote-url.js";
 import { readCount, readDurationMs } from "./settings.js";
@@ -441,12 +442,14 @@ export class NotJsonError extends SvcError {
 
 /**
  * A failure that the same request may not meet later, and that nothing the user changes would fix: no
- * answer (refused, timed out, too slow, cut off), a 5xx, a 408 or 429, an unexpected 2xx or one that is not
- * JSON, a Retry-After longer than svc waits. Callers print the command to run again for these.
+ * answer (refused, timed out, too slow, cut off), a listing that did not end in its time, a 5xx, a 408 or
+ * 429, an unexpected 2xx or one that is not JSON, a Retry-After longer than svc waits. Callers print the
+ * command to run again for these.
  */
 export function isServerFault(error: unknown): boolean {
   if (
     error instanceof BackendUnreachableError ||
+    error instanceof ListingTimeoutError ||
     error instanceof RetryLaterError ||
     error instanceof NotJsonError
   )
@@ -677,8 +680,8 @@ export class HttpClient {
    * streamed answer may be longer than any response cap (the simulator's issue listing, one answer of any
    * length): it gets the time again for each cap's worth of bytes, as that many answers would, and its
    * clock stops while the caller holds a chunk (its own work, ~6 MB/s into a new cache on a busy machine,
-   * is not the server's slowness); its total is its listing's to bound. The timer is cleared however the
-   * exchange ends, so it never keeps the process alive.
+   * is not the server's slowness); its total is its listing's to bound (core/pagination.ts
+   * `ListingDeadline`). The timer is cleared however the exchange ends, so it never keeps the process alive.
    */
   private once(url: URL, request: HttpRequest): Promise<HttpResponse> {
     const timeout = request.timeoutMs ?? this.timeoutMs;
