@@ -6,7 +6,8 @@
  * unhandled 'error' event; a `Retry-After` longer than svc waits ends the request at once, naming the time;
  * an answer cut off, or not JSON, says so. `SVC_HTTP_TIMEOUT_MS` bounds a whole request: a server that
  * drips its answer is cut off at it (a streamed answer gets it again per response cap's worth, its clock
- * stopped while the caller holds a chunk), and no timer outlives its request.
+ * stopped while the caller holds a chunk), and no timer outlives its request; `Retry-After: 0` forever ends
+ * after a few attempts.
  */
 import { spawn } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
@@ -655,4 +656,27 @@ test("no timer of the client outlives its request: a process that made requests 
   t.false((JSON.parse(out || "[]") as string[]).includes("Timeout"), `still active at the end: ${out}`);
   t.true(ms < 30_000, `the process took ${Math.round(ms)} ms to exit`);
   await dripping.hungUp;
+});
+
+test("a 429 with Retry-After: 0 forever is backed off from like one without it: the request ends after 4 attempts", async (t) => {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(429, { "retry-after": "0", "content-type": "application/json" });
+    res.end("{}");
+  });
+  const sleeps: number[] = [];
+  const waiting = new HttpClient({
+    agent: "http-test",
+    allowedOrigins: "http://127.0.0.1:*",
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+  });
+  const response = await waiting.request({ method: "GET", url: server.url });
+  t.is(response.status, 429);
+  t.is(server.requests(), 4);
+  t.is(sleeps.length, 3, JSON.stringify(sleeps));
+  t.true(
+    sleeps.every((ms) => ms >= 500),
+    JSON.stringify(sleeps),
+  );
 });

@@ -337,7 +337,10 @@ const DEFAULT_MAX_RESPONSE_MIB = 32;
 const MAX_RESPONSE_MIB = 1024;
 /** node's timers take at most 2^31 - 1 ms; a larger value would fire after 1 ms. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-/** The longest a request waits in all for a server that keeps answering 429 with `Retry-After`. */
+/**
+ * The longest a request goes on with its retries (for a server that keeps answering 429 with `Retry-After`):
+ * no wait is begun that would end later than this after the request began.
+ */
 const MAX_WAIT_S = 600;
 /**
  * The longest one `Retry-After` svc waits out (git is held meanwhile); a longer one ends the request with
@@ -382,7 +385,7 @@ export function describeInstant(ms: number, now = Date.now()): string {
 
 /**
  * The server asked svc to wait longer than it does: a `Retry-After` over `MAX_RETRY_AFTER_S` on a 429 or a
- * 503, one past `MAX_WAIT_S` in all (`waitedS`: what this request waited already), or a rate-limit gate
+ * 503, one past `MAX_WAIT_S` in all (`waitedS`: how long this request has taken already), or a rate-limit gate
  * closed that long. The request is not sent (again), and git is not held for minutes. `untilMs` is when
  * the server said to come back; callers add what was written and the command.
  */
@@ -619,14 +622,24 @@ export class HttpClient {
     return parsed;
   }
 
+  /**
+   * Sends the request, waiting out what the server asks (a 429's `Retry-After`, a rate-limit gate) or
+   * backing off. Each attempt is one exchange, bounded by the timeout (`once`). Their number is bounded
+   * too: no wait (a `Retry-After`, a backoff, an origin's closed gate) is begun that would end more than
+   * MAX_WAIT_S after the request began, and after 429s without a usable `Retry-After` there are at most
+   * MAX_ATTEMPTS attempts. So a request with its retries ends within MAX_WAIT_S plus one attempt's timeout.
+   */
   async request(request: HttpRequest): Promise<HttpResponse> {
     const url = this.checkEgress(request.url);
+    const began = Date.now();
+    const waitedS = () => Math.round((Date.now() - began) / 1000);
     let backoffs = 0;
-    let waited = 0;
     for (;;) {
       const gate = (gates.get(url.origin) ?? 0) - Date.now();
       if (gate > MAX_RETRY_AFTER_S * 1000) throw new RetryLaterError(url, Date.now() + gate, undefined);
       if (gate > 0) {
+        if (Date.now() + gate - began > MAX_WAIT_S * 1000)
+          throw new RetryLaterError(url, Date.now() + gate, undefined, waitedS());
         progress().waitFor(url.origin, gate);
         await waitForGate(url.origin, this.sleep, request.signal);
         progress().waitFor(undefined);
@@ -647,22 +660,23 @@ export class HttpClient {
       if (response.status >= 300 && response.status < 400 && response.status !== 304)
         throw new RedirectError(url, response.status, response.headers.location);
       if (response.status !== 429) return response;
-      if (retryAfter !== undefined) {
-        // The server says when: keep waiting as long as it keeps saying so, up to a total of MAX_WAIT_S.
-        if (waited + retryAfter > MAX_WAIT_S) {
+      // The server says when: keep waiting (at the gate) as long as it keeps saying so, up to MAX_WAIT_S in
+      // all. A `Retry-After: 0` says no time: it is backed off from like a 429 without one, so a server that
+      // keeps saying it is not asked again as fast as it answers.
+      if (retryAfter !== undefined && retryAfter > 0) {
+        if (Date.now() + retryAfter * 1000 - began > MAX_WAIT_S * 1000) {
           throw new RetryLaterError(
             url,
             Date.now() + retryAfter * 1000,
             { status: 429, seconds: retryAfter },
-            waited,
+            waitedS(),
           );
         }
-        waited += retryAfter;
         continue;
       }
       // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
-      if (++backoffs >= MAX_ATTEMPTS) return response;
-      const backoff = backoffMs(backoffs, RETRY_BACKOFF);
+      const backoff = backoffMs(backoffs + 1, RETRY_BACKOFF);
+      if (++backoffs >= MAX_ATTEMPTS || Date.now() + backoff - began > MAX_WAIT_S * 1000) return response;
       progress().waitFor(url.origin, backoff);
       await this.sleep(backoff);
       progress().waitFor(undefined);
