@@ -385,8 +385,8 @@ export function describeInstant(ms: number, now = Date.now()): string {
 
 /**
  * The server asked svc to wait longer than it does: a `Retry-After` over `MAX_RETRY_AFTER_S` on a 429 or a
- * 503, one past `MAX_WAIT_S` in all (`waitedS`: how long this request has taken already), or a rate-limit gate
- * closed that long. The request is not sent (again), and git is not held for minutes. `untilMs` is when
+ * 503, one past `MAX_WAIT_S` in all (`waitedS`: how long this request has taken already), or a rate-limit
+ * gate closed that long. The request is not sent (again), and git is not held for minutes. `untilMs` is when
  * the server said to come back; callers add what was written and the command.
  */
 export class RetryLaterError extends UserFacingError {
@@ -547,7 +547,7 @@ async function* streamedBody(
  * `run` to `stop`, and `renew` gives it the whole `ms` again. A stopped deadline holds no timer, so it
  * never keeps the process alive.
  */
-class Deadline {
+class ExchangeDeadline {
   private left: number;
   private since = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -717,7 +717,7 @@ export class HttpClient {
       // The body's bytes since the clock was (last) given the timeout; `answered` once the status line came.
       let bodyBytes = 0;
       let answered = false;
-      const clock = new Deadline(timeout, () => {
+      const clock = new ExchangeDeadline(timeout, () => {
         const slow = answered ? { received: bodyBytes } : undefined;
         fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout, slow }));
       });
