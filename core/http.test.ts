@@ -519,7 +519,7 @@ async function bodyOf(response: Promise<{ body: Buffer; chunks?: AsyncIterable<B
 
 for (const stream of [false, true]) {
   test(`a server that drips its answer a byte every 100 ms is cut off at SVC_HTTP_TIMEOUT_MS, not held while it drips (${stream ? "streamed" : "read whole"})`, async (t) => {
-    const timeoutMs = 500;
+    const timeoutMs = 1000;
     const server = await givenDrippingServer(t);
     const origin = new URL(server.url).origin;
     const started = performance.now();
@@ -532,7 +532,7 @@ for (const stream of [false, true]) {
       error?.message ?? "",
       new RegExp(
         `^cannot reach the backend: GET ${literal(server.url)} failed: the answer came too slowly: \\d+ bytes ` +
-          `of its body in 500 ms \\(SVC_HTTP_TIMEOUT_MS\\); is ${literal(origin)} overloaded or stuck\\?$`,
+          `of its body in 1000 ms \\(SVC_HTTP_TIMEOUT_MS\\); is ${literal(origin)} overloaded or stuck\\?$`,
       ),
     );
     t.true(error?.sent, "the server had the request");
@@ -548,13 +548,13 @@ test("a server that sends its status line and then nothing is cut off at SVC_HTT
     res.writeHead(200, { "content-type": "application/json" });
     res.flushHeaders();
   });
-  const error = await t.throwsAsync(client().request({ method: "GET", url: server.url, timeoutMs: 200 }), {
+  const error = await t.throwsAsync(client().request({ method: "GET", url: server.url, timeoutMs: 1000 }), {
     instanceOf: BackendUnreachableError,
   });
   t.is(
     error?.message,
     `cannot reach the backend: GET ${server.url} failed: the answer came too slowly: 0 bytes of its body in ` +
-      `200 ms (SVC_HTTP_TIMEOUT_MS); is ${new URL(server.url).origin} overloaded or stuck?`,
+      `1000 ms (SVC_HTTP_TIMEOUT_MS); is ${new URL(server.url).origin} overloaded or stuck?`,
   );
 });
 
@@ -606,12 +606,12 @@ test("a streamed answer's clock stops while the caller holds a chunk: svc's own 
     res.writeHead(200, { "content-type": "application/octet-stream" });
     res.end(Buffer.alloc(1000, "a"));
   });
-  const response = await client().request({ method: "GET", url: server.url, timeoutMs: 200, stream: true });
+  const response = await client().request({ method: "GET", url: server.url, timeoutMs: 1000, stream: true });
   let bytes = 0;
   for await (const chunk of response.chunks ?? []) {
     bytes += chunk.length;
-    // Three timeouts of the caller's own work on one chunk.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Two and a half timeouts of the caller's own work on one chunk.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
   }
   t.is(bytes, 1000);
 });

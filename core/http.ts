@@ -562,7 +562,8 @@ class ExchangeDeadline {
   run(): void {
     if (this.timer !== undefined) return;
     this.since = Date.now();
-    this.timer = setTimeout(this.expired, this.left);
+    // Spent already (the time ran out while stopped): expire at once, without node's negative-timeout warning.
+    this.timer = setTimeout(this.expired, Math.max(this.left, 0));
   }
 
   stop(): void {
