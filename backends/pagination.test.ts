@@ -6,15 +6,16 @@
  * server ("elsewhere") that the allowlist `http://127.0.0.1:*` would let through: the requests made and the
  * outcome are those of a plain model (follow, end, or refuse with the reason), so a next URL on another
  * origin is refused before anything is sent to it, a pointer seen before is refused, and every other
- * failure is an `SvcError` with a message, never a crash.
+ * failure is an `SvcError` with a message, never a crash. A listing whose every pointer is new, each result
+ * page answered at once, never repeats and takes long to reach the page cap: `SVC_LISTING_TIMEOUT_MS` stops it.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { SvcError } from "../core/errors.js";
-import { HttpClient } from "../core/http.js";
-import { PaginationError } from "../core/pagination.js";
+import { HttpClient, isServerFault } from "../core/http.js";
+import { DEFAULT_MAX_PAGES, ListingTimeoutError, PaginationError } from "../core/pagination.js";
 import { fuzzParams } from "../testing/fuzz.js";
 import type { Backend } from "./backend.js";
 import { ForgeBackend } from "./forge/backend.js";
@@ -290,3 +291,103 @@ test("property: tracker: each nextPageToken is sent back once; a repeated one en
   );
   t.pass();
 });
+
+// ---------------------------------------------------------------------------------------------------------
+// Every backend: an endless listing of new pointers ends at SVC_LISTING_TIMEOUT_MS.
+
+const ENDLESS: readonly {
+  readonly kind: string;
+  readonly listing: string;
+  readonly endless: (site: Site) => Site["answer"];
+  readonly backend: (site: Site) => Backend;
+}[] = [
+  {
+    kind: "forge",
+    listing: "listing the issues of acme/widgets",
+    endless: (site) => (_hit, index) => ({
+      body: [],
+      headers: { link: `<${site.origin}/repos/acme/widgets/issues?page=${index + 2}>; rel="next"` },
+    }),
+    backend: (site) =>
+      new ForgeBackend(
+        forgeConfig({
+          FORGE_TOKEN: "token-1",
+          SVC_FORGE_BASE_URL: site.origin,
+          SVC_ALLOWED_ORIGINS: ALLOWED,
+        }),
+        "acme/widgets",
+        client(),
+      ),
+  },
+  {
+    kind: "wiki",
+    listing: "listing the pages of space SVC",
+    endless: () => (hit, index) =>
+      hit.path.startsWith("/wiki/api/v2/spaces?keys=")
+        ? { body: { results: [{ id: "1", key: "SVC", name: "SVC" }], _links: {} } }
+        : { body: { results: [], _links: { next: `/wiki/api/v2/spaces/1/pages?cursor=c${index}` } } },
+    backend: (site) =>
+      new WikiBackend(
+        wikiConfig({
+          VENDOR_API_KEY: "token-1",
+          VENDOR_EMAIL: "me@example.test",
+          SVC_WIKI_TENANT: "acme",
+          SVC_WIKI_BASE_URL: site.origin,
+          SVC_ALLOWED_ORIGINS: ALLOWED,
+        }),
+        "SVC",
+        client(),
+      ),
+  },
+  {
+    kind: "tracker",
+    listing: "listing the issues of project TEST",
+    endless: () => (_hit, index) => ({ body: { issues: [], isLast: false, nextPageToken: `t${index}` } }),
+    backend: (site) =>
+      new TrackerBackend(
+        trackerConfig({
+          TRACKER_EMAIL: "me@example.test",
+          TRACKER_API_TOKEN: "token-1",
+          SVC_TRACKER_INSTANCE: "acme",
+          SVC_TRACKER_BASE_URL: site.origin,
+          SVC_ALLOWED_ORIGINS: ALLOWED,
+        }),
+        "TEST",
+        client(),
+      ),
+  },
+];
+
+for (const { kind, listing, endless, backend } of ENDLESS) {
+  // Serial: the walk reads SVC_LISTING_TIMEOUT_MS from the environment, set for this test alone.
+  test.serial(
+    `${kind}: a listing whose every result page points to a new one is stopped by SVC_LISTING_TIMEOUT_MS, naming the server and the setting`,
+    async (t) => {
+      const site = await givenSite(t);
+      site.answer = endless(site);
+      process.env.SVC_LISTING_TIMEOUT_MS = "500";
+      let error: unknown;
+      try {
+        error = await t.throwsAsync(backend(site).listAll(), { instanceOf: ListingTimeoutError });
+      } finally {
+        delete process.env.SVC_LISTING_TIMEOUT_MS;
+      }
+      const message = (error as ListingTimeoutError | undefined)?.message ?? "";
+      const origin = site.origin.replaceAll(".", "\\.");
+      const match = new RegExp(
+        `^${listing} at ${origin} did not end within 500 ms \\(SVC_LISTING_TIMEOUT_MS, the longest svc gives ` +
+          `one listing\\); svc stopped after (\\d+) result pages\\. If the listing is really that long, run the ` +
+          `command again with e\\.g\\. SVC_LISTING_TIMEOUT_MS=1000; if not, is ${origin} overloaded or stuck\\?$`,
+      ).exec(message);
+      t.truthy(match, message);
+      const pages = Number(match?.[1]);
+      const listed = site.hits.filter((hit) => !hit.path.startsWith("/wiki/api/v2/spaces?keys=")).length;
+      t.is(pages, listed, "one request per result page read");
+      t.true(
+        pages > 1 && pages < DEFAULT_MAX_PAGES,
+        `${pages} result pages: the time stopped it, not the page cap`,
+      );
+      t.true(isServerFault(error), "a server fault: the command to run again is printed");
+    },
+  );
+}

@@ -4,10 +4,15 @@
  * the server stops sending); a request may bring its own cap; `SVC_HTTP_TIMEOUT_MS` and
  * `SVC_HTTP_MAX_RESPONSE_MIB` go through the settings reader; a refused connection is a rejection, never an
  * unhandled 'error' event; a `Retry-After` longer than svc waits ends the request at once, naming the time;
- * an answer cut off, or not JSON, says so.
+ * an answer cut off, or not JSON, says so. `SVC_HTTP_TIMEOUT_MS` bounds a whole request: a server that
+ * drips its answer is cut off at it (a streamed answer gets it again per response cap's worth, its clock
+ * stopped while the caller holds a chunk), and no timer outlives its request; `Retry-After: 0` forever ends
+ * after a few attempts.
  */
+import { spawn } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import test, { type ExecutionContext } from "ava";
 import { SvcError, UserFacingError } from "./errors.js";
 import {
@@ -22,6 +27,7 @@ import {
   ResponseTooLargeError,
   RetryLaterError,
 } from "./http.js";
+import { ListingTimeoutError } from "./pagination.js";
 import { SettingError } from "./settings.js";
 
 const MIB = 1024 * 1024;
@@ -272,7 +278,8 @@ test("a request that fails before it is sent still has its 'error' listened to: 
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   const url = `http://127.0.0.1:${port}/`;
-  // A NaN timeout makes node's setTimeout throw after the socket is already connecting (a bug of the caller).
+  // A NaN timeout is refused after the socket is already connecting (a bug of the caller: node would run
+  // its timer after 1 ms).
   await t.throwsAsync(client().request({ method: "GET", url, timeoutMs: Number.NaN }), {
     instanceOf: RangeError,
   });
@@ -445,11 +452,13 @@ test("json(): an answer that is not JSON names the request, the status and what 
   );
 });
 
-test("isServerFault: no answer, a 5xx, 408, 429, an unexpected 2xx, not JSON, a long Retry-After; not a 4xx or the user's mistake", (t) => {
+test("isServerFault: no answer, too slow, a listing past its time, a 5xx, 408, 429, an unexpected 2xx, not JSON, a long Retry-After; not a 4xx or the user's mistake", (t) => {
   const url = new URL("http://127.0.0.1:1/x");
   const withStatus = (status: number) => new SvcError("SVC_BACKEND", "x", { data: { status } });
   for (const fault of [
     new BackendUnreachableError("GET", url, { code: "ECONNRESET" }),
+    new BackendUnreachableError("GET", url, { timeoutMs: 1000, slow: { received: 9 } }),
+    new ListingTimeoutError("SVC_BACKEND", "listing issues at x did not end within 1000 ms"),
     new RetryLaterError(url, Date.now() + 3600_000, { status: 429, seconds: 3600 }),
     new NotJsonError("GET x", 200, Buffer.from("<html>")),
     new HttpError(502, "GET", "x", ""),
@@ -468,4 +477,206 @@ test("isServerFault: no answer, a 5xx, 408, 429, an unexpected 2xx, not JSON, a 
     new Error("a bug"),
   ])
     t.false(isServerFault(other), other.message);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// SVC_HTTP_TIMEOUT_MS bounds a whole request, not the silence between two bytes.
+
+/** `text` as a regular expression source that matches it literally. */
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * A server that answers 200, then a space every 100 ms, forever (it never ends its answer); `hungUp`
+ * resolves when the client closed the connection.
+ */
+async function givenDrippingServer(t: ExecutionContext): Promise<{ url: string; hungUp: Promise<void> }> {
+  let hungUp: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    hungUp = resolve;
+  });
+  const server = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.flushHeaders();
+    const timer = setInterval(() => res.write(" "), 100);
+    res.on("close", () => {
+      clearInterval(timer);
+      hungUp();
+    });
+  });
+  return { url: server.url, hungUp: closed };
+}
+
+/** Every byte of the answer's body, streamed or not. */
+async function bodyOf(response: Promise<{ body: Buffer; chunks?: AsyncIterable<Buffer> }>): Promise<Buffer> {
+  const { body, chunks } = await response;
+  if (chunks === undefined) return body;
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+for (const stream of [false, true]) {
+  test(`a server that drips its answer a byte every 100 ms is cut off at SVC_HTTP_TIMEOUT_MS, not held while it drips (${stream ? "streamed" : "read whole"})`, async (t) => {
+    const timeoutMs = 1000;
+    const server = await givenDrippingServer(t);
+    const origin = new URL(server.url).origin;
+    const started = performance.now();
+    const error = await t.throwsAsync(
+      bodyOf(client().request({ method: "GET", url: server.url, timeoutMs, stream })),
+      { instanceOf: BackendUnreachableError },
+    );
+    const ms = performance.now() - started;
+    t.regex(
+      error?.message ?? "",
+      new RegExp(
+        `^cannot reach the backend: GET ${literal(server.url)} failed: the answer came too slowly: \\d+ bytes ` +
+          `of its body in 1000 ms \\(SVC_HTTP_TIMEOUT_MS\\); is ${literal(origin)} overloaded or stuck\\?$`,
+      ),
+    );
+    t.true(error?.sent, "the server had the request");
+    await server.hungUp;
+    // Ended, and by the deadline: no sooner than it, nowhere near the forever of the drip (an idle timer
+    // never fired). The upper bound is loose on purpose: the machine may be busy.
+    t.true(ms >= timeoutMs - 20 && ms < 10 * timeoutMs, `ended after ${Math.round(ms)} ms`);
+  });
+}
+
+test("a server that sends its status line and then nothing is cut off at SVC_HTTP_TIMEOUT_MS too", async (t) => {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.flushHeaders();
+  });
+  const error = await t.throwsAsync(client().request({ method: "GET", url: server.url, timeoutMs: 1000 }), {
+    instanceOf: BackendUnreachableError,
+  });
+  t.is(
+    error?.message,
+    `cannot reach the backend: GET ${server.url} failed: the answer came too slowly: 0 bytes of its body in ` +
+      `1000 ms (SVC_HTTP_TIMEOUT_MS); is ${new URL(server.url).origin} overloaded or stuck?`,
+  );
+});
+
+/** A server that sends `rounds` pieces of `bytes` bytes, one every `everyMs`, then ends its answer. */
+async function givenSteadyServer(
+  t: ExecutionContext,
+  rounds: number,
+  bytes: number,
+  everyMs: number,
+): Promise<string> {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-type": "application/octet-stream" });
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(Buffer.alloc(bytes, "a"));
+      if (++sent === rounds) {
+        clearInterval(timer);
+        res.end();
+      }
+    }, everyMs);
+    res.on("close", () => clearInterval(timer));
+  });
+  return server.url;
+}
+
+test("a streamed answer gets SVC_HTTP_TIMEOUT_MS again for each response cap's worth of it; read whole, the same answer is too slow", async (t) => {
+  // 8 pieces of 128 KiB, one every 300 ms: 2.4 s in all, two caps' worth in each 300 ms.
+  const url = await givenSteadyServer(t, 8, 128 * 1024, 300);
+  const http = new HttpClient({
+    agent: "http-test",
+    allowedOrigins: "http://127.0.0.1:*",
+    maxResponseBytes: 64 * 1024,
+  });
+  const body = await bodyOf(http.request({ method: "GET", url, timeoutMs: 1000, stream: true }));
+  t.is(body.length, 8 * 128 * 1024);
+
+  const whole = await t.throwsAsync(
+    http.request({ method: "GET", url, timeoutMs: 1000, maxResponseBytes: 2 * 1024 * 1024 }),
+    { instanceOf: BackendUnreachableError },
+  );
+  t.regex(
+    whole?.message ?? "",
+    /the answer came too slowly: \d+ bytes of its body in 1000 ms \(SVC_HTTP_TIMEOUT_MS\)/,
+  );
+});
+
+test("a streamed answer's clock stops while the caller holds a chunk: svc's own work is not the server's slowness", async (t) => {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-type": "application/octet-stream" });
+    res.end(Buffer.alloc(1000, "a"));
+  });
+  const response = await client().request({ method: "GET", url: server.url, timeoutMs: 1000, stream: true });
+  let bytes = 0;
+  for await (const chunk of response.chunks ?? []) {
+    bytes += chunk.length;
+    // Two and a half timeouts of the caller's own work on one chunk.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+  }
+  t.is(bytes, 1000);
+});
+
+test("no timer of the client outlives its request: a process that made requests of every kind exits at once", async (t) => {
+  const ok = await givenServer(t, (res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end("[]");
+  });
+  const big = await givenStreamingServer(t, 4 * MIB, false);
+  const dripping = await givenDrippingServer(t);
+  const refused = createServer();
+  await new Promise<void>((resolve) => refused.listen(0, "127.0.0.1", resolve));
+  const refusedUrl = `http://127.0.0.1:${(refused.address() as AddressInfo).port}/x`;
+  await new Promise<void>((resolve) => refused.close(() => resolve()));
+  // With a timeout of a minute, one timer left behind would hold the process for that minute.
+  const script = `
+    import { HttpClient } from ${JSON.stringify(fileURLToPath(new URL("./http.js", import.meta.url)))};
+    const http = new HttpClient({ agent: "timer-test", allowedOrigins: "http://127.0.0.1:*" });
+    await http.request({ method: "GET", url: ${JSON.stringify(ok.url)} });
+    const whole = await http.request({ method: "GET", url: ${JSON.stringify(ok.url)}, stream: true });
+    for await (const chunk of whole.chunks) void chunk;
+    const early = await http.request({ method: "GET", url: ${JSON.stringify(big.url)}, stream: true });
+    for await (const chunk of early.chunks) break;
+    await http.request({ method: "GET", url: ${JSON.stringify(refusedUrl)} }).catch(() => {});
+    await http.request({ method: "GET", url: ${JSON.stringify(dripping.url)}, timeoutMs: 300 }).catch(() => {});
+    await new Promise((resolve) => setImmediate(resolve));
+    process.stdout.write(JSON.stringify(process.getActiveResourcesInfo()));
+  `;
+  const started = performance.now();
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    env: { ...process.env, SVC_HTTP_TIMEOUT_MS: "60000" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString("utf8");
+  });
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  const ms = performance.now() - started;
+  t.is(code, 0);
+  t.false((JSON.parse(out || "[]") as string[]).includes("Timeout"), `still active at the end: ${out}`);
+  t.true(ms < 30_000, `the process took ${Math.round(ms)} ms to exit`);
+  await dripping.hungUp;
+});
+
+test("a 429 with Retry-After: 0 forever is backed off from like one without it: the request ends after 4 attempts", async (t) => {
+  const server = await givenServer(t, (res) => {
+    res.writeHead(429, { "retry-after": "0", "content-type": "application/json" });
+    res.end("{}");
+  });
+  const sleeps: number[] = [];
+  const waiting = new HttpClient({
+    agent: "http-test",
+    allowedOrigins: "http://127.0.0.1:*",
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+  });
+  const response = await waiting.request({ method: "GET", url: server.url });
+  t.is(response.status, 429);
+  t.is(server.requests(), 4);
+  t.is(sleeps.length, 3, JSON.stringify(sleeps));
+  t.true(
+    sleeps.every((ms) => ms >= 500),
+    JSON.stringify(sleeps),
+  );
 });

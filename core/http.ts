@@ -1,9 +1,10 @@
 /**
  * The one HTTP client (DESIGN.md §6; STYLE.md rule 6). Every request, pagination URLs included, is checked
  * against the egress allowlist `SVC_ALLOWED_ORIGINS` before it is sent; redirects are never followed; every
- * request has a timeout; 429 answers are retried after a `Retry-After` of up to a minute, and a longer one
- * (on a 429 or a 503) ends the request at once with the time the server named. Error messages never carry
- * request headers (credentials live there).
+ * request ends within `SVC_HTTP_TIMEOUT_MS` of its start, answer and all (a deadline, not an idle timer);
+ * 429 answers are retried after a `Retry-After` of up to a minute, and a longer one (on a 429 or a 503) ends
+ * the request at once with the time the server named. Error messages never carry request headers
+ * (credentials live there).
  */
 import {
   type ClientRequest,
@@ -14,6 +15,7 @@ import {
 import { createRequire } from "node:module";
 import { type BackoffPolicy, backoffMs } from "./backoff.js";
 import { excerpt, SvcError, UserFacingError } from "./errors.js";
+import { ListingTimeoutError } from "./pagination.js";
 import { progress } from "./progress.js";
 import { parseRemoteUrl } from "./remote-url.js";
 import { readCount, readDurationMs } from "./settings.js";
@@ -129,20 +131,27 @@ const NOT_SENT = new Set([
 
 /**
  * How a request ended without a whole answer: a network failure's code, the timeout that ended the
- * exchange, or (`cutOff`) the connection closed after the status line, with the bytes of the body read and
- * those `content-length` announced.
+ * exchange (with `slow`, the bytes of the body that came in it, once the status line had come), or
+ * (`cutOff`) the connection closed after the status line, with the bytes of the body read and those
+ * `content-length` announced.
  */
 interface Unreachable {
   readonly code?: string;
   readonly timeoutMs?: number;
+  readonly slow?: { readonly received: number };
   readonly cutOff?: { readonly received: number; readonly announced: number | undefined };
 }
 
 /** What a network failure means for the user, by its code (or the timeout that ended the exchange). */
 function unreachableReason(url: URL, failure: Unreachable): string {
-  const { code, timeoutMs, cutOff } = failure;
-  if (timeoutMs !== undefined)
-    return `no answer within ${timeoutMs} ms (${TIMEOUT_SETTING}); is ${url.origin} overloaded or stuck?`;
+  const { code, timeoutMs, slow, cutOff } = failure;
+  if (timeoutMs !== undefined) {
+    const what =
+      slow === undefined
+        ? `no answer within ${timeoutMs} ms`
+        : `the answer came too slowly: ${slow.received} bytes of its body in ${timeoutMs} ms`;
+    return `${what} (${TIMEOUT_SETTING}); is ${url.origin} overloaded or stuck?`;
+  }
   if (cutOff !== undefined) {
     const of = cutOff.announced === undefined ? "" : ` of the ${cutOff.announced} it announced`;
     return `${url.origin} closed the connection in the middle of its answer (${code ?? "closed"}, after ${cutOff.received} bytes${of})`;
@@ -280,8 +289,8 @@ export interface HttpResponse {
   readonly body: Buffer;
   /**
    * With `stream`, a 2xx answer's body as it arrives (`body` is then empty). Read it to its end or stop
-   * early (the exchange is then cut off); a failure on the way (cut off, a timeout between chunks) is
-   * thrown from the iteration as a `BackendUnreachableError`.
+   * early (the exchange is then cut off); a failure on the way (cut off, too slow) is thrown from the
+   * iteration as a `BackendUnreachableError`. How long it may take: `HttpClient.once`.
    */
   readonly chunks?: AsyncIterable<Buffer>;
 }
@@ -291,6 +300,7 @@ export interface HttpRequest {
   readonly url: string;
   readonly headers?: Record<string, string>;
   readonly body?: string;
+  /** The most this request may take, answer and all, in place of the client's (`SVC_HTTP_TIMEOUT_MS`). */
   readonly timeoutMs?: number;
   /** This request's cap on the response body, in place of the client's (a listing that cannot page). */
   readonly maxResponseBytes?: number;
@@ -309,7 +319,7 @@ export interface HttpClientOptions {
   readonly allowedOrigins?: string;
   /** `X-Svc-Agent` sent with every request. */
   readonly agent: string;
-  /** Default `SVC_HTTP_TIMEOUT_MS`, else 30 s. */
+  /** The most one request may take, answer and all: default `SVC_HTTP_TIMEOUT_MS`, else 30 s. */
   readonly timeoutMs?: number;
   /** The largest response body accepted; default `SVC_HTTP_MAX_RESPONSE_MIB` MiB, else 32 MiB. */
   readonly maxResponseBytes?: number;
@@ -327,7 +337,10 @@ const DEFAULT_MAX_RESPONSE_MIB = 32;
 const MAX_RESPONSE_MIB = 1024;
 /** node's timers take at most 2^31 - 1 ms; a larger value would fire after 1 ms. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-/** The longest a request waits in all for a server that keeps answering 429 with `Retry-After`. */
+/**
+ * The longest a request goes on with its retries (for a server that keeps answering 429 with `Retry-After`):
+ * no wait is begun that would end later than this after the request began.
+ */
 const MAX_WAIT_S = 600;
 /**
  * The longest one `Retry-After` svc waits out (git is held meanwhile); a longer one ends the request with
@@ -372,8 +385,8 @@ export function describeInstant(ms: number, now = Date.now()): string {
 
 /**
  * The server asked svc to wait longer than it does: a `Retry-After` over `MAX_RETRY_AFTER_S` on a 429 or a
- * 503, one past `MAX_WAIT_S` in all (`waitedS`: what this request waited already), or a rate-limit gate
- * closed that long. The request is not sent (again), and git is not held for minutes. `untilMs` is when
+ * 503, one past `MAX_WAIT_S` in all (`waitedS`: how long this request has taken already), or a rate-limit
+ * gate closed that long. The request is not sent (again), and git is not held for minutes. `untilMs` is when
  * the server said to come back; callers add what was written and the command.
  */
 export class RetryLaterError extends UserFacingError {
@@ -432,12 +445,14 @@ export class NotJsonError extends SvcError {
 
 /**
  * A failure that the same request may not meet later, and that nothing the user changes would fix: no
- * answer (refused, timed out, cut off), a 5xx, a 408 or 429, an unexpected 2xx or one that is not JSON, a
- * Retry-After longer than svc waits. Callers print the command to run again for these.
+ * answer (refused, timed out, too slow, cut off), a listing that did not end in its time, a 5xx, a 408 or
+ * 429, an unexpected 2xx or one that is not JSON, a Retry-After longer than svc waits. Callers print the
+ * command to run again for these.
  */
 export function isServerFault(error: unknown): boolean {
   if (
     error instanceof BackendUnreachableError ||
+    error instanceof ListingTimeoutError ||
     error instanceof RetryLaterError ||
     error instanceof NotJsonError
   )
@@ -485,29 +500,84 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return flat;
 }
 
+/** What `once` hears of a streamed body as the caller reads it. */
+interface StreamHooks {
+  /** A chunk of `bytes` arrived. */
+  readonly counted: (bytes: number) => void;
+  /** The caller holds a chunk (`true`) or asks for the next (`false`). */
+  readonly holding: (held: boolean) => void;
+  /** The body ended, read whole, stopped early or failed; called once. */
+  readonly ended: () => void;
+  /** The error to throw for a failure, with the bytes received so far. */
+  readonly failure: (error: unknown, received: number) => unknown;
+}
+
 /**
- * The body of a streamed answer, chunk by chunk as the caller reads (the socket is paused meanwhile); a
- * failure is thrown as `failure(error, bytes received)` makes it. Stopping early destroys the exchange.
+ * The body of a streamed answer, chunk by chunk as the caller reads (the socket is paused meanwhile). A
+ * failure is thrown as `hooks.failure` makes it. Stopping early destroys the exchange.
  */
 async function* streamedBody(
   res: IncomingMessage,
   req: ClientRequest,
-  failure: (error: unknown, received: number) => unknown,
+  hooks: StreamHooks,
 ): AsyncGenerator<Buffer> {
   let received = 0;
   let finished = false;
   try {
     for await (const chunk of res) {
       received += (chunk as Buffer).length;
+      hooks.counted((chunk as Buffer).length);
+      hooks.holding(true);
       yield chunk as Buffer;
+      hooks.holding(false);
     }
     // A body shorter than its content-length, or a connection closed before the last chunk of a chunked one.
     if (!res.complete) throw new Error("ECONNRESET");
     finished = true;
   } catch (error) {
-    throw failure(error, received);
+    throw hooks.failure(error, received);
   } finally {
+    hooks.ended();
     if (!finished) req.destroy();
+  }
+}
+
+/**
+ * The time an exchange may still take: `ms` of running time, then `expired` runs (once). It runs from
+ * `run` to `stop`, and `renew` gives it the whole `ms` again. A stopped deadline holds no timer, so it
+ * never keeps the process alive.
+ */
+class ExchangeDeadline {
+  private left: number;
+  private since = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ms: number,
+    private readonly expired: () => void,
+  ) {
+    this.left = ms;
+  }
+
+  run(): void {
+    if (this.timer !== undefined) return;
+    this.since = Date.now();
+    // Spent already (the time ran out while stopped): expire at once, without node's negative-timeout warning.
+    this.timer = setTimeout(this.expired, Math.max(this.left, 0));
+  }
+
+  stop(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.left -= Date.now() - this.since;
+  }
+
+  renew(): void {
+    const running = this.timer !== undefined;
+    this.stop();
+    this.left = this.ms;
+    if (running) this.run();
   }
 }
 
@@ -553,14 +623,24 @@ export class HttpClient {
     return parsed;
   }
 
+  /**
+   * Sends the request, waiting out what the server asks (a 429's `Retry-After`, a rate-limit gate) or
+   * backing off. Each attempt is one exchange, bounded by the timeout (`once`). Their number is bounded
+   * too: no wait (a `Retry-After`, a backoff, an origin's closed gate) is begun that would end more than
+   * MAX_WAIT_S after the request began, and after 429s without a usable `Retry-After` there are at most
+   * MAX_ATTEMPTS attempts. So a request with its retries ends within MAX_WAIT_S plus one attempt's timeout.
+   */
   async request(request: HttpRequest): Promise<HttpResponse> {
     const url = this.checkEgress(request.url);
+    const began = Date.now();
+    const waitedS = () => Math.round((Date.now() - began) / 1000);
     let backoffs = 0;
-    let waited = 0;
     for (;;) {
       const gate = (gates.get(url.origin) ?? 0) - Date.now();
       if (gate > MAX_RETRY_AFTER_S * 1000) throw new RetryLaterError(url, Date.now() + gate, undefined);
       if (gate > 0) {
+        if (Date.now() + gate - began > MAX_WAIT_S * 1000)
+          throw new RetryLaterError(url, Date.now() + gate, undefined, waitedS());
         progress().waitFor(url.origin, gate);
         await waitForGate(url.origin, this.sleep, request.signal);
         progress().waitFor(undefined);
@@ -581,22 +661,23 @@ export class HttpClient {
       if (response.status >= 300 && response.status < 400 && response.status !== 304)
         throw new RedirectError(url, response.status, response.headers.location);
       if (response.status !== 429) return response;
-      if (retryAfter !== undefined) {
-        // The server says when: keep waiting as long as it keeps saying so, up to a total of MAX_WAIT_S.
-        if (waited + retryAfter > MAX_WAIT_S) {
+      // The server says when: keep waiting (at the gate) as long as it keeps saying so, up to MAX_WAIT_S in
+      // all. A `Retry-After: 0` says no time: it is backed off from like a 429 without one, so a server that
+      // keeps saying it is not asked again as fast as it answers.
+      if (retryAfter !== undefined && retryAfter > 0) {
+        if (Date.now() + retryAfter * 1000 - began > MAX_WAIT_S * 1000) {
           throw new RetryLaterError(
             url,
             Date.now() + retryAfter * 1000,
             { status: 429, seconds: retryAfter },
-            waited,
+            waitedS(),
           );
         }
-        waited += retryAfter;
         continue;
       }
       // No header says when: exponential backoff with jitter, at most MAX_ATTEMPTS attempts in all.
-      if (++backoffs >= MAX_ATTEMPTS) return response;
-      const backoff = backoffMs(backoffs, RETRY_BACKOFF);
+      const backoff = backoffMs(backoffs + 1, RETRY_BACKOFF);
+      if (++backoffs >= MAX_ATTEMPTS || Date.now() + backoff - began > MAX_WAIT_S * 1000) return response;
       progress().waitFor(url.origin, backoff);
       await this.sleep(backoff);
       progress().waitFor(undefined);
@@ -607,6 +688,15 @@ export class HttpClient {
    * One exchange over node:http(s). Not the global `fetch`: its first use loads undici's internals (~40 ms),
    * and the helper starts once per git fetch. node:http never follows redirects. The promise settles once:
    * the first failure wins, and the socket is destroyed with it.
+   *
+   * The timeout is a deadline from the start of the exchange to the end of the answer (connect, status line,
+   * headers, body), not an idle timer: a server that drips its answer a byte at a time is held to it too
+   * (with an idle timer, one byte every 100 ms kept a request going for as long as the server liked). A
+   * streamed answer may be longer than any response cap (the simulator's issue listing, one answer of any
+   * length): it gets the time again for each cap's worth of bytes, as that many answers would, and its
+   * clock stops while the caller holds a chunk (its own work, ~6 MB/s into a new cache on a busy machine,
+   * is not the server's slowness); its total is its listing's to bound (core/pagination.ts
+   * `ListingDeadline`). The timer is cleared however the exchange ends, so it never keeps the process alive.
    */
   private once(url: URL, request: HttpRequest): Promise<HttpResponse> {
     const timeout = request.timeoutMs ?? this.timeoutMs;
@@ -625,7 +715,15 @@ export class HttpClient {
           : new BackendUnreachableError(request.method, url, { code: error.code ?? error.message }, error);
       // Once a streamed answer is handed out, a failure ends its body instead (`streamed`).
       let streamed: IncomingMessage | undefined;
+      // The body's bytes since the clock was (last) given the timeout; `answered` once the status line came.
+      let bodyBytes = 0;
+      let answered = false;
+      const clock = new ExchangeDeadline(timeout, () => {
+        const slow = answered ? { received: bodyBytes } : undefined;
+        fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout, slow }));
+      });
       const fail = (error: unknown) => {
+        clock.stop();
         if (streamed) {
           streamed.destroy(error as Error);
           return;
@@ -639,6 +737,7 @@ export class HttpClient {
         url,
         { method: request.method, headers, agent: false, signal: request.signal },
         (res) => {
+          answered = true;
           const tooLarge = (announced?: number) =>
             fail(new ResponseTooLargeError(url, request.method, cap, { announced, adjustable }));
           const announced = Number(res.headers["content-length"]);
@@ -650,21 +749,30 @@ export class HttpClient {
               status,
               headers: flatHeaders(res.headers),
               body: Buffer.alloc(0),
-              chunks: streamedBody(res, req, (error, received) =>
-                request.signal?.aborted
-                  ? request.signal.reason
-                  : error instanceof BackendUnreachableError
-                    ? error
-                    : new BackendUnreachableError(
-                        request.method,
-                        url,
-                        {
-                          code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
-                          cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
-                        },
-                        error,
-                      ),
-              ),
+              chunks: streamedBody(res, req, {
+                counted: (bytes) => {
+                  bodyBytes += bytes;
+                  if (bodyBytes < cap) return;
+                  bodyBytes = 0;
+                  clock.renew();
+                },
+                holding: (held) => (held ? clock.stop() : clock.run()),
+                ended: () => clock.stop(),
+                failure: (error, received) =>
+                  request.signal?.aborted
+                    ? request.signal.reason
+                    : error instanceof BackendUnreachableError
+                      ? error
+                      : new BackendUnreachableError(
+                          request.method,
+                          url,
+                          {
+                            code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
+                            cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
+                          },
+                          error,
+                        ),
+              }),
             });
             return;
           }
@@ -673,10 +781,12 @@ export class HttpClient {
           let total = 0;
           res.on("data", (chunk: Buffer) => {
             total += chunk.length;
+            bodyBytes += chunk.length;
             if (total > cap) tooLarge();
             else chunks.push(chunk);
           });
           res.on("end", () => {
+            clock.stop();
             if (settled) return;
             settled = true;
             resolve({
@@ -705,9 +815,10 @@ export class HttpClient {
       );
       // Listening before anything else can throw: an 'error' event without a listener kills the process.
       req.on("error", (error) => fail(unreachable(error)));
-      req.setTimeout(timeout, () =>
-        fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout })),
-      );
+      // node runs a timer of NaN ms, or of more than 2^31 - 1, after 1 ms: a caller's mistake, refused.
+      if (!(timeout >= 1 && timeout <= MAX_TIMEOUT_MS))
+        return fail(new RangeError(`timeoutMs must be from 1 to ${MAX_TIMEOUT_MS}, not ${timeout}`));
+      clock.run();
       req.end(body);
     });
   }

@@ -1,12 +1,23 @@
 /**
  * The pagination guard on its own: honest walks pass, any repeated pointer (the first URL, the previous
  * one, one from far back, the same one twice in a row) and a walk past the cap are errors whose message names
- * the server, the listing, the pointer and what to do; `SVC_MAX_RESULT_PAGES` goes through the settings reader.
+ * the server, the listing, the pointer and what to do; so is a walk past its time budget, however new each
+ * pointer; `SVC_MAX_RESULT_PAGES` and `SVC_LISTING_TIMEOUT_MS` go through the settings reader.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import test from "ava";
 import fc from "fast-check";
 import { fuzzParams } from "../testing/fuzz.js";
-import { DEFAULT_MAX_PAGES, maxPagesSetting, PageWalk, PaginationError } from "./pagination.js";
+import {
+  DEFAULT_LISTING_TIMEOUT_MS,
+  DEFAULT_MAX_PAGES,
+  ListingDeadline,
+  ListingTimeoutError,
+  listingTimeoutSetting,
+  maxPagesSetting,
+  PageWalk,
+  PaginationError,
+} from "./pagination.js";
 import { SettingError } from "./settings.js";
 
 const SERVER = "https://acme.atlassian.net";
@@ -125,6 +136,77 @@ test("SVC_MAX_RESULT_PAGES: default, a whole number from 1, anything else a Sett
     t.is(
       error?.message,
       `SVC_MAX_RESULT_PAGES=${JSON.stringify(bad)} is not a whole number from 1; use e.g. SVC_MAX_RESULT_PAGES=10000`,
+    );
+  }
+});
+
+test("a walk past its time budget is stopped at its next result page, naming the listing, the server, the pages read and the setting", async (t) => {
+  const guard = new PageWalk({
+    server: SERVER,
+    listing: "listing the pages of space DOCS",
+    pointer: "_links.next",
+    first: FIRST,
+    budgetMs: 100,
+  });
+  guard.follow("/list?cursor=1");
+  guard.follow("/list?cursor=2");
+  await sleep(150);
+  const error = t.throws(() => guard.follow("/list?cursor=3"), { instanceOf: ListingTimeoutError });
+  t.is(
+    error?.message,
+    `listing the pages of space DOCS at ${SERVER} did not end within 100 ms (SVC_LISTING_TIMEOUT_MS, the ` +
+      "longest svc gives one listing); svc stopped after 3 result pages. If the listing is really that long, " +
+      `run the command again with e.g. SVC_LISTING_TIMEOUT_MS=200; if not, is ${SERVER} overloaded or stuck?`,
+  );
+  t.is(error?.code, "SVC_BACKEND");
+});
+
+test("an endless listing whose every pointer is new, each result page in time, is stopped by its budget long before the page cap", async (t) => {
+  const timed = new PageWalk({
+    server: SERVER,
+    listing: "listing the pages of space DOCS",
+    pointer: "_links.next",
+    first: FIRST,
+    budgetMs: 300,
+  });
+  let pages = 1;
+  const error = await t.throwsAsync(async () => {
+    for (;;) {
+      await sleep(5);
+      timed.follow(`/list?cursor=${pages}`);
+      pages++;
+    }
+  });
+  t.true(error instanceof ListingTimeoutError, `not the repeat guard or the page cap: ${error}`);
+  t.true(pages > 1 && pages < DEFAULT_MAX_PAGES, `${pages} result pages`);
+});
+
+test("a ListingDeadline on its own (the simulator's one streamed answer) says what was read", async (t) => {
+  const deadline = new ListingDeadline({
+    server: SERVER,
+    listing: "listing the issues of sim project demo",
+    budgetMs: 50,
+  });
+  deadline.check("0 issues");
+  await sleep(80);
+  const error = t.throws(() => deadline.check("12000 issues"), { instanceOf: ListingTimeoutError });
+  t.regex(
+    error?.message ?? "",
+    /^listing the issues of sim project demo at \S+ did not end within 50 ms .*svc stopped after 12000 issues\./,
+  );
+});
+
+test("SVC_LISTING_TIMEOUT_MS: default ten minutes, whole milliseconds from 1, anything else a SettingError", (t) => {
+  t.is(listingTimeoutSetting({}), DEFAULT_LISTING_TIMEOUT_MS);
+  t.is(DEFAULT_LISTING_TIMEOUT_MS, 600_000);
+  t.is(listingTimeoutSetting({ SVC_LISTING_TIMEOUT_MS: "1500" }), 1500);
+  for (const bad of ["0", "-1", "10m", "1.5", "1e3"]) {
+    const error = t.throws(() => listingTimeoutSetting({ SVC_LISTING_TIMEOUT_MS: bad }), {
+      instanceOf: SettingError,
+    });
+    t.is(
+      error?.message,
+      `SVC_LISTING_TIMEOUT_MS=${JSON.stringify(bad)} is not a whole number of milliseconds from 1; use e.g. SVC_LISTING_TIMEOUT_MS=600000`,
     );
   }
 });

@@ -1,7 +1,7 @@
 /**
  * The guard every paginated listing of every backend feeds its next-page pointers into (DESIGN.md §3: a
- * repeated cursor or next URL is an error; result pages per listing are capped). The pointer is whatever
- * the server hands back for the next result page: the wiki's `_links.next`, the forge's
+ * repeated cursor or next URL is an error; result pages per listing are capped, and so is its time). The
+ * pointer is whatever the server hands back for the next result page: the wiki's `_links.next`, the forge's
  * `Link: <url>; rel="next"`, the tracker's `nextPageToken`. A listing makes one `PageWalk` (with its
  * first URL, when the pointers are URLs), and calls `walk.follow(next)` before each request after the
  * first; the walk throws instead of letting it ask again.
@@ -10,10 +10,15 @@
  * requests in 30 s and the helper past 770 MB). Pointers are remembered by digest, so a hostile server
  * that sends huge ones costs 32 bytes a result page, and at most `maxPages` of them. Each response is
  * capped in bytes by the HTTP client (http.ts), so a listing reads at most `maxPages` such responses.
+ *
+ * Each request is bounded in time by the client (`SVC_HTTP_TIMEOUT_MS`), but 10,000 result pages that each
+ * come just in time are days; and a server whose every pointer is new never repeats one. So a listing also
+ * has a deadline (`ListingDeadline`): a walk checks it before each next result page, so a listing ends at
+ * most one request past its budget.
  */
 import { createHash } from "node:crypto";
 import { excerpt, UserFacingError } from "./errors.js";
-import { readCount } from "./settings.js";
+import { readCount, readDurationMs } from "./settings.js";
 
 export const MAX_PAGES_SETTING = "SVC_MAX_RESULT_PAGES";
 /**
@@ -27,6 +32,67 @@ export function maxPagesSetting(env: NodeJS.ProcessEnv = process.env): number {
   return readCount(MAX_PAGES_SETTING, env[MAX_PAGES_SETTING], { fallback: DEFAULT_MAX_PAGES, min: 1 });
 }
 
+export const LISTING_TIMEOUT_SETTING = "SVC_LISTING_TIMEOUT_MS";
+/**
+ * Ten minutes for one whole listing, every result page of it (for the simulator, its one streamed answer):
+ * svc init of 1,000,000 simulator issues listed them in 47 s here (126 s in all, on a busy machine); at half
+ * a second a result page, a paginated listing gets 1,200 of them (120,000 issues at 100 a page). A longer
+ * listing raises `SVC_LISTING_TIMEOUT_MS`.
+ */
+export const DEFAULT_LISTING_TIMEOUT_MS = 600_000;
+
+/** `SVC_LISTING_TIMEOUT_MS`, else `DEFAULT_LISTING_TIMEOUT_MS`; a bad value is a `SettingError`. */
+export function listingTimeoutSetting(env: NodeJS.ProcessEnv = process.env): number {
+  return readDurationMs(LISTING_TIMEOUT_SETTING, env[LISTING_TIMEOUT_SETTING], {
+    unit: "ms",
+    fallbackMs: DEFAULT_LISTING_TIMEOUT_MS,
+    minMs: 1,
+  });
+}
+
+/**
+ * A listing that took longer than `SVC_LISTING_TIMEOUT_MS`. A server fault (http.ts `isServerFault`): the
+ * server answered, but too slowly or without end; the caller uses none of the listing.
+ */
+export class ListingTimeoutError extends UserFacingError {}
+
+export interface ListingDeadlineOptions {
+  /** The server's origin, as the user knows it: `https://acme.atlassian.net`. */
+  readonly server: string;
+  /** What is being listed, for messages: `listing the pages of space DOCS`. */
+  readonly listing: string;
+  /** Default `listingTimeoutSetting()`. */
+  readonly budgetMs?: number;
+}
+
+/** The time one listing may take, from when it began (this object's making) to its last result. */
+export class ListingDeadline {
+  private readonly budgetMs: number;
+  private readonly endsAt: number;
+
+  constructor(private readonly options: ListingDeadlineOptions) {
+    this.budgetMs = options.budgetMs ?? listingTimeoutSetting();
+    this.endsAt = Date.now() + this.budgetMs;
+  }
+
+  /**
+   * Throws a `ListingTimeoutError` once the listing has run past its budget; `read` says what it read
+   * (`12 result pages`).
+   */
+  check(read: string): void {
+    if (Date.now() <= this.endsAt) return;
+    const { server, listing } = this.options;
+    throw new ListingTimeoutError(
+      "SVC_BACKEND",
+      `${listing} at ${server} did not end within ${this.budgetMs} ms (${LISTING_TIMEOUT_SETTING}, the ` +
+        `longest svc gives one listing); svc stopped after ${read}. If the listing is really that long, ` +
+        `run the command again with e.g. ${LISTING_TIMEOUT_SETTING}=${this.budgetMs * 2}; if not, is ${server} ` +
+        "overloaded or stuck?",
+      { data: { server, budgetMs: this.budgetMs } },
+    );
+  }
+}
+
 export interface PageWalkOptions {
   /** The server's origin, as the user knows it: `https://acme.atlassian.net`. */
   readonly server: string;
@@ -38,6 +104,8 @@ export interface PageWalkOptions {
   readonly first?: string;
   /** Default `maxPagesSetting()`. */
   readonly maxPages?: number;
+  /** Default `listingTimeoutSetting()`. */
+  readonly budgetMs?: number;
 }
 
 /** A paginated listing that would not end: the server repeated a pointer, or kept going past the cap. */
@@ -45,6 +113,7 @@ export class PaginationError extends UserFacingError {}
 
 export class PageWalk {
   private readonly maxPages: number;
+  private readonly deadline: ListingDeadline;
   /** Digest of each pointer seen → the number of the result page it leads to (the first request's: 1). */
   private readonly seen = new Map<string, number>();
   /** Result pages read so far. */
@@ -52,12 +121,14 @@ export class PageWalk {
 
   constructor(private readonly options: PageWalkOptions) {
     this.maxPages = options.maxPages ?? maxPagesSetting();
+    this.deadline = new ListingDeadline(options);
     if (options.first !== undefined) this.seen.set(digest(options.first), 1);
   }
 
   /**
    * Records that the result page just read points to `next`. Throws a `PaginationError` when `next` was
-   * seen before in this walk, or when following it would read more than `maxPages` result pages.
+   * seen before in this walk, or when following it would read more than `maxPages` result pages; a
+   * `ListingTimeoutError` when the listing has taken longer than its budget.
    */
   follow(next: string): void {
     const { server, listing, pointer } = this.options;
@@ -84,6 +155,7 @@ export class PageWalk {
         { data: { server, pages: this.pages, maxPages: this.maxPages } },
       );
     }
+    this.deadline.check(`${this.pages} result page${this.pages === 1 ? "" : "s"}`);
     this.pages++;
     this.seen.set(key, this.pages);
   }

@@ -2,13 +2,15 @@
  * A wiki that will not stop talking (issue 11, item 3): a `_links.next` that repeats, one that never ends,
  * and an answer far larger than anything a listing needs. Real git and the `svc` bin against the fake wiki:
  * each ends with one clear error naming the server (and the cursor, or the cap), after a bounded number of
- * requests; the oversized answer is cut off a little after the cap, and the helper's memory stays small.
+ * requests; the oversized answer is cut off a little after the cap, and the helper's memory stays small. A
+ * listing that never ends but never repeats is stopped by its time (`SVC_LISTING_TIMEOUT_MS`, issue 31)
+ * long before the page cap.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
-import { git, gitOk, svc, withCacheRoot } from "../testing/git.js";
+import { cacheFolders, git, gitOk, svc, withCacheRoot } from "../testing/git.js";
 import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
 
 /** A Node stack trace, crash report or bug report: what a user must never see for a hostile server. */
@@ -140,6 +142,37 @@ test("an endless listing stops at SVC_MAX_RESULT_PAGES with an error that says h
     env: { SVC_MAX_RESULT_PAGES: "3", SVC_BLOB_LIMIT: "0" },
   });
   t.is(honest.code, 0, honest.stderr);
+});
+
+test("an endless listing of new cursors is stopped at SVC_LISTING_TIMEOUT_MS long before the page cap: git clone fails naming the setting and the server, leaving no clone and no cache", async (t) => {
+  const wiki = await givenFakeWiki(t, { hostileListing: { kind: "endless" } });
+  wiki.seedPages("SVC", 3);
+  const env = givenWikiEnv(t, wiki, { SVC_LISTING_TIMEOUT_MS: "1500" });
+  const remote = wikiRemote(wiki.url, "SVC");
+
+  const clone = await git(env, ["clone", "--filter=blob:none", remote, "d"]);
+  t.false(clone.timedOut);
+  t.is(clone.code, 128);
+  const pages = listingRequests(wiki);
+  t.true(
+    pages > 1 && pages < 10_000,
+    `${pages} result pages: the time stopped the listing, not the page cap`,
+  );
+  t.deepEqual(
+    stderrLines(clone.stderr),
+    stderrLines(
+      "Cloning into 'd'...\n" +
+        `svc: listing the pages of space SVC at ${wiki.origin} did not end within 1500 ms (SVC_LISTING_TIMEOUT_MS, ` +
+        `the longest svc gives one listing); svc stopped after ${pages} result pages. If the listing is really ` +
+        `that long, run the command again with e.g. SVC_LISTING_TIMEOUT_MS=3000; if not, is ${wiki.origin} ` +
+        "overloaded or stuck?\n" +
+        `no cached copy of wiki space SVC at ${wiki.url} is there to serve instead; when the server works ` +
+        `again, run: git clone --filter=blob:none ${remote} d\n`,
+    ),
+  );
+  t.notRegex(clone.stderr, CRASH);
+  t.false(existsSync(join(env.dir, "d")), "git removes the failed clone");
+  t.deepEqual(cacheFolders(env), [], "no cache is made before a listing succeeded");
 });
 
 test("a 200 MB answer is refused a little after 32 MiB, the connection closed, and the helper stays small", async (t) => {

@@ -377,7 +377,10 @@ test("a 302 is never followed: a push names the Location and the remote URL to u
   );
   const fetched = await git(env, ["fetch"], { cwd: "d", env: { SVC_SYNC_INTERVAL: "0" } });
   t.is(fetched.code, 128, fetched.stderr);
-  t.regex(fetched.stderr, /answered 302 with Location .*; svc never follows redirects.*\); nothing was fetched$/m);
+  t.regex(
+    fetched.stderr,
+    /answered 302 with Location .*; svc never follows redirects.*\); nothing was fetched$/m,
+  );
   t.deepEqual(simWrites(sim, before), []);
 
   await runPrinted(t, env, commandAfter(t, write.stderr, "svc: the update of record 1"), "d");

@@ -12,8 +12,9 @@
  *    `PRAGMA integrity_check`, and the next fetch gives exactly the server's files;
  * 3. exactly once: the simulator's audit table holds one accepted write per change, one issue per create.
  *
- * One more case kills a push (kill -9) after two of its writes: the next fetch brings them too. One
- * simulator serves every case (a project each); real git, real helper processes.
+ * One more case kills a push (kill -9) after two of its writes: the next fetch brings them too; and one
+ * runs `svc init` against a listing that drips a byte every 100 ms forever: it ends at SVC_HTTP_TIMEOUT_MS.
+ * One simulator serves every case (a project each); real git, real helper processes.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -46,6 +47,7 @@ import {
   givenGitEnv,
   manyIssues,
   patchIssue,
+  svc,
   svcUrl,
 } from "../testing/git.js";
 import {
@@ -378,4 +380,52 @@ test("a push killed (kill -9) after its create and update: the next fetch brings
     [`PATCH /projects/${project}/issues/1`]: 1,
     [`DELETE /projects/${project}/issues/3`]: 1,
   });
+});
+
+test("svc init of a project whose listing drips a byte every 100 ms forever ends at SVC_HTTP_TIMEOUT_MS, naming the setting and the server; no folder, no cache; the printed command works once the drip stops", async (t) => {
+  t.teardown(await slot());
+  const sim = await sharedSim();
+  const project = `p${++projects}`;
+  await givenProject(sim.url, project, manyIssues(3));
+  const proxy = await givenFaultProxy(t, sim.url);
+  let on = true;
+  proxy.setFault((request) => (on && meets("clone", project, request) ? { kind: "drip" } : undefined));
+  const env = givenGitEnv(t, { SVC_PROGRESS: "off" });
+  const remote = svcUrl(proxy.url, project);
+
+  const init = await svc(env, ["init", `sim::${project}`, "e", "--origin", proxy.url], {
+    env: { SVC_HTTP_TIMEOUT_MS: "1000" },
+    timeoutMs: 60_000,
+  });
+  t.false(init.timedOut, "svc init ended by itself");
+  t.is(init.code, 2, init.stderr);
+  // The helper names the command to run again: the git clone svc init ran, as the helper's ancestors show it.
+  const rerun = / run: (git .*clone .*)$/m.exec(init.stderr);
+  t.truthy(rerun, init.stderr);
+  const lines = (text: string) => text.split("\n").sort();
+  t.deepEqual(
+    lines(
+      init.stderr
+        .replace(/ run: git .*clone .*$/m, " run: <the clone>")
+        .replace(/: \d+ bytes /, ": <n> bytes "),
+    ),
+    lines(
+      `Cloning into 'e'...\n` +
+        `svc: cannot reach the backend: GET ${proxy.url}/projects/${project}/issues failed: the answer came too ` +
+        `slowly: <n> bytes of its body in 1000 ms (SVC_HTTP_TIMEOUT_MS); is ${proxy.url} overloaded or stuck?\n` +
+        `no cached copy of sim project ${project} at ${proxy.url} is there to serve instead; when the server is ` +
+        "back, run: <the clone>\n" +
+        `svc: git clone of ${remote} failed (exit 128); the lines above say why\n`,
+    ),
+  );
+  t.deepEqual(cacheFolders(env), [], "no cache is made before a listing succeeded");
+  t.false(existsSync(join(env.dir, "e")), "no folder is left");
+  t.true(
+    proxy.requests.some((request) => meets("clone", project, request)),
+    "the drip met the listing",
+  );
+
+  on = false;
+  await runPrinted(t, env, rerun?.[1] ?? "false");
+  t.deepEqual(await treeOf(t, env, "e", "origin/main"), await serverTree(sim, project));
 });

@@ -1,7 +1,7 @@
 /**
  * When a git command that met a server fault (core/http.ts `isServerFault`: no answer, a 5xx, an answer
- * cut off or not JSON, a Retry-After longer than svc waits) is worth running again: the first half of a
- * message's last part, `<when>, run: <command>`.
+ * cut off, too slow or not JSON, a listing that did not end in its time, a Retry-After longer than svc
+ * waits) is worth running again: the first half of a message's last part, `<when>, run: <command>`.
  */
 import { BackendUnreachableError, RetryLaterError } from "../core/http.js";
 

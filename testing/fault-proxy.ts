@@ -10,6 +10,8 @@
  *   - `reset` with `before`: destroy the client's connection without reading on.
  *   - `garbage` without `forward`: a 200 whose body is not JSON (an HTML page, as a captive portal sends).
  *   - `hang` without `forward`: accept the request and never answer; the client's timeout ends it.
+ *   - `drip` without `forward`: answer 200 and then a space every 100 ms, forever (a JSON body that never
+ *     gets to its first value): only a timeout of the whole request ends it, not an idle timer.
  * - forwarded (the server commits; the client gets a broken answer or none):
  *   - `late`: hold the server's answer back `ms` milliseconds: a slow network, or a client killed while
  *     waiting for an answer that was already decided.
@@ -18,6 +20,7 @@
  *     its body, then destroy the connection.
  *   - `garbage` with `forward`: a 200 whose body is not JSON in place of the server's answer.
  *   - `hang` with `forward`: never answer.
+ *   - `drip` with `forward`: the drip in place of the server's answer.
  */
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -36,6 +39,7 @@ export type Fault =
   | { readonly kind: "garbage"; readonly forward?: boolean }
   | { readonly kind: "truncated" }
   | { readonly kind: "hang"; readonly forward?: boolean }
+  | { readonly kind: "drip"; readonly forward?: boolean }
   | { readonly kind: "retryAfter"; readonly status: 429 | 503; readonly seconds: number };
 
 /** What `garbage` answers: what a captive portal or a misconfigured proxy sends with a 200. */
@@ -87,14 +91,35 @@ function forwards(fault: Fault | undefined): boolean {
       return !fault.before;
     case "garbage":
     case "hang":
+    case "drip":
       return fault.forward === true;
     default:
       return true;
   }
 }
 
+/** The time between two bytes of a `drip`. */
+export const DRIP_INTERVAL_MS = 100;
+
+/** A 200 whose body is a space every `DRIP_INTERVAL_MS`, until the client hangs up (the timer in `timers`). */
+function drip(res: ServerResponse, timers: Set<NodeJS.Timeout>): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.flushHeaders();
+  const timer = setInterval(() => res.write(" "), DRIP_INTERVAL_MS);
+  timers.add(timer);
+  res.on("close", () => {
+    clearInterval(timer);
+    timers.delete(timer);
+  });
+}
+
 /** Answers a fault that is not forwarded; a `hang` answers nothing. */
-function answerInstead(fault: Fault | undefined, req: IncomingMessage, res: ServerResponse): void {
+function answerInstead(
+  fault: Fault | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  timers: Set<NodeJS.Timeout>,
+): void {
   switch (fault?.kind) {
     case "answer":
       req.resume();
@@ -120,6 +145,10 @@ function answerInstead(fault: Fault | undefined, req: IncomingMessage, res: Serv
     case "hang":
       req.resume();
       return;
+    case "drip":
+      req.resume();
+      drip(res, timers);
+      return;
     default:
       throw new Error(`fault ${fault?.kind} is forwarded`);
   }
@@ -127,7 +156,7 @@ function answerInstead(fault: Fault | undefined, req: IncomingMessage, res: Serv
 
 /**
  * Passes the server's whole answer on to the client, as the fault says: at once, after `ms` (a timer kept in
- * `timers` for the teardown), cut off, replaced, or not at all. `answered` runs when the server's answer is
+ * `timers` for the teardown), cut off, replaced (by a drip too), or not at all. `answered` runs when the server's answer is
  * complete.
  */
 function relayAnswer(
@@ -149,6 +178,9 @@ function relayAnswer(
           req.socket.destroy();
           return;
         case "hang":
+          return;
+        case "drip":
+          drip(res, timers);
           return;
         case "garbage":
           res.writeHead(200, { "content-type": "text/html" });
@@ -195,7 +227,7 @@ export async function givenFaultProxy(t: ExecutionContext, target: string): Prom
     const { method } = proxied;
     requests.push(proxied);
     const fault = rule?.(proxied);
-    if (!forwards(fault)) return answerInstead(fault, req, res);
+    if (!forwards(fault)) return answerInstead(fault, req, res, timers);
     const forward = request(
       {
         host: upstream.hostname,

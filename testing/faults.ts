@@ -8,7 +8,7 @@ import type { ExecutionContext } from "ava";
 import type { Fault } from "./fault-proxy.js";
 import { cacheFolders, type GitEnv, gitOk, openCacheDb, run } from "./git.js";
 
-/** The milliseconds `SVC_HTTP_TIMEOUT_MS` gives the command that meets a `hang`. */
+/** The milliseconds `SVC_HTTP_TIMEOUT_MS` gives the command that meets a `hang` or a `drip`. */
 export const HANG_TIMEOUT_MS = 1500;
 
 export interface FaultCase {
@@ -62,6 +62,12 @@ export const FAULTS: readonly FaultCase[] = [
   },
   { name: "a hang past the timeout", fault: { kind: "hang", forward: true }, committed: true, when: "back" },
   {
+    name: "an answer dripping a byte every 100 ms",
+    fault: { kind: "drip", forward: true },
+    committed: true,
+    when: "back",
+  },
+  {
     name: "429 with Retry-After: 3600",
     fault: { kind: "retryAfter", status: 429, seconds: 3600 },
     committed: false,
@@ -69,9 +75,10 @@ export const FAULTS: readonly FaultCase[] = [
   },
 ];
 
-/** `SVC_HTTP_TIMEOUT_MS` for the command that meets `fault` (only a hang needs a short one). */
+/** `SVC_HTTP_TIMEOUT_MS` for the command that meets `fault` (only a hang and a drip need a short one). */
 export function faultEnv(fault: FaultCase): Record<string, string> {
-  return fault.fault.kind === "hang" ? { SVC_HTTP_TIMEOUT_MS: String(HANG_TIMEOUT_MS) } : {};
+  const kind = fault.fault.kind;
+  return kind === "hang" || kind === "drip" ? { SVC_HTTP_TIMEOUT_MS: String(HANG_TIMEOUT_MS) } : {};
 }
 
 /** The instant a Retry-After message names, as a pattern (`2025-01-06T18:40:05Z`). */
@@ -126,6 +133,8 @@ export function transportPattern(fault: FaultCase, method: string, url: string):
       return `${request}${origin} closed the connection before it answered \\(ECONNRESET\\)`;
     case "hang":
       return `${request}no answer within ${HANG_TIMEOUT_MS} ms \\(SVC_HTTP_TIMEOUT_MS\\); is ${origin} overloaded or stuck\\?`;
+    case "drip":
+      return `${request}the answer came too slowly: \\d+ bytes of its body in ${HANG_TIMEOUT_MS} ms \\(SVC_HTTP_TIMEOUT_MS\\); is ${origin} overloaded or stuck\\?`;
     case "retryAfter":
       return (
         `the server at ${origin} asked svc to send no request before ${INSTANT} \\(in 60 min\\) ` +

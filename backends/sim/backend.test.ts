@@ -2,12 +2,14 @@
  * The simulator's issue listing is one unpaginated JSON array, read as it arrives: it has no cap as a whole
  * (a listing larger than the client's 32 MiB is read), each issue is bounded by the client's cap instead
  * (one longer is refused as soon as it passes it, and the connection is closed), and the issues come out
- * in batches. An answer that is not an array of issues is refused with what it was.
+ * in batches. An answer that is not an array of issues is refused with what it was. An answer that never
+ * ends, however fast its issues come, is stopped at `SVC_LISTING_TIMEOUT_MS`.
  */
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
-import { HttpClient, NotJsonError } from "../../core/http.js";
+import { HttpClient, isServerFault, NotJsonError } from "../../core/http.js";
+import { ListingTimeoutError } from "../../core/pagination.js";
 import { SimBackend } from "./backend.js";
 
 const MIB = 1024 * 1024;
@@ -146,3 +148,50 @@ test("an answer that is not an array of issues is refused with what it was", asy
     if (body.startsWith("<")) t.true(error instanceof NotJsonError);
   }
 });
+
+test.serial(
+  "a listing that never ends, however fast its issues come, is stopped at SVC_LISTING_TIMEOUT_MS",
+  async (t) => {
+    let sent = 0;
+    let closed = false;
+    let hungUp: () => void = () => {};
+    const hangUp = new Promise<void>((resolve) => {
+      hungUp = resolve;
+    });
+    const origin = await givenServer(t, (_req, res) => {
+      res.on("error", () => {});
+      res.on("close", () => {
+        closed = true;
+        hungUp();
+      });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("[");
+      // New issues, one after another, as fast as the client reads: the listing never ends.
+      const more = () => {
+        while (!closed) {
+          sent++;
+          if (!res.write(`${sent > 1 ? "," : ""}${JSON.stringify(issue(sent, "endless"))}`))
+            return void res.once("drain", more);
+        }
+      };
+      more();
+    });
+    process.env.SVC_LISTING_TIMEOUT_MS = "500";
+    let error: ListingTimeoutError | undefined;
+    try {
+      error = await t.throwsAsync(backend(origin).listAll(), { instanceOf: ListingTimeoutError });
+    } finally {
+      delete process.env.SVC_LISTING_TIMEOUT_MS;
+    }
+    t.regex(
+      error?.message ?? "",
+      new RegExp(
+        `^listing the issues of sim project demo at ${origin.replaceAll(".", "\\.")} did not end within 500 ms ` +
+          "\\(SVC_LISTING_TIMEOUT_MS, the longest svc gives one listing\\); svc stopped after \\d+ issues\\. ",
+      ),
+    );
+    t.true(isServerFault(error));
+    await hangUp;
+    t.pass("svc hung up: the server stopped sending");
+  },
+);

@@ -6,6 +6,7 @@
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError } from "../../core/errors.js";
 import { type HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
+import { ListingDeadline } from "../../core/pagination.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -84,7 +85,7 @@ export class SimBackend implements WritableBackend {
   private readonly base: string;
 
   constructor(
-    origin: string,
+    private readonly origin: string,
     readonly project: string,
     private readonly http: HttpClient,
   ) {
@@ -136,12 +137,18 @@ export class SimBackend implements WritableBackend {
   /**
    * The issues of the listing at `url`, validated, in batches as they arrive; each id once. `said` gets how
    * many issues the project holds, when the server says (`LIVE_COUNT_HEADER`; a server of Document 1 alone
-   * does not).
+   * does not). The answer may go on for long (1,000,000 issues are ~500 MB), so the client bounds its time
+   * per response cap's worth; the listing as a whole has `SVC_LISTING_TIMEOUT_MS`, checked as each chunk
+   * arrives.
    */
   private async *listed(
     url: string,
     said: { liveCount?: number } = {},
   ): AsyncGenerator<readonly BackendRecord[]> {
+    const deadline = new ListingDeadline({
+      server: this.origin,
+      listing: `listing the issues of sim project ${this.project}`,
+    });
     const response = await this.http.request({ method: "GET", url, stream: true });
     if (response.status !== 200) throw this.refusal("listing issues", url, response);
     const count = response.headers[LIVE_COUNT_HEADER];
@@ -156,6 +163,7 @@ export class SimBackend implements WritableBackend {
     // promise and a turn of the microtask queue per issue (~8 ms of a 10,000-issue listing).
     try {
       for await (const chunk of response.chunks ?? [response.body]) {
+        deadline.check(`${seen.size} issues`);
         head ??= chunk.subarray(0, 200);
         for (const text of items.push(chunk)) {
           const record = simIssueToRecord(JSON.parse(text));
