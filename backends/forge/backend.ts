@@ -41,6 +41,7 @@ import {
   MAX_RESET_WAIT_MS,
   MAX_SECONDARY_WAITS,
   QuotaExhaustedError,
+  QuotaNotResetError,
   SecondaryLimitError,
 } from "./quota.js";
 import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf, isStatusLabel, STATUS_LABELS } from "./schema.js";
@@ -144,7 +145,12 @@ export class ForgeBackend implements WritableBackend {
       const resetMs = exhaustedUntil(response);
       if (resetMs !== undefined) this.resetAt = Math.max(this.resetAt, resetMs);
       const limit: LimitAnswer = limitOf(response);
-      if (limit.kind === "primary") continue;
+      if (limit.kind === "primary") {
+        // Each round waits for the reset the answer named; one that names a past reset again and again
+        // would be asked at once, forever.
+        if (waits >= MAX_SECONDARY_WAITS) throw new QuotaNotResetError(this.origin, waits + 1);
+        continue;
+      }
       if (limit.kind === "secondary") {
         if (waits >= MAX_SECONDARY_WAITS) throw new SecondaryLimitError(this.origin, waits);
         await this.pause(limit.waitMs);

@@ -2,11 +2,14 @@
  * The forge backend's pure parts: configuration, the `Link` header, issue validation and the status
  * mapping both ways, and the PATCH a change makes (only what differs; labels as a delta).
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import test from "ava";
 import fc from "fast-check";
 import { UserFacingError } from "../../core/errors.js";
+import { HttpClient } from "../../core/http.js";
 import { fuzzParams } from "../../testing/fuzz.js";
-import { patchFor } from "./backend.js";
+import { ForgeBackend, patchFor } from "./backend.js";
 import { checkForgeProject, forgeConfig, forgeRemoteUrl } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
 import { linkTarget } from "./link.js";
@@ -208,5 +211,34 @@ test("rate limits: primary (quota at zero) and secondary (Retry-After, or the me
   t.is(
     describeReset(Date.parse("2026-11-23T18:40:05Z"), Date.parse("2026-11-23T17:48:00Z")),
     "2026-11-23T18:40:05Z (in 52 min)",
+  );
+});
+
+test("a forge that keeps saying its quota is used up after each reset it named has passed is asked 4 times, not forever", async (t) => {
+  let asked = 0;
+  const server = createServer((_req, res) => {
+    asked++;
+    // A reset in the past: svc has nothing to wait for, and without a cap asked again at once.
+    res.writeHead(403, {
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": "1000000000",
+      "content-type": "application/json",
+    });
+    res.end('{"message":"API rate limit exceeded"}');
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  t.teardown(() => server.close());
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const backend = new ForgeBackend(
+    { token: "t", baseUrl: origin, allowedOrigins: `${origin}` },
+    "acme/widgets",
+    new HttpClient({ allowedOrigins: origin, agent: "test" }),
+    async () => {},
+  );
+  const error = await t.throwsAsync(backend.listAll(), { instanceOf: UserFacingError });
+  t.is(asked, 4);
+  t.is(
+    error?.message,
+    `the forge at ${origin} kept answering that this FORGE_TOKEN has no requests left (x-ratelimit-remaining: 0) after the reset time it named had passed, 4 times; svc stopped here and wrote nothing more. Wait a few minutes, then run the same command again`,
   );
 });

@@ -68,6 +68,22 @@ export class QuotaExhaustedError extends UserFacingError {
   }
 }
 
+/**
+ * The forge kept saying its quota is used up (`x-ratelimit-remaining: 0`) after each reset it named had
+ * passed: without a cap its `call` asked again at once, forever (issue 31: every request bounded).
+ */
+export class QuotaNotResetError extends UserFacingError {
+  constructor(origin: string, tries: number) {
+    super(
+      "SVC_BACKEND",
+      `the forge at ${origin} kept answering that this FORGE_TOKEN has no requests left (x-ratelimit-remaining: 0) ` +
+        `after the reset time it named had passed, ${tries} times; svc stopped here and wrote nothing more. ` +
+        "Wait a few minutes, then run the same command again",
+      { data: { status: 403, tries } },
+    );
+  }
+}
+
 export class SecondaryLimitError extends UserFacingError {
   constructor(origin: string, waits: number) {
     super(
