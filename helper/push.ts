@@ -616,8 +616,30 @@ async function integrate(
     diff: changes.diff,
     writes: judged.writes,
   });
+  reportIgnoredEdits(context, plan.ignoredEdits);
   crashPoint("done");
   return { ok: true, oldOid: tipBefore };
+}
+
+/**
+ * After an accepted push: the files whose server-controlled fields the user edited, and how to put the
+ * server's values back. `git pull`, not a restore and a commit: the push's result commit (cache `main`)
+ * sits on top of the pushed one with the server's values, so the pull fast-forwards to them, while a
+ * commit restoring the old values would itself be an edit of those fields in the next push (its base is
+ * the pushed commit) and warn again. `--ff-only`: whatever pull.ff or pull.rebase say, no editor opens.
+ */
+function reportIgnoredEdits(context: PushContext, ignored: Plan["ignoredEdits"]): void {
+  if (ignored.length === 0) return;
+  for (const { path, fields } of ignored) {
+    const one = fields.length === 1;
+    context.log(
+      `svc: ${path}: ${fields.join(", ")} ${one ? "is" : "are"} set by the server; your edit of ${one ? "it" : "them"} was not sent`,
+    );
+  }
+  const these = ignored.length === 1 && ignored[0]?.fields.length === 1 ? "value" : "values";
+  context.log(
+    `  to put the server's ${these} back in ${ignored.length === 1 ? "the file" : "these files"}, run: git pull --ff-only`,
+  );
 }
 
 /** The refusal of a plan with problems or too many deletes (nothing written), if it must be refused. */
@@ -628,12 +650,6 @@ async function refusal(
   mergeBase: string,
 ): Promise<PushReply | undefined> {
   const { cache, log } = context;
-  for (const ignored of plan.ignoredEdits) {
-    const one = ignored.fields.length === 1;
-    log(
-      `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${one ? "is" : "are"} set by the server; your edit of ${one ? "it" : "them"} is not sent`,
-    );
-  }
   if (plan.problems.length > 0) {
     log("svc: push rejected, nothing was written:");
     for (const problem of plan.problems)

@@ -1,0 +1,92 @@
+/**
+ * Smaller untruths of pushes and fetches (issue 31 item 6), each with real git against the simulator or a
+ * fake vendor service, asserting git's exit status and the whole of stderr, and running each command a
+ * message prints as printed (`sh -c`, dash here, from where the user stands, `GIT_EDITOR=false` so an
+ * editor fails it):
+ * - an edit of a server-controlled field is not sent, and the push names the command that puts the
+ *   server's value back.
+ */
+import test, { type ExecutionContext } from "ava";
+import {
+  expectedIssueFile,
+  type GitEnv,
+  git,
+  gitOk,
+  givenGitEnv,
+  manyIssues,
+  run,
+  svcUrl,
+} from "../testing/git.js";
+import {
+  commitAll,
+  editWorkFile,
+  givenClone,
+  issuePath,
+  lastSimAuditId,
+  readWorkFile,
+  setField,
+  simWrites,
+} from "../testing/push.js";
+import { givenProject, givenSim } from "../testing/sim.js";
+
+/** The command a message printed last: the rest of the line after `run: `, or the line after `run:`. */
+function printedCommand(t: ExecutionContext, stderr: string): string {
+  const at = stderr.lastIndexOf("run:");
+  t.not(at, -1, stderr);
+  const rest = stderr.slice(at + "run:".length);
+  const line = rest.startsWith("\n") ? rest.slice(1) : rest;
+  return line.slice(0, line.indexOf("\n")).trim();
+}
+
+/** Runs `command` as a user pasting it would, from `cwd`; an editor prompt fails it. */
+async function runPrinted(t: ExecutionContext, env: GitEnv, command: string, cwd: string): Promise<void> {
+  const ran = await run(env, "sh", ["-c", command], { cwd, env: { GIT_EDITOR: "false" } });
+  t.is(ran.code, 0, `${command}\n${ran.stdout}${ran.stderr}`);
+}
+
+/** git's line for an accepted push from `before` to `after` (abbreviated as git abbreviates them). */
+async function pushedLine(t: ExecutionContext, env: GitEnv, before: string, after: string): Promise<string> {
+  const short = (oid: string) => gitOk(t, env, ["rev-parse", "--short", oid], { cwd: "d" });
+  return `   ${await short(before)}..${await short(after)}  main -> main\n`;
+}
+
+test("an edit of version or id is not sent, and the printed git pull --ff-only puts the server's values back", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  await givenClone(t, env, sim.url, "demo", "d");
+  // Whatever the user's pull settings say, the printed command neither merges nor opens an editor.
+  await gitOk(t, env, ["config", "pull.ff", "false"], { cwd: "d" });
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "version", "999"));
+  editWorkFile(env, "d", issuePath(2), (text) =>
+    setField(setField(setField(text, "id", "7"), "version", "5"), "title", "Two, edited"),
+  );
+  const before = await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" });
+  const mine = await commitAll(t, env, "d", "Edit server fields");
+
+  const from = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.is(
+    push.stderr,
+    `svc: sim project demo at ${sim.url}: 0 created, 1 updated, 0 deleted; git pull brings the server's versions and ids\n` +
+      "svc: issues/0001.md: version is set by the server; your edit of it was not sent\n" +
+      "svc: issues/0002.md: id, version are set by the server; your edit of them was not sent\n" +
+      "  to put the server's values back in these files, run: git pull --ff-only\n" +
+      `To ${svcUrl(sim.url, "demo")}\n${await pushedLine(t, env, before, mine)}`,
+  );
+  t.deepEqual(simWrites(sim, from), [
+    { method: "PATCH", path: "/projects/demo/issues/2", status: 200, body: { title: "Two, edited" } },
+  ]);
+
+  await runPrinted(t, env, printedCommand(t, push.stderr), "d");
+  t.is(readWorkFile(env, "d", issuePath(1)), await expectedIssueFile(sim.url, "demo", 1));
+  t.is(readWorkFile(env, "d", issuePath(2)), await expectedIssueFile(sim.url, "demo", 2));
+  t.regex(readWorkFile(env, "d", issuePath(1)), /^version: 1$/m);
+  t.regex(readWorkFile(env, "d", issuePath(2)), /^id: 2$/m);
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+  t.is(await gitOk(t, env, ["rev-list", "--merges", "--count", `${mine}..HEAD`], { cwd: "d" }), "0");
+  const again = await git(env, ["push"], { cwd: "d" });
+  t.is(again.code, 0, again.stderr);
+  t.is(again.stderr, "Everything up-to-date\n");
+});
