@@ -96,6 +96,11 @@ export interface RecordSchema {
    */
   readonly setAfterCreate?: readonly string[];
   /**
+   * Where the server cannot delete a record, the word for what a delete does instead, as a push's summary
+   * counts it (the forge closes the issue as not planned: `closed`). Undefined where a delete deletes.
+   */
+  readonly deleteDoes?: string;
+  /**
    * Fields the server fills in on a create when the file leaves them out or `null` (the tracker's issue
    * type, priority, default assignee): a lost create is recognised whatever the server chose for them.
    */

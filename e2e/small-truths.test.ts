@@ -4,9 +4,12 @@
  * message prints as printed (`sh -c`, dash here, from where the user stands, `GIT_EDITOR=false` so an
  * editor fails it):
  * - an edit of a server-controlled field is not sent, and the push names the command that puts the
- *   server's value back.
+ *   server's value back;
+ * - the forge's `git rm` closes the issue, and the push's summary says `closed`, not `deleted`.
  */
 import test, { type ExecutionContext } from "ava";
+import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
+import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
 import {
   expectedIssueFile,
   type GitEnv,
@@ -28,6 +31,8 @@ import {
   simWrites,
 } from "../testing/push.js";
 import { givenProject, givenSim } from "../testing/sim.js";
+
+const REPO = "acme/widgets";
 
 /** The command a message printed last: the rest of the line after `run: `, or the line after `run:`. */
 function printedCommand(t: ExecutionContext, stderr: string): string {
@@ -89,4 +94,37 @@ test("an edit of version or id is not sent, and the printed git pull --ff-only p
   const again = await git(env, ["push"], { cwd: "d" });
   t.is(again.code, 0, again.stderr);
   t.is(again.stderr, "Everything up-to-date\n");
+});
+
+/** A fake forge with two open issues and a clone of it in `d`. */
+async function givenForgeClone(t: ExecutionContext): Promise<{ forge: FakeForge; env: GitEnv }> {
+  const forge = await givenFakeForge(t);
+  for (const title of ["First", "Second"]) forge.addIssue(REPO, { title, body: "", labels: ["bug"] });
+  const env = givenForgeEnv(t, forge);
+  await gitOk(t, env, ["clone", "-q", forgeRemote(forge.url, REPO), "d"]);
+  return { forge, env };
+}
+
+test("forge: git rm closes the issue as not planned, and the push's summary counts it as closed", async (t) => {
+  const { forge, env } = await givenForgeClone(t);
+  await gitOk(t, env, ["rm", "-q", issuePath(1)], { cwd: "d" });
+  const before = await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" });
+  const mine = await commitAll(t, env, "d", "Remove the first");
+  const from = forge.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.is(
+    push.stderr,
+    "svc: issues/0001.md: closed as not planned; it stays as status wont_fix\n" +
+      `svc: forge repository ${REPO} at ${forge.url}: 0 created, 0 updated, 1 closed; git pull brings the server's versions and ids\n` +
+      `To ${forgeRemote(forge.url, REPO)}\n${await pushedLine(t, env, before, mine)}`,
+  );
+  t.deepEqual(
+    forgeWrites(forge, from).map((write) => [write.method, write.path, JSON.parse(write.body)]),
+    [["PATCH", "/repos/acme/widgets/issues/1", { state: "closed", state_reason: "not_planned" }]],
+  );
+  t.is(forge.issues(REPO).length, 2, "nothing was deleted");
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", issuePath(1)), /^status: wont_fix$/m);
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
 });

@@ -1047,11 +1047,12 @@ async function commitResult(
       ? mergeBase === tipBefore
       : (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
-  const counts = { create: 0, update: 0, delete: 0 };
-  for (const write of writes) counts[write.kind]++;
-  const message =
-    `svc: push to ${backend.kind} project ${backend.project}\n\n` +
-    `${counts.create} created, ${counts.update} updated, ${counts.delete} deleted\n`;
+  const counts = { create: 0, update: 0, delete: 0, kept: 0 };
+  // A delete the server could not do leaves the record there, changed (the forge closes the issue).
+  for (const write of writes)
+    counts[write.kind === "delete" && cache.db.record(write.key) ? "kept" : write.kind]++;
+  const summary = writeSummary(counts, backend.schema.deleteDoes);
+  const message = `svc: push to ${backend.kind} project ${backend.project}\n\n${summary}\n`;
   const result = cache.db.exclusive(() => {
     // Another working tree's push or fetch may have moved main since tipSeen was read (every writer moves
     // it under this lock): then build on the tip as it is now, or that commit would drop out of main.
@@ -1068,9 +1069,24 @@ async function commitResult(
   await cache.consolidateIfDue(log);
   context.trace(`result commit ${result}`);
   log(
-    `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted` +
+    `svc: ${backend.description}: ${summary}` +
       `${writes.length > 0 ? "; git pull brings the server's versions and ids" : ""}`,
   );
+}
+
+/**
+ * `1 created, 2 updated, 0 deleted`. Where a delete keeps the record (`deleteDoes`), those deletes are
+ * counted by that word instead (`0 created, 0 updated, 1 closed`), and deleted ones (a record already gone
+ * from the server) only when there are some.
+ */
+function writeSummary(
+  counts: { create: number; update: number; delete: number; kept: number },
+  deleteDoes: string | undefined,
+): string {
+  const parts = [`${counts.create} created`, `${counts.update} updated`];
+  if (deleteDoes !== undefined || counts.kept > 0) parts.push(`${counts.kept} ${deleteDoes ?? "kept"}`);
+  if (deleteDoes === undefined || counts.delete > 0) parts.push(`${counts.delete} deleted`);
+  return parts.join(", ");
 }
 
 /**

@@ -58,6 +58,8 @@ export const FORGE_SCHEMA: RecordSchema = {
   fileName: (key) => forgeFileName(Number(key)),
   // A new issue is open; a closed status is set by a second request.
   setAfterCreate: ["status"],
+  // The REST API cannot delete an issue: a delete closes it as not planned (backend.ts `remove`).
+  deleteDoes: "closed",
   // "body is too long (maximum is 65536 characters)".
   bodyMaxLength: 65_536,
 };
