@@ -66,8 +66,11 @@ export interface FieldLimit {
   readonly maxItems?: number;
   /** A list entry's longest length; entries must not be blank. */
   readonly maxItemLength?: number;
-  /** List entries may not start with this: the server gives such entries another meaning (`why`). */
-  readonly reservedPrefix?: { readonly prefix: string; readonly why: string };
+  /**
+   * Why a list entry may not be written (the server gives it another meaning: the forge's status labels),
+   * or undefined for an entry that may.
+   */
+  readonly reserved?: (entry: string) => string | undefined;
 }
 
 export interface RecordSchema {

@@ -6,6 +6,7 @@
  * - an edit of a server-controlled field is not sent, and the push names the command that puts the
  *   server's value back;
  * - the forge's `git rm` closes the issue, and the push's summary says `closed`, not `deleted`.
+ * The forge's `status/*` labels that are no status are in e2e/forge-push.test.ts.
  */
 import test, { type ExecutionContext } from "ava";
 import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";

@@ -142,10 +142,10 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
           `field \`${spec.name}\` has ${formatCount(value.length)} entries`,
           `${formatCount(limit.maxItems)}`,
         );
-      const reserved = limit.reservedPrefix;
-      const claimed = reserved && value.find((item) => item.startsWith(reserved.prefix));
-      if (reserved && claimed !== undefined)
-        problems.push(`field \`${spec.name}\` has the entry ${claimed}: ${reserved.why}`);
+      for (const item of value) {
+        const why = limit.reserved?.(item);
+        if (why !== undefined) problems.push(`field \`${spec.name}\` has the entry ${item}: ${why}`);
+      }
       const long = limit.maxItemLength;
       const bad = value.find((item) => item.trim() === "" || (long !== undefined && item.length > long));
       if (bad !== undefined) {
