@@ -5,7 +5,9 @@
  * editor fails it):
  * - an edit of a server-controlled field is not sent, and the push names the command that puts the
  *   server's value back;
- * - the forge's `git rm` closes the issue, and the push's summary says `closed`, not `deleted`.
+ * - the forge's `git rm` closes the issue, and the push's summary says `closed`, not `deleted`;
+ * - a file named with an escape sequence: the refusal's command names it without control characters (dash
+ *   has no `$'…'`) and runs, and git's `[remote rejected]` reason carries no escape either.
  * The forge's `status/*` labels that are no status are in e2e/forge-push.test.ts.
  */
 import test, { type ExecutionContext } from "ava";
@@ -25,11 +27,13 @@ import {
   commitAll,
   editWorkFile,
   givenClone,
+  issueOnServer,
   issuePath,
   lastSimAuditId,
   readWorkFile,
   setField,
   simWrites,
+  writeWorkFile,
 } from "../testing/push.js";
 import { givenProject, givenSim } from "../testing/sim.js";
 
@@ -128,4 +132,43 @@ test("forge: git rm closes the issue as not planned, and the push's summary coun
   await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
   t.regex(readWorkFile(env, "d", issuePath(1)), /^status: wont_fix$/m);
   t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+});
+
+test("a file named with an escape sequence: the printed command names it without control characters and runs in sh", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(1));
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  await givenClone(t, env, sim.url, "demo", "d");
+  const name = "issues/\u001b[31mit's 100%!.md";
+  writeWorkFile(env, "d", name, "---\ntitle: [unclosed\n---\nRed.\n");
+  await commitAll(t, env, "d", "A red name");
+
+  const from = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  const shown = "issues/\ufffd[31mit's 100%!.md";
+  t.is(
+    push.stderr,
+    "svc: push rejected, nothing was written:\n" +
+      `  ${shown}: the frontmatter is not valid YAML at line 2\n` +
+      "      expected: `key: value` lines\n" +
+      '      received: "title: [unclosed": a `[`, `{` or quote opened on this line is not closed on it\n' +
+      `  fix ${shown} as said above, then run:\n` +
+      `  git add "$(printf 'issues/\\033[31mit'\\''s 100%%\\041.md')" && git commit -m '${"Fix issues/\ufffd[31mit'\\''s 100%!.md"}' && git push\n` +
+      `To ${svcUrl(sim.url, "demo")}\n` +
+      ` ! [remote rejected] main -> main (${shown}: the frontmatter is not valid YAML at line 2)\n` +
+      `error: failed to push some refs to '${svcUrl(sim.url, "demo")}'\n`,
+  );
+  t.false(push.stderr.includes("\u001b"), "no escape reaches the terminal");
+  t.deepEqual(simWrites(sim, from), []);
+
+  editWorkFile(env, "d", name, (text) => setField(text, "title", "Closed"));
+  await runPrinted(t, env, printedCommand(t, push.stderr), "d");
+  const writes = simWrites(sim, from);
+  t.deepEqual(
+    writes.map((write) => [write.method, write.path, write.body]),
+    [["POST", "/projects/demo/issues", { title: "Closed", body: "Red.\n" }]],
+  );
+  t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.title, "Closed");
+  t.regex(await gitOk(t, env, ["log", "-1", "--format=%s"], { cwd: "d" }), /^Fix issues\/\ufffd\[31m/);
 });

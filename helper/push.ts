@@ -25,7 +25,7 @@ import { readObjects, runGit } from "../cache/git.js";
 import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
-import { SvcError } from "../core/errors.js";
+import { SvcError, shellWord, terminalSafe } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
 import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
@@ -983,7 +983,7 @@ function partialFailure(
     context.log(
       `svc: the server refused the ${describeWrite(write)}: ${error.message}\n` +
         `  ${kept}; pushing again as it is fails the same way. Change ${write.path} as the server asks, then:\n` +
-        `  git commit -am "Fix ${write.path}" && git push`,
+        `  git commit -am ${shellWord(`Fix ${terminalSafe(write.path)}`)} && git push`,
     );
     return {
       ok: false,

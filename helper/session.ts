@@ -19,7 +19,7 @@ import {
 } from "../cache/open.js";
 import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
-import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
+import { SvcError, shellWord, terminalSafe, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs } from "../core/settings.js";
@@ -387,7 +387,8 @@ class CacheSession implements Session {
       if (reply.ok) {
         replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
       } else {
-        replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);
+        // git prints the reason raw: a file name's escape sequence must not reach the terminal.
+        replies.push(`error ${dst} ${terminalSafe(reply.reason.replace(/[\r\n]+/g, " "))}`);
       }
     }
     return replies;
