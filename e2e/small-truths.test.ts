@@ -7,11 +7,14 @@
  *   server's value back;
  * - the forge's `git rm` closes the issue, and the push's summary says `closed`, not `deleted`;
  * - a file named with an escape sequence: the refusal's command names it without control characters (dash
- *   has no `$'…'`) and runs, and git's `[remote rejected]` reason carries no escape either.
+ *   has no `$'…'`) and runs, and git's `[remote rejected]` reason carries no escape either;
+ * - a forge or tracker answer that is not JSON is a server fault: `when the server works again, run: …`.
  * The forge's `status/*` labels that are no status are in e2e/forge-push.test.ts.
  */
 import test, { type ExecutionContext } from "ava";
 import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
+import { givenFakeTracker } from "../testing/fake-tracker.js";
+import { GARBAGE_BODY, givenFaultProxy } from "../testing/fault-proxy.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
 import {
   expectedIssueFile,
@@ -36,6 +39,7 @@ import {
   writeWorkFile,
 } from "../testing/push.js";
 import { givenProject, givenSim } from "../testing/sim.js";
+import { givenTrackerEnv, trackerPath, trackerRemote, trackerWrites } from "../testing/tracker.js";
 
 const REPO = "acme/widgets";
 
@@ -171,4 +175,94 @@ test("a file named with an escape sequence: the printed command names it without
   );
   t.is((await issueOnServer(sim.url, "demo", 2)).frontmatter.title, "Closed");
   t.regex(await gitOk(t, env, ["log", "-1", "--format=%s"], { cwd: "d" }), /^Fix issues\/\ufffd\[31m/);
+});
+
+test("forge: an answer that is not JSON is a server fault; fetch, push and clone say when and what to run again", async (t) => {
+  const forge = await givenFakeForge(t);
+  forge.addIssue(REPO, { title: "First", body: "" });
+  const proxy = await givenFaultProxy(t, forge.url);
+  const vars = { SVC_FORGE_BASE_URL: proxy.url, SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*" };
+  const env = givenForgeEnv(t, forge, vars);
+  const remote = forgeRemote(proxy.url, REPO);
+  await gitOk(t, env, ["clone", "-q", remote, "d"]);
+  editWorkFile(env, "d", issuePath(1), (text) => setField(text, "title", "First, edited"));
+  await commitAll(t, env, "d", "Retitle");
+  proxy.setFault(() => ({ kind: "garbage" }));
+
+  const server = `forge repository ${REPO} at ${proxy.url}`;
+  const notJson =
+    `answered 200 with a body that is not JSON: ${JSON.stringify(GARBAGE_BODY)} ` +
+    "(a proxy or sign-in page between svc and the server may have answered in its place)";
+  const listing = `${server}: listing the issues of ${REPO} changed since <T> ${notJson}`;
+  const since = (stderr: string) =>
+    stderr.replace(/changed since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, "changed since <T>");
+
+  const fetch = await git(env, ["fetch"], { cwd: "d" });
+  t.is(fetch.code, 0, fetch.stderr);
+  t.is(
+    since(fetch.stderr).replace(/from [\d.]+ s ago/, "from <age> ago"),
+    `svc: warning: cannot sync with ${server} (${listing}); serving the cached state from <age> ago; when the server works again, run: git fetch\n`,
+  );
+
+  const from = forge.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.is(
+    since(push.stderr),
+    `svc: ${listing}\n` +
+      "  nothing was written; when the server works again, run: git push\n" +
+      `To ${remote}\n` +
+      " ! [remote rejected] main -> main (the server failed (see above); nothing was written)\n" +
+      `error: failed to push some refs to '${remote}'\n`,
+  );
+  t.deepEqual(forgeWrites(forge, from), []);
+
+  const fresh = givenForgeEnv(t, forge, vars);
+  const clone = await git(fresh, ["clone", remote, "e"]);
+  t.is(clone.code, 128, clone.stderr);
+  t.is(
+    clone.stderr,
+    "Cloning into 'e'...\n" +
+      `svc: ${server}: listing the issues of ${REPO} ${notJson}\n` +
+      `no cached copy of ${server} is there to serve instead; when the server works again, run: git clone ${remote} e\n`,
+  );
+
+  proxy.setFault(undefined);
+  await runPrinted(t, env, printedCommand(t, push.stderr), "d");
+  t.is(forge.issue(REPO, 1)?.title, "First, edited");
+  await runPrinted(t, fresh, printedCommand(t, clone.stderr), ".");
+  t.regex(readWorkFile(fresh, "e", issuePath(1)), /^title: "First, edited"$/m);
+});
+
+test("tracker: an answer that is not JSON is a server fault; the push says when and what to run again", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  tracker.addIssue("TEST", { summary: "First" });
+  const proxy = await givenFaultProxy(t, tracker.url);
+  const env = givenTrackerEnv(t, tracker, {
+    SVC_TRACKER_BASE_URL: proxy.url,
+    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
+  });
+  const remote = trackerRemote(proxy.url, "TEST");
+  await gitOk(t, env, ["clone", "-q", remote, "d"]);
+  editWorkFile(env, "d", trackerPath("TEST-1"), (text) => setField(text, "title", "First, edited"));
+  await commitAll(t, env, "d", "Retitle");
+  proxy.setFault(() => ({ kind: "garbage" }));
+
+  const from = tracker.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.is(
+    push.stderr,
+    `svc: tracker project TEST at ${proxy.url}: reading the account's time zone answered 200 with a body that is not JSON: ` +
+      `${JSON.stringify(GARBAGE_BODY)} (a proxy or sign-in page between svc and the server may have answered in its place)\n` +
+      "  nothing was written; when the server works again, run: git push\n" +
+      `To ${remote}\n` +
+      " ! [remote rejected] main -> main (the server failed (see above); nothing was written)\n" +
+      `error: failed to push some refs to '${remote}'\n`,
+  );
+  t.deepEqual(trackerWrites(tracker, from), []);
+
+  proxy.setFault(undefined);
+  await runPrinted(t, env, printedCommand(t, push.stderr), "d");
+  t.is(tracker.issue("TEST-1")?.summary, "First, edited");
 });
