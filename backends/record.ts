@@ -66,8 +66,11 @@ export interface FieldLimit {
   readonly maxItems?: number;
   /** A list entry's longest length; entries must not be blank. */
   readonly maxItemLength?: number;
-  /** List entries may not start with this: the server gives such entries another meaning (`why`). */
-  readonly reservedPrefix?: { readonly prefix: string; readonly why: string };
+  /**
+   * Why a list entry may not be written (the server gives it another meaning: the forge's status labels),
+   * or undefined for an entry that may.
+   */
+  readonly reserved?: (entry: string) => string | undefined;
 }
 
 export interface RecordSchema {
@@ -95,6 +98,11 @@ export interface RecordSchema {
    * they are left out when a lost create is looked for (the forge closes a new issue with a PATCH).
    */
   readonly setAfterCreate?: readonly string[];
+  /**
+   * Where the server cannot delete a record, the word for what a delete does instead, as a push's summary
+   * counts it (the forge closes the issue as not planned: `closed`). Undefined where a delete deletes.
+   */
+  readonly deleteDoes?: string;
   /**
    * Fields the server fills in on a create when the file leaves them out or `null` (the tracker's issue
    * type, priority, default assignee): a lost create is recognised whatever the server chose for them.

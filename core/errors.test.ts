@@ -20,7 +20,11 @@ const CASES: readonly [text: string, word: string][] = [
   ["a `b`", "'a `b`'"],
   ["back\\slash", "'back\\slash'"],
   ["wow!", "'wow!'"],
-  ["two\nlines", "'two\nlines'"],
+  // Control characters: spelled by printf, so the printed command holds none and fits one line.
+  ["two\nlines", `"$(printf 'two\\012lines')"`],
+  ["issues/\u001b[31mit's 100%!.md", `"$(printf 'issues/\\033[31mit'\\''s 100%%\\041.md')"`],
+  ["a\tb\\c\u202e.md", `"$(printf 'a\\011b\\\\c\\342\\200\\256.md')"`],
+  ["ends in newlines\u0007\n\n", `"$(printf 'ends in newlines\\007')"'\n\n'`],
   ["~/x", "'~/x'"],
   ["a;b|c&d", "'a;b|c&d'"],
 ];
@@ -29,13 +33,15 @@ test("shellWord: plain words as they are, prose in double quotes, anything else 
   for (const [text, word] of CASES) t.is(shellWord(text), word, JSON.stringify(text));
 });
 
-test("shellWord's words are read back by a real shell as the text", (t) => {
-  for (const [text] of CASES) {
-    const echoed = execFileSync("sh", ["-c", `printf %s ${shellWord(text)}`], {
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
-    });
-    t.is(echoed, text, JSON.stringify(text));
+test("shellWord's words are read back by real shells as the text: sh (dash here) and bash", (t) => {
+  for (const shell of ["sh", "bash"]) {
+    for (const [text] of CASES) {
+      const echoed = execFileSync(shell, ["-c", `printf %s ${shellWord(text)}`], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+      });
+      t.is(echoed, text, `${shell}: ${JSON.stringify(text)}`);
+    }
   }
 });
 

@@ -109,9 +109,31 @@ const SHELL_SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
  * it is special; in double quotes where they read better (prose with spaces or an apostrophe) and nothing
  * in it is special inside them (`"`, `$`, backquote, backslash, `!` for bash's history, newline); else in
  * single quotes, which take everything literally (`'\''` for a quote inside). A glob is single-quoted.
+ * Text with control characters is spelled without them (`printfWord`).
  */
 export function shellWord(text: string): string {
   if (SHELL_SAFE.test(text)) return text;
+  if ([...text].some((char) => isControlCharacter(char.codePointAt(0) ?? 0))) return printfWord(text);
   if (/[\s']/.test(text) && !/["$`\\!\n]/.test(text)) return `"${text}"`;
   return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A shell word for text with control characters (a file named with an escape sequence), itself free of
+ * them, so it survives `terminalSafe` and a terminal and runs as printed: `"$(printf 'issues/\033[1m.md')"`,
+ * each control character (and `!`, which bash's history would expand) as octal escapes of its UTF-8 bytes,
+ * `\` and `%` escaped for printf's format, `'` as `'\''`. Not bash's `$'…'`: dash, the `sh` of Debian and
+ * Ubuntu, which runs what is pasted into `sh -c`, reads `$'a\tb'` as `$` and the quoted `a\tb` (dash
+ * 0.5.12, tried). Command substitution drops trailing newlines, so those follow in single quotes, as they are.
+ */
+function printfWord(text: string): string {
+  const trailing = /\n*$/.exec(text)?.[0] ?? "";
+  const escaped: Record<string, string> = { "\\": "\\\\", "%": "%%", "'": "'\\''" };
+  let format = "";
+  for (const char of text.slice(0, text.length - trailing.length)) {
+    if (isControlCharacter(char.codePointAt(0) ?? 0) || char === "!") {
+      for (const byte of new TextEncoder().encode(char)) format += `\\${byte.toString(8).padStart(3, "0")}`;
+    } else format += escaped[char] ?? char;
+  }
+  return `"$(printf '${format}')"${trailing === "" ? "" : `'${trailing}'`}`;
 }

@@ -12,7 +12,7 @@ import test, { type ExecutionContext } from "ava";
 import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
-import { type GitEnv, git, gitOk } from "../testing/git.js";
+import { type GitEnv, git, gitOk, run } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
@@ -282,20 +282,70 @@ test("issues disabled on the repository: the clone says so (410)", async (t) => 
   t.regex(clone.stderr, /issues are disabled on acme\/widgets \(410\)/);
 });
 
-test("a label starting with status/ is refused before any write: it is the status on the forge", async (t) => {
+test("status/in-progress in labels is refused before any write, naming the statuses; the printed command pushes the fix", async (t) => {
   const { forge, env } = await givenForgeClone(t);
-  editWorkFile(env, "d", issuePath(3), (text) => setField(text, "labels", "[bug, status/blocked]"));
-  await commitAll(t, env, "d", "Blocked");
+  editWorkFile(env, "d", issuePath(3), (text) => setField(text, "labels", "[bug, status/in-progress]"));
+  await commitAll(t, env, "d", "In progress");
   const from = forge.requests.length;
   const push = await git(env, ["push"], { cwd: "d" });
-  t.not(push.code, 0);
-  t.regex(
+  t.is(push.code, 1, push.stderr);
+  const remote = forgeRemote(forge.url, REPO);
+  const problem =
+    "field `labels` has the entry status/in-progress: on the forge that label is the status in_progress; " +
+    "remove it from labels and set status: in_progress instead (the statuses: open, in_progress, in_review, done, wont_fix)";
+  t.is(
     push.stderr,
-    /issues\/0003\.md: field `labels` has the entry status\/blocked: labels starting with status\/ are the status on the forge/,
-  );
-  t.regex(
-    push.stderr,
-    /git commit -am "Fix issues\/0003\.md" && git push|git add issues\/0003\.md && git commit -m "Fix issues\/0003\.md" && git push/,
+    "svc: push rejected, nothing was written:\n" +
+      `  issues/0003.md: ${problem}\n` +
+      "  fix issues/0003.md as said above, then run:\n" +
+      '  git add issues/0003.md && git commit -m "Fix issues/0003.md" && git push\n' +
+      `To ${remote}\n` +
+      ` ! [remote rejected] main -> main (issues/0003.md: ${problem.slice(0, 117)}…)\n` +
+      `error: failed to push some refs to '${remote}'\n`,
   );
   t.deepEqual(forgeWrites(forge, from), []);
+
+  editWorkFile(env, "d", issuePath(3), (text) =>
+    setField(setField(text, "labels", "[bug]"), "status", "in_progress"),
+  );
+  const command = push.stderr.split("\n").find((line) => line.startsWith("  git ")) ?? "";
+  const ran = await run(env, "sh", ["-c", command.trim()], { cwd: "d", env: { GIT_EDITOR: "false" } });
+  t.is(ran.code, 0, ran.stderr);
+  t.deepEqual(forge.issue(REPO, 3)?.labels, ["bug", "status/in-progress"]);
+});
+
+test("a status/ label that is no status (status/blocked, set on the forge) is a label: shown, kept once, removable", async (t) => {
+  const { forge, env } = await givenForgeClone(t);
+  forge.addLabel(REPO, 2, "status/blocked");
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", issuePath(2)), /^status: open\nlabels: \[bug, status\/blocked\]$/m);
+
+  // Kept through a status change and a label edit, and never sent twice.
+  editWorkFile(env, "d", issuePath(2), (text) =>
+    setField(setField(text, "labels", "[bug, status/blocked, triage]"), "status", "in_progress"),
+  );
+  await commitAll(t, env, "d", "Triage, in progress");
+  const from = forge.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.deepEqual(
+    forgeWrites(forge, from).map((write) => JSON.parse(write.body)),
+    [{ labels: ["bug", "status/blocked", "triage", "status/in-progress"] }],
+  );
+  t.deepEqual(forge.issue(REPO, 2)?.labels, ["bug", "status/blocked", "triage", "status/in-progress"]);
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  t.regex(
+    readWorkFile(env, "d", issuePath(2)),
+    /^status: in_progress\nlabels: \[bug, status\/blocked, triage\]$/m,
+  );
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+
+  // Removed like any label; svc's own status label stays.
+  editWorkFile(env, "d", issuePath(2), (text) => setField(text, "labels", "[bug, triage]"));
+  await commitAll(t, env, "d", "Unblocked");
+  const push2 = await git(env, ["push"], { cwd: "d" });
+  t.is(push2.code, 0, push2.stderr);
+  t.deepEqual(forge.issue(REPO, 2)?.labels, ["bug", "triage", "status/in-progress"]);
+  await gitOk(t, env, ["pull", "-q", "--ff-only"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", issuePath(2)), /^status: in_progress\nlabels: \[bug, triage\]$/m);
 });

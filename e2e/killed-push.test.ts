@@ -201,8 +201,8 @@ for (const step of AFTER_THE_WRITES) {
     t.is(
       again.stderr,
       step === "result" || step === "noted"
-        ? `svc: ${description}: 0 created, 0 updated, 0 deleted\nTo ${url}\n   ${short(tipBeforeLastPush(env))}..${short(pushed)}  main -> main\n`
-        : `svc: ${description}: 2 created, 1 updated, 0 deleted by an earlier push of ${pushed.slice(0, 12)}, which was cut off before git heard the answer; git pull brings the server's versions and ids\n` +
+        ? `svc: ${description}: 0 created, 0 updated, 0 closed\nTo ${url}\n   ${short(tipBeforeLastPush(env))}..${short(pushed)}  main -> main\n`
+        : `svc: ${description}: 2 created, 1 updated, 0 closed by an earlier push of ${pushed.slice(0, 12)}, which was cut off before git heard the answer; git pull brings the server's versions and ids\n` +
             "Everything up-to-date\n",
     );
 

@@ -284,7 +284,7 @@ test("edited version and id are never sent; the other changed fields are", async
   await commitAll(t, env, "d", "Edit server fields");
   const push = await git(env, ["push"], { cwd: "d" });
   t.is(push.code, 0, push.stderr);
-  t.regex(push.stderr, /issues\/0007\.md: id, version are set by the server; your edit of them is not sent/);
+  t.regex(push.stderr, /issues\/0007\.md: id, version are set by the server; your edit of them was not sent/);
   t.regex(push.stderr, /issues\/0008\.md: version is set by the server/);
   const writes = simWrites(sim, before);
   t.deepEqual(writes, [

@@ -890,6 +890,12 @@ const NEXT_COMMANDS: readonly (readonly [string, readonly PlanProblem[], string,
     `git rm --cached "my notes.txt" && git add 'issues/it'\\''s $HOME.md' && git commit -m "Fix what svc refused to push" && git push`,
   ],
   [
+    "a name with control characters is spelled by printf, and the commit message shows them as U+FFFD",
+    [untrack("notes/\u001b]0;x\u0007.txt")],
+    "issues/",
+    `git rm --cached "$(printf '../notes/\\033]0;x\\007.txt')" && git commit -m "Keep notes/\ufffd]0;x\ufffd.txt out of svc" && git push`,
+  ],
+  [
     "no command when a problem has none",
     [untrack("a"), { path: "issues/../x.md", message: "m" }],
     "",

@@ -30,7 +30,7 @@ import {
 } from "../backends/record.js";
 import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
 import { formatCount } from "../core/count.js";
-import { shellWord, UserFacingError } from "../core/errors.js";
+import { shellWord, terminalSafe, UserFacingError } from "../core/errors.js";
 
 export interface DiffEntry {
   /** git's status letter: A, M, D, T (type change). */
@@ -142,10 +142,10 @@ export function limitProblems(schema: RecordSchema, changes: RecordChanges, maxB
           `field \`${spec.name}\` has ${formatCount(value.length)} entries`,
           `${formatCount(limit.maxItems)}`,
         );
-      const reserved = limit.reservedPrefix;
-      const claimed = reserved && value.find((item) => item.startsWith(reserved.prefix));
-      if (reserved && claimed !== undefined)
-        problems.push(`field \`${spec.name}\` has the entry ${claimed}: ${reserved.why}`);
+      for (const item of value) {
+        const why = limit.reserved?.(item);
+        if (why !== undefined) problems.push(`field \`${spec.name}\` has the entry ${item}: ${why}`);
+      }
       const long = limit.maxItemLength;
       const bad = value.find((item) => item.trim() === "" || (long !== undefined && item.length > long));
       if (bad !== undefined) {
@@ -496,6 +496,7 @@ export function nextCommand(problems: readonly PlanProblem[], prefix: string): N
     all.length === 1 && byKind.size === 1 && kind
       ? `${verb[kind]} ${all[0]}${kind === "untrack" ? " out of svc" : ""}`
       : "Fix what svc refused to push";
-  steps.push(`git commit -m ${shellWord(message)}`, "git push");
+  // A control character in a file's name stays out of the commit message (git log would print it raw).
+  steps.push(`git commit -m ${shellWord(terminalSafe(message))}`, "git push");
   return { fix, untracked: files("untrack"), command: steps.join(" && ") };
 }

@@ -1,10 +1,10 @@
 /**
  * `parseRawDiff` against recorded `git diff-tree -r -z --raw --no-renames` output (git 2.39.5): every
  * status the planner acts on, mode changes, and paths that a line-based parser would break on; and
- * `countsOfResult` on result commits as commitResult writes them.
+ * `summaryOfResult` on result commits as commitResult writes them.
  */
 import test from "ava";
-import { countsOfResult, parseRawDiff } from "./push.js";
+import { parseRawDiff, summaryOfResult } from "./push.js";
 
 const ZERO = "0".repeat(40);
 
@@ -79,16 +79,16 @@ test("parseRawDiff keeps only the letter of a status with a score", (t) => {
   t.is(parseRawDiff(Buffer.from(output))[0]?.status, "M");
 });
 
-test("countsOfResult reads a push's result commit; other commits give undefined", (t) => {
+test("summaryOfResult reads a push's result commit; other commits give undefined", (t) => {
   const head = `tree ${"2".repeat(40)}\nparent ${"1".repeat(40)}\nauthor svc <svc@localhost> 1 +0000\ncommitter svc <svc@localhost> 1 +0000\n\n`;
-  t.deepEqual(
-    countsOfResult(`${head}svc: push to forge project acme/widgets\n\n2 created, 1 updated, 0 deleted\n`),
-    {
-      create: 2,
-      update: 1,
-      delete: 0,
-    },
+  t.is(
+    summaryOfResult(`${head}svc: push to sim project demo\n\n2 created, 1 updated, 0 deleted\n`),
+    "2 created, 1 updated, 0 deleted",
   );
-  t.is(countsOfResult(`${head}svc: sync forge project acme/widgets\n\n2 changed, 0 removed\n`), undefined);
-  t.is(countsOfResult(`${head}Fix 2 created, 1 updated, 0 deleted\n`), undefined);
+  t.is(
+    summaryOfResult(`${head}svc: push to forge project acme/widgets\n\n0 created, 1 updated, 2 closed\n`),
+    "0 created, 1 updated, 2 closed",
+  );
+  t.is(summaryOfResult(`${head}svc: sync forge project acme/widgets\n\n2 changed, 0 removed\n`), undefined);
+  t.is(summaryOfResult(`${head}Fix 2 created, 1 updated, 0 deleted\n`), undefined);
 });

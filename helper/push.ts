@@ -26,7 +26,7 @@ import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
 import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
-import { SvcError } from "../core/errors.js";
+import { SvcError, shellWord, terminalSafe } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
 import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
@@ -343,12 +343,13 @@ async function alreadyOnServer(
     // heard `ok` (git's origin/main does not contain the commit): say what it did.
     const heard =
       tracking !== "" && (await cacheMergeBase(context.cache, objects, commit, tracking)) === commit;
-    const counts = heard
+    const summary = heard
       ? undefined
-      : countsOfResult(objects.cache.read(carried)?.content.toString("utf8") ?? "");
-    if (counts) {
+      : summaryOfResult(objects.cache.read(carried)?.content.toString("utf8") ?? "");
+    if (summary) {
       const how = ` by an earlier push of ${commit.slice(0, 12)}, which was cut off before git heard the answer`;
-      context.log(summaryLine(context.backend, counts, how));
+      const wrote = /(^|, )[1-9]\d* /.test(summary);
+      context.log(summaryLine(context.backend, summary, wrote, how));
     }
     return { ok: false, reason: "up to date" };
   }
@@ -663,8 +664,30 @@ async function integrate(
     diff: changes.diff,
     writes: judged.writes,
   });
+  reportIgnoredEdits(context, plan.ignoredEdits);
   crashPoint("done");
   return { ok: true, oldOid: tipBefore };
+}
+
+/**
+ * After an accepted push: the files whose server-controlled fields the user edited, and how to put the
+ * server's values back. `git pull`, not a restore and a commit: the push's result commit (cache `main`)
+ * sits on top of the pushed one with the server's values, so the pull fast-forwards to them, while a
+ * commit restoring the old values would itself be an edit of those fields in the next push (its base is
+ * the pushed commit) and warn again. `--ff-only`: whatever pull.ff or pull.rebase say, no editor opens.
+ */
+function reportIgnoredEdits(context: PushContext, ignored: Plan["ignoredEdits"]): void {
+  if (ignored.length === 0) return;
+  for (const { path, fields } of ignored) {
+    const one = fields.length === 1;
+    context.log(
+      `svc: ${path}: ${fields.join(", ")} ${one ? "is" : "are"} set by the server; your edit of ${one ? "it" : "them"} was not sent`,
+    );
+  }
+  const these = ignored.length === 1 && ignored[0]?.fields.length === 1 ? "value" : "values";
+  context.log(
+    `  to put the server's ${these} back in ${ignored.length === 1 ? "the file" : "these files"}, run: git pull --ff-only`,
+  );
 }
 
 /** The refusal of a plan with problems or too many deletes (nothing written), if it must be refused. */
@@ -675,12 +698,6 @@ async function refusal(
   mergeBase: string,
 ): Promise<PushReply | undefined> {
   const { cache, log } = context;
-  for (const ignored of plan.ignoredEdits) {
-    const one = ignored.fields.length === 1;
-    log(
-      `svc: ${ignored.path}: ${ignored.fields.join(", ")} ${one ? "is" : "are"} set by the server; your edit of ${one ? "it" : "them"} is not sent`,
-    );
-  }
   if (plan.problems.length > 0) {
     log("svc: push rejected, nothing was written:");
     for (const problem of plan.problems)
@@ -1021,7 +1038,7 @@ function partialFailure(
     context.log(
       `svc: the server refused the ${describeWrite(write)}: ${error.message}\n` +
         `  ${kept}; pushing again as it is fails the same way. Change ${write.path} as the server asks, then:\n` +
-        `  git commit -am "Fix ${write.path}" && git push`,
+        `  git commit -am ${shellWord(`Fix ${terminalSafe(write.path)}`)} && git push`,
     );
     return {
       ok: false,
@@ -1083,31 +1100,29 @@ function againWhen(error: SvcError): string {
 }
 
 /** What a push wrote, by kind. */
-type WriteCounts = Record<PlannedWrite["kind"], number>;
-
-/** The message of a push's result commit; `countsOfResult` reads the counts back. */
-function resultMessage(backend: WritableBackend, counts: WriteCounts): string {
-  return (
-    `svc: push to ${backend.kind} project ${backend.project}\n\n` +
-    `${counts.create} created, ${counts.update} updated, ${counts.delete} deleted\n`
-  );
+/** What a push wrote: deletes that left the record on the server (the forge closes an issue) are `kept`. */
+interface WriteCounts {
+  create: number;
+  update: number;
+  delete: number;
+  kept: number;
 }
 
-/** The counts a result commit's raw object carries (`resultMessage`), or undefined for another commit. */
-export function countsOfResult(commitObject: string): WriteCounts | undefined {
+/** The message of a push's result commit; `summaryOfResult` reads its summary back. */
+function resultMessage(backend: WritableBackend, summary: string): string {
+  return `svc: push to ${backend.kind} project ${backend.project}\n\n${summary}\n`;
+}
+
+/** The summary (`writeSummary`) a result commit's raw object carries, or undefined for another commit. */
+export function summaryOfResult(commitObject: string): string | undefined {
   const body = commitObject.slice(commitObject.indexOf("\n\n") + 2);
   if (!body.startsWith("svc: push to ")) return undefined;
-  const found = /^(\d+) created, (\d+) updated, (\d+) deleted$/m.exec(body);
-  return found ? { create: Number(found[1]), update: Number(found[2]), delete: Number(found[3]) } : undefined;
+  return /^\d+ created, \d+ updated(, \d+ [a-z]+)*$/m.exec(body)?.[0];
 }
 
 /** `svc: <backend>: 1 created, 2 updated, 0 deleted<how>`: what a push wrote, as the user is told. */
-function summaryLine(backend: WritableBackend, counts: WriteCounts, how = ""): string {
-  const wrote = counts.create + counts.update + counts.delete > 0;
-  return (
-    `svc: ${backend.description}: ${counts.create} created, ${counts.update} updated, ${counts.delete} deleted${how}` +
-    `${wrote ? "; git pull brings the server's versions and ids" : ""}`
-  );
+function summaryLine(backend: WritableBackend, summary: string, wrote: boolean, how = ""): string {
+  return `svc: ${backend.description}: ${summary}${how}${wrote ? "; git pull brings the server's versions and ids" : ""}`;
 }
 
 /**
@@ -1145,9 +1160,12 @@ async function commitResult(
       ? mergeBase === tipBefore
       : (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
-  const counts: WriteCounts = { create: 0, update: 0, delete: 0 };
-  for (const write of writes) counts[write.kind]++;
-  const message = resultMessage(backend, counts);
+  const counts: WriteCounts = { create: 0, update: 0, delete: 0, kept: 0 };
+  // A delete the server could not do leaves the record there, changed (the forge closes the issue).
+  for (const write of writes)
+    counts[write.kind === "delete" && cache.db.record(write.key) ? "kept" : write.kind]++;
+  const summary = writeSummary(counts, backend.schema.deleteDoes);
+  const message = resultMessage(backend, summary);
   // Another working tree's push or fetch may have moved main since tipSeen was read (every writer moves it
   // under this lock): then build on the tip as it is now, or that commit would drop out of main.
   const build = (tip: string) => {
@@ -1173,7 +1191,19 @@ async function commitResult(
   // Here, not in the sync above: that one runs beside the copy of the user's commits into the cache.
   await cache.consolidateIfDue(log);
   context.trace(`result commit ${result}`);
-  log(summaryLine(backend, counts));
+  log(summaryLine(backend, summary, writes.length > 0));
+}
+
+/**
+ * `1 created, 2 updated, 0 deleted`. Where a delete keeps the record (`deleteDoes`), those deletes are
+ * counted by that word instead (`0 created, 0 updated, 1 closed`), and deleted ones (a record already gone
+ * from the server) only when there are some.
+ */
+function writeSummary(counts: WriteCounts, deleteDoes: string | undefined): string {
+  const parts = [`${counts.create} created`, `${counts.update} updated`];
+  if (deleteDoes !== undefined || counts.kept > 0) parts.push(`${counts.kept} ${deleteDoes ?? "kept"}`);
+  if (deleteDoes === undefined || counts.delete > 0) parts.push(`${counts.delete} deleted`);
+  return parts.join(", ");
 }
 
 /**

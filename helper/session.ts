@@ -20,7 +20,7 @@ import {
 } from "../cache/open.js";
 import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
-import { SvcError, UserFacingError } from "../core/errors.js";
+import { SvcError, terminalSafe, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
@@ -448,7 +448,8 @@ class CacheSession implements Session {
         removeStaleRefLocks(this.cache.db.db, this.options.privateRefPrefix, this.log);
         replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
       } else {
-        replies.push(`error ${dst} ${reply.reason.replace(/[\r\n]+/g, " ")}`);
+        // git prints the reason raw: a file name's escape sequence must not reach the terminal.
+        replies.push(`error ${dst} ${terminalSafe(reply.reason.replace(/[\r\n]+/g, " "))}`);
         if (reply.broken) broken = true;
       }
     }

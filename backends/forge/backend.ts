@@ -16,7 +16,7 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse, serverClockFloor } from "../../core/http.js";
+import { HttpClient, type HttpResponse, NotJsonError, serverClockFloor } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import { progress } from "../../core/progress.js";
 import type {
@@ -259,7 +259,8 @@ export class ForgeBackend implements WritableBackend {
     try {
       return JSON.parse(response.body.toString("utf8"));
     } catch {
-      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered with a body that is not JSON`);
+      // A server fault, as the sim and the wiki say it: the message names when to run the command again.
+      throw new NotJsonError(`${this.description}: ${what}`, response.status, response.body);
     }
   }
 

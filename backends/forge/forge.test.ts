@@ -120,6 +120,12 @@ test("an issue becomes a record: status from state, reason and label; status lab
     body: "It fails.\r\n",
   });
   t.is((toForgeIssue(issue({ body: null })) as ForgeIssue).record.content.body, "");
+  // A status/ label that is no status is a label like any other.
+  const blocked = toForgeIssue(
+    issue({ labels: [{ name: "status/blocked" }, { name: "status/in-review" }, { name: "bug" }] }),
+  ) as ForgeIssue;
+  t.is(blocked.record.content.fields.status, "in_review");
+  t.deepEqual(blocked.record.content.fields.labels, ["status/blocked", "bug"]);
   t.is(toForgeIssue(issue({ pull_request: { url: "x" } })), PULL_REQUEST);
   t.regex(String(toForgeIssue(issue({ state: "merged" }))), /state is neither open nor closed/);
   t.regex(String(toForgeIssue(issue({ updated_at: "yesterday" }))), /updated_at is not a timestamp/);
@@ -160,6 +166,17 @@ test("a PATCH carries only what changed; labels are a delta that keeps labels ad
     labels: ["bug", "added-by-someone"],
     state: "closed",
     state_reason: "completed",
+  });
+  // Another status/ label follows the file like any label: kept once, added, removed.
+  const blocked = toForgeIssue(
+    issue({ labels: [{ name: "bug" }, { name: "status/blocked" }, { name: "status/in-progress" }] }),
+  ) as ForgeIssue;
+  t.deepEqual(patchFor(blocked, { fields: { labels: ["bug", "status/blocked", "ui"] } }), {
+    labels: ["bug", "status/blocked", "status/in-progress", "ui"],
+  });
+  t.deepEqual(patchFor(blocked, { fields: { labels: ["bug"] } }), { labels: ["bug", "status/in-progress"] });
+  t.deepEqual(patchFor(base, { fields: { labels: ["bug", "status/blocked"] } }), {
+    labels: ["bug", "added-by-someone", "status/in-progress", "status/blocked"],
   });
   t.deepEqual(patchFor(base, { fields: { status: "wont_fix" } }), {
     labels: ["bug", "added-by-someone"],

@@ -1,7 +1,7 @@
 /**
  * One issue object of the forge's REST API (`GET /repos/{owner}/{repo}/issues[/{number}]`) as a record:
  * validated member by member, pull requests told apart (they carry a `pull_request` member), the status
- * read from state, state reason and `status/*` labels (schema.ts), the body byte for byte (`null` → empty).
+ * read from state, state reason and the two status labels (schema.ts), the body byte for byte (`null` → empty).
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt } from "../../core/errors.js";
@@ -13,7 +13,7 @@ export interface ForgeIssue {
   readonly number: number;
   readonly state: "open" | "closed";
   readonly stateReason: string | null;
-  /** Every label name, in the server's order, `status/*` ones included. */
+  /** Every label name, in the server's order, the status labels included. */
   readonly labels: readonly string[];
   readonly record: BackendRecord;
 }

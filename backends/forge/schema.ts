@@ -8,13 +8,14 @@
  *
  * | status        | state  | state_reason  | label                |
  * |---------------|--------|---------------|----------------------|
- * | `open`        | open   | (any)         | no `status/*` label  |
+ * | `open`        | open   | (any)         | neither label below  |
  * | `in_progress` | open   | (any)         | `status/in-progress` |
  * | `in_review`   | open   | (any)         | `status/in-review`   |
  * | `done`        | closed | `completed` (or none: a close without a reason means completed) |
  * | `wont_fix`    | closed | `not_planned` |                      |
  *
- * `status/*` labels are the status, never shown in `labels`.
+ * Those two labels are the status, never shown in `labels`, and refused there on a write. Any other label,
+ * `status/blocked` too, is a label like any other: shown, kept, added and removed as the file says.
  */
 import { field, type RecordSchema } from "../record.js";
 
@@ -26,9 +27,6 @@ export const STATUS_LABELS = {
   in_progress: "status/in-progress",
   in_review: "status/in-review",
 } as const satisfies Partial<Record<ForgeStatus, string>>;
-
-/** Every label with this prefix belongs to the status, not to `labels`. */
-export const STATUS_LABEL_PREFIX = "status/";
 
 export const FORGE_SCHEMA: RecordSchema = {
   kind: "forge",
@@ -43,9 +41,12 @@ export const FORGE_SCHEMA: RecordSchema = {
       limit: {
         maxItems: 100,
         maxItemLength: 50,
-        reservedPrefix: {
-          prefix: "status/",
-          why: "labels starting with status/ are the status on the forge; remove it from labels and set status: instead",
+        reserved: (entry) => {
+          const status = statusOfLabel(entry);
+          return (
+            status &&
+            `on the forge that label is the status ${status}; remove it from labels and set status: ${status} instead (the statuses: ${FORGE_STATUSES.join(", ")})`
+          );
         },
       },
     }),
@@ -58,6 +59,8 @@ export const FORGE_SCHEMA: RecordSchema = {
   fileName: (key) => forgeFileName(Number(key)),
   // A new issue is open; a closed status is set by a second request.
   setAfterCreate: ["status"],
+  // The REST API cannot delete an issue: a delete closes it as not planned (backend.ts `remove`).
+  deleteDoes: "closed",
   // "body is too long (maximum is 65536 characters)".
   bodyMaxLength: 65_536,
 };
@@ -95,6 +98,14 @@ export function forgeStateOf(status: ForgeStatus): {
   }
 }
 
+/** The status a label stands for (`status/in-progress`: in_progress), or undefined for a plain label. */
+export function statusOfLabel(name: string): ForgeStatus | undefined {
+  for (const [status, label] of Object.entries(STATUS_LABELS))
+    if (label === name) return status as ForgeStatus;
+  return undefined;
+}
+
+/** Whether the label is one of the two that are a status (any other `status/…` label is a plain label). */
 export function isStatusLabel(name: string): boolean {
-  return name.startsWith(STATUS_LABEL_PREFIX);
+  return statusOfLabel(name) !== undefined;
 }
