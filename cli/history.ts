@@ -67,6 +67,9 @@ export async function showLog(request: LogRequest): Promise<void> {
       return;
     }
     for (const entry of entries) request.stdout.write(textEntry(entry));
+    // The summary follows the states once a reader took them: one that hung up (`svc log | head -1`) ends
+    // svc quietly instead (cli/main.ts).
+    await flushed(request.stdout);
     const seen = lastSyncMs > 0 ? `last synced ${new Date(lastSyncMs).toISOString()}` : "never synced";
     request.stderr.write(
       `svc log: ${entries.length === 0 ? "no changes" : `${entries.length} states`} of ${remote.kind} project ${remote.project} as this machine's cache saw them; ${seen}; ${syncCommand} brings what changed since\n`,
@@ -74,6 +77,11 @@ export async function showLog(request: LogRequest): Promise<void> {
   } finally {
     cache.close();
   }
+}
+
+/** Resolves once everything written to `stream` so far has gone out. */
+function flushed(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
 }
 
 const OPS: Record<TipRow["op"], string> = {

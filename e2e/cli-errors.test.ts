@@ -132,3 +132,28 @@ test("a remote URL with a user name and password: git clone refuses without echo
   t.is(cloned.code, 0, cloned.stderr);
   t.true(existsSync(join(env.dir, "demo", "issues", "0001.md")));
 });
+
+test("a reader that hangs up (svc log | head -1) ends svc quietly: exit 0, nothing on stderr, no EPIPE", async (t) => {
+  const sim = await givenSim(t);
+  // 1,500 changed records make a log of ~100 KB: more than a pipe holds, so svc is still writing when
+  // head has read its line and gone.
+  const count = 1500;
+  for (let i = 1; i <= count; i++) sim.store.createIssue("demo", { title: `Issue ${i}` });
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
+  t.is(init.code, 0, init.stderr);
+  for (let id = 1; id <= count; id++) sim.store.patchIssue("demo", id, { status: "done" }, undefined);
+  const sync = await svc(env, ["sync", "d"]);
+  t.is(sync.code, 0, sync.stderr);
+
+  const piped = await shell(env, `{ svc log d; echo "svc exited $?" >&2; } | head -1`);
+  t.is(piped.code, 0);
+  t.regex(piped.stdout, /^state [0-9a-f]{12} {2}seen \S+ {2}sync\n$/);
+  t.is(piped.stderr, "svc exited 0\n");
+
+  // The reader gone before svc writes at all, for commands that print a little or a lot.
+  for (const args of [["log", "d"], ["log", "--json", "d"], ["--help"], ["doctor", "--offline", "d"]]) {
+    const closed = await svc(env, args, { closeStdout: true });
+    t.deepEqual([closed.code, closed.stderr], [0, ""], `svc ${args.join(" ")}`);
+  }
+});
