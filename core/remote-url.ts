@@ -19,6 +19,9 @@ export interface RemoteUrl {
   readonly url: string;
 }
 
+/** Where `svc init sim::…` finds the simulator when neither `--origin` nor `SVC_SIM_ORIGIN` says. */
+export const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
+
 const EXAMPLE = "svc::http://127.0.0.1:7878/projects/demo";
 
 /**

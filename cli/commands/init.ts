@@ -6,13 +6,11 @@ import { forgeConfig, forgeRemoteUrl } from "../../backends/forge/config.js";
 import { trackerConfig, trackerRemoteUrl } from "../../backends/tracker/config.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { shellWord, UserFacingError } from "../../core/errors.js";
-import { parseRemoteUrl, parseRemoteUrlLookingUp } from "../../core/remote-url.js";
+import { DEFAULT_SIM_ORIGIN, parseRemoteUrl, parseRemoteUrlLookingUp } from "../../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../core/settings.js";
 import { USER_CWD_VARIABLE } from "../../helper/user-command.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
-
-const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
 
 /** `sim::demo` → `svc::http://127.0.0.1:7878/projects/demo`. */
 export function remoteUrlFor(spec: string, simOrigin: string): string {
