@@ -32,8 +32,13 @@ export interface HistoryEntry {
   readonly seenMs: number;
   /** For a push made from this machine: the pushed commit's author, `Name <email>`. */
   readonly pushedBy: string | undefined;
-  /** The first state noted has no predecessor to compare with: its record count instead. */
+  /** The first state noted: its record count. */
   readonly records: number | undefined;
+  /**
+   * The first state of a rebuilt cache: the commit of the working tree's history it continues (its parent,
+   * the user's `origin/main` when the cache was rebuilt), which its changes are listed against.
+   */
+  readonly continues: string | undefined;
   readonly changes: readonly RecordChange[];
 }
 
@@ -61,7 +66,8 @@ export async function readHistory(
 ): Promise<HistoryEntry[]> {
   const tips = cache.db.tips().filter((tip, i, all) => i === 0 || tip.commit_oid !== all[i - 1]?.commit_oid);
   if (tips.length === 0) return [];
-  const diffs = await diffConsecutive(cache, schema, tips, options.paths);
+  const continued = await continuedCommit(cache, tips[0] as TipRow);
+  const diffs = await diffConsecutive(cache, schema, tips, continued, options.paths);
   const changedOids = [...diffs.values()].flatMap((changes) =>
     changes.flatMap((change) => [change.oldOid, change.oid].filter((oid) => oid !== ZERO_OID)),
   );
@@ -85,6 +91,7 @@ export async function readHistory(
       seenMs: tip.at_ms,
       pushedBy: tip.pushed_commit ? authors.get(tip.pushed_commit) : undefined,
       records: isFirst ? await recordCount(cache, schema, tip.commit_oid) : undefined,
+      continues: isFirst ? continued : undefined,
       changes,
     });
   }
@@ -99,16 +106,31 @@ function keep(change: RecordChange, tip: TipRow, sinceMs: number | undefined): b
 }
 
 /**
+ * The commit the first state `first` continues: its parent, when the cache holds it. A rebuilt cache's first
+ * listing is written on top of the user's `origin/main`, whose commits were copied in (cache/open.ts); a new
+ * cache's first state has no parent.
+ */
+async function continuedCommit(cache: ProjectCache, first: TipRow): Promise<string | undefined> {
+  const body = (await readObjects(cache.repo, [first.commit_oid])).get(first.commit_oid);
+  const header = body?.toString("utf8").split("\n\n")[0] ?? "";
+  const parent = /^parent ([0-9a-f]{40})$/m.exec(header)?.[1];
+  return parent && cache.hasObject(parent) ? parent : undefined;
+}
+
+/**
  * commit → the record files that differ between it and the state noted before it, from one
- * `git diff-tree --stdin` over every consecutive pair (the first state has nothing to compare with).
+ * `git diff-tree --stdin` over every consecutive pair; the first state against the commit it `continued`,
+ * if any (a new cache's first state has nothing to compare with).
  */
 async function diffConsecutive(
   cache: ProjectCache,
   schema: RecordSchema,
   tips: readonly TipRow[],
+  continued: string | undefined,
   paths: readonly string[] | undefined,
 ): Promise<Map<string, TreeChange[]>> {
-  const pairs: string[] = [];
+  const first = tips[0];
+  const pairs: string[] = continued && first ? [`${first.commit_oid} ${continued}\n`] : [];
   for (let i = 1; i < tips.length; i++) {
     const [current, previous] = [tips[i], tips[i - 1]];
     // A state whose commit is gone (an old cache's repository lost objects) is skipped, not fatal.

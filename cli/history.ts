@@ -67,13 +67,21 @@ export async function showLog(request: LogRequest): Promise<void> {
       return;
     }
     for (const entry of entries) request.stdout.write(textEntry(entry));
+    // The summary follows the states once a reader took them: one that hung up (`svc log | head -1`) ends
+    // svc quietly instead (cli/main.ts).
+    await flushed(request.stdout);
     const seen = lastSyncMs > 0 ? `last synced ${new Date(lastSyncMs).toISOString()}` : "never synced";
     request.stderr.write(
-      `svc log: ${entries.length === 0 ? "no changes" : `${entries.length} states`} of ${remote.kind} project ${remote.project} as this machine's cache saw them; ${seen}; ${syncCommand} brings what changed since\n`,
+      `svc log: ${entries.length === 0 ? "no changes" : entries.length === 1 ? "1 state" : `${entries.length} states`} of ${remote.kind} project ${remote.project} as this machine's cache saw ${entries.length === 1 ? "it" : "them"}; ${seen}; ${syncCommand} brings what changed since\n`,
     );
   } finally {
     cache.close();
   }
+}
+
+/** Resolves once everything written to `stream` so far has gone out. */
+function flushed(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
 }
 
 const OPS: Record<TipRow["op"], string> = {
@@ -88,7 +96,9 @@ function textEntry(entry: HistoryEntry): string {
   const head = [
     `state ${entry.commit.slice(0, 12)}`,
     `seen ${new Date(entry.seenMs).toISOString()}`,
-    OPS[entry.op],
+    entry.continues === undefined
+      ? OPS[entry.op]
+      : `${entry.op === "import" ? "first listing of a rebuilt cache" : OPS[entry.op]}, continuing state ${entry.continues.slice(0, 12)}`,
     ...(entry.pushedBy ? [`by ${entry.pushedBy}`] : []),
     ...(entry.records === undefined ? [] : [`${entry.records} records`]),
   ].join("  ");
@@ -115,6 +125,7 @@ function jsonEntry(entry: HistoryEntry) {
     seenAt: new Date(entry.seenMs).toISOString(),
     pushedBy: entry.pushedBy ?? null,
     records: entry.records ?? null,
+    continues: entry.continues ?? null,
     changes: entry.changes.map((change) => ({
       path: change.path,
       change: change.change,

@@ -86,6 +86,7 @@ export function commandSpecs(): CommandSpec[] {
 
 export async function runCli(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
   const full = { ...Cli.defaultContext, ...context };
+  for (const stream of [full.stdout, full.stderr]) endQuietlyWhenClosed(stream);
   const help = helpFor(argv);
   if (help !== undefined) {
     full.stdout.write(help);
@@ -102,6 +103,19 @@ export async function runCli(argv: readonly string[], context: Partial<BaseConte
   }
   if (command instanceof SvcCommand) command.argv = argv;
   return cli.run(command, full);
+}
+
+/**
+ * Ends svc at once and says nothing when the reader of its stdout or stderr went away (`svc log | head -1`):
+ * what it would still print has no one to read it. The exit status is the one the command already
+ * decided, else 0. Node ignores SIGPIPE and reports the failed write as an 'error' event on the stream,
+ * which unhandled crashed svc with `Error: write EPIPE` and a stack.
+ */
+function endQuietlyWhenClosed(stream: NodeJS.WritableStream): void {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(process.exitCode ?? EXIT.ok);
+  });
 }
 
 /**

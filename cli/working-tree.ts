@@ -2,7 +2,7 @@
  * The svc remote of a working tree, as the commands that work inside one (`svc sync`, `svc log`) read it.
  */
 import { UserFacingError } from "../core/errors.js";
-import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
+import { parseRemoteUrlLookingUp, type RemoteUrl } from "../core/remote-url.js";
 import { userGit } from "../helper/user-git.js";
 
 /** The parsed `svc::` URL of remote `name` in the working tree `dir`; refuses anything else, saying what to run. */
@@ -24,5 +24,5 @@ export async function svcRemoteOf(
       `${dir} has no svc remote named ${name}${url ? ` (its URL is ${url})` : ""}; run ${command} inside a folder made by svc init`,
     );
   }
-  return parseRemoteUrl(url);
+  return parseRemoteUrlLookingUp(url);
 }

@@ -7,9 +7,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import test from "ava";
 import { type ProgressMode, ProgressReporter } from "./progress.js";
 
-function reporter(mode: ProgressMode, delayMs = 20): { progress: ProgressReporter; text: () => string } {
+function reporter(
+  mode: ProgressMode,
+  delayMs = 20,
+  linesIntervalMs?: number,
+): { progress: ProgressReporter; text: () => string } {
   let text = "";
-  const progress = new ProgressReporter(mode, { write: (chunk: string) => (text += chunk) }, delayMs);
+  const write = { write: (chunk: string) => (text += chunk) };
+  const progress = new ProgressReporter(mode, write, delayMs, linesIntervalMs);
   return { progress, text: () => text };
 }
 
@@ -37,6 +42,25 @@ test("off a terminal: one line for the phase and one for its waits, none for a s
   t.is(text(), "");
   await longPhase(progress);
   t.is(text(), `svc: waiting 2 s for ${ORIGIN}'s rate limit\nsvc: writing 3 changes to sim project demo\n`);
+});
+
+test("off a terminal: a long phase prints its state at an update once its last line is the interval old", async (t) => {
+  const { progress, text } = reporter("lines", 20, 60);
+  const phase = progress.start("listing the records of sim project big");
+  phase.update("2,000 listed");
+  t.is(text(), "", "nothing before the delay");
+  await sleep(40);
+  const line = "svc: listing the records of sim project big";
+  t.is(text(), `${line}\n`);
+  phase.update("4,000 listed");
+  t.is(text(), `${line}\n`, "not before the interval");
+  await sleep(80);
+  phase.update("6,000 listed");
+  phase.update("8,000 listed");
+  t.is(text(), `${line}\n${line}: 6,000 listed\n`, "one line per interval");
+  await sleep(80);
+  phase.end("10,000 listed");
+  t.is(text(), `${line}\n${line}: 6,000 listed\n`, "the end prints nothing: the state is printed at updates");
 });
 
 test("on a terminal: the line is rewritten in place and stays at the end; a log line goes above it", async (t) => {

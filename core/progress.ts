@@ -5,9 +5,11 @@
  *
  * On a terminal one line is rewritten in place (`\r`, then erase to the end of the line) while the work
  * lasts, and left on screen with a newline when it ends. Anywhere else (a pipe, a log file, an agent
- * reading stderr) a phase prints at most one line, once it has lasted the moment, and a rate-limit wait one
- * line per phase: a log must not fill up with counters. `SVC_PROGRESS=tty|lines|off` chooses the mode
- * instead of stderr's being a terminal (tests, scripts); any other value is as if it were unset.
+ * reading stderr) a phase prints one line once it has lasted the moment, then, while it lasts, its state
+ * (`12,000 listed`) at most once every `LINES_INTERVAL_MS`, at an update; a rate-limit wait one line per
+ * phase: a log must not fill up with counters, nor stay silent for minutes. No timer keeps the process
+ * alive, and an update costs a clock read. `SVC_PROGRESS=tty|lines|off` chooses the mode instead of
+ * stderr's being a terminal (tests, scripts); any other value is as if it were unset.
  *
  * One phase at a time: a phase started while another is under way ends that one.
  */
@@ -16,6 +18,8 @@ export type ProgressMode = "tty" | "lines" | "off";
 
 /** How long work runs before its progress shows. */
 const DELAY_MS = 1000;
+/** Off a terminal, the least time between two lines of one phase. */
+const LINES_INTERVAL_MS = 5000;
 /** Carriage return, then erase to the end of the line. */
 const REWRITE = "\r\x1b[K";
 
@@ -41,6 +45,8 @@ interface ActivePhase {
   drawn: boolean;
   waitPrinted: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** Off a terminal: when this phase's last line was printed (ms since 1970). */
+  lineAtMs: number;
 }
 
 export class ProgressReporter {
@@ -54,6 +60,7 @@ export class ProgressReporter {
     readonly mode: ProgressMode,
     private readonly out: Sink,
     private readonly delayMs = DELAY_MS,
+    private readonly linesIntervalMs = LINES_INTERVAL_MS,
   ) {}
 
   start(line: string, status = ""): Phase {
@@ -65,6 +72,7 @@ export class ProgressReporter {
       drawn: false,
       waitPrinted: false,
       timer: undefined,
+      lineAtMs: 0,
     };
     this.phase = phase;
     if (this.mode !== "off") {
@@ -74,7 +82,9 @@ export class ProgressReporter {
     return {
       update: (next) => {
         phase.status = next;
-        if (this.phase === phase) this.draw();
+        if (this.phase !== phase) return;
+        if (this.mode === "lines") this.lineIfDue(phase);
+        else this.draw();
       },
       end: (status) => {
         if (status !== undefined) phase.status = status;
@@ -113,8 +123,19 @@ export class ProgressReporter {
   private becomeDue(phase: ActivePhase): void {
     if (this.phase !== phase) return;
     phase.due = true;
-    if (this.mode === "lines") this.out.write(`svc: ${phase.line}\n`);
-    else this.draw();
+    if (this.mode === "lines") {
+      this.out.write(`svc: ${phase.line}\n`);
+      phase.lineAtMs = Date.now();
+    } else this.draw();
+  }
+
+  /** Off a terminal: the phase's state, when its last line is `linesIntervalMs` old. */
+  private lineIfDue(phase: ActivePhase): void {
+    if (!phase.due || phase.status === "") return;
+    const now = Date.now();
+    if (now - phase.lineAtMs < this.linesIntervalMs) return;
+    phase.lineAtMs = now;
+    this.out.write(`${this.text(phase, false)}\n`);
   }
 
   private finish(phase: ActivePhase, status: string | undefined): void {

@@ -7,7 +7,7 @@ import test from "ava";
 import fc from "fast-check";
 import { fuzzParams } from "../testing/fuzz.js";
 import { UserFacingError } from "./errors.js";
-import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "./remote-url.js";
+import { initCommandFor, parseRemoteUrl, parseRemoteUrlLookingUp, type RemoteUrl } from "./remote-url.js";
 
 const RECORDED: [string, Omit<RemoteUrl, "url">][] = [
   [
@@ -63,7 +63,10 @@ test("recorded: each refusal says what was wrong with the URL, naming it", (t) =
     ["svc::demo", /is not a URL/],
     ["svc::ftp://127.0.0.1/projects/demo", /must use http or https, like/],
     ["svc::file:///projects/demo", /must use http or https/],
-    ["svc::https://acme.atlassian.net/projects/DOCS", /does not name a project/],
+    [
+      "svc::https://acme.atlassian.net/projects/DOCS",
+      /names a simulator project \(no wiki\/, tracker\/ or forge\/ before \/projects\/\) on acme\.atlassian\.net, which is not a loopback address/,
+    ],
     ["svc::http://127.0.0.1:7878/issues/demo", /does not name a project/],
     ["svc::http://127.0.0.1:7878/projects/", /does not name a project/],
     ["svc::http://127.0.0.1:7878/x/projects/demo", /does not name a project/],
@@ -84,6 +87,33 @@ test("recorded: each refusal says what was wrong with the URL, naming it", (t) =
     t.throws(() => parseRemoteUrl("svc::http://127.0.0.1:7878/other"))?.message.includes(USAGE),
     "the refusal shows the form expected",
   );
+});
+
+test("a simulator URL on a host that is not loopback: the cause, and the same URL at 127.0.0.1 and with a kind", (t) => {
+  const error = t.throws(() => parseRemoteUrl("svc::http://192.0.2.7:7878/projects/demo"), {
+    instanceOf: UserFacingError,
+  });
+  t.is(
+    error?.message,
+    'remote URL "svc::http://192.0.2.7:7878/projects/demo" names a simulator project (no wiki/, tracker/ or forge/ before /projects/) ' +
+      "on 192.0.2.7, which is not a loopback address: the simulator listens only on loopback (127.0.0.1, localhost, [::1]), by design, as it has no authentication. " +
+      "For a simulator on this machine: git clone svc::http://127.0.0.1:7878/projects/demo (in an existing clone: git remote set-url origin svc::http://127.0.0.1:7878/projects/demo); " +
+      "for a wiki space or a tracker project there, name its kind: svc::http://192.0.2.7:7878/wiki/projects/demo or svc::http://192.0.2.7:7878/tracker/projects/demo",
+  );
+  t.is(error?.data.loopbackUrl, "svc::http://127.0.0.1:7878/projects/demo");
+  for (const url of [error?.data.loopbackUrl, "svc::http://192.0.2.7:7878/wiki/projects/demo"])
+    t.notThrows(() => parseRemoteUrl(url as string));
+});
+
+test("parseRemoteUrlLookingUp: a simulator host name that does not resolve is named as such", async (t) => {
+  const error = await t.throwsAsync(parseRemoteUrlLookingUp("svc::https://sim.invalid/projects/demo"), {
+    instanceOf: UserFacingError,
+  });
+  t.regex(
+    error?.message ?? "",
+    /^remote URL "svc::https:\/\/sim\.invalid\/projects\/demo" names a simulator project \(no wiki\/, tracker\/ or forge\/ before \/projects\/\) on sim\.invalid, and the host name sim\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\); the simulator listens only on loopback \(127\.0\.0\.1, localhost, \[::1\]\)\. For a simulator on this machine: git clone svc::http:\/\/127\.0\.0\.1\/projects\/demo \(in an existing clone: git remote set-url origin svc::http:\/\/127\.0\.0\.1\/projects\/demo\)$/,
+  );
+  t.is((await parseRemoteUrlLookingUp("svc::http://localhost:1/projects/demo")).project, "demo");
 });
 
 test("a URL with a user name or password is refused without echoing either, and the fix is runnable", (t) => {

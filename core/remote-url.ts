@@ -3,6 +3,7 @@
  * `/<kind>/projects/<…>` names another adapter (`wiki`, `tracker`, `forge`). A loopback origin without a
  * marker is the simulator. Pure parsing; the egress allowlist is checked by the HTTP client.
  */
+import { createRequire } from "node:module";
 import { isLoopbackHost } from "./checks.js";
 import { shellWord, UserFacingError } from "./errors.js";
 
@@ -17,6 +18,9 @@ export interface RemoteUrl {
   /** The URL without `svc::`. */
   readonly url: string;
 }
+
+/** Where `svc init sim::…` finds the simulator when neither `--origin` nor `SVC_SIM_ORIGIN` says. */
+export const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
 
 const EXAMPLE = "svc::http://127.0.0.1:7878/projects/demo";
 
@@ -65,6 +69,7 @@ export function parseRemoteUrl(input: string): RemoteUrl {
   if (marker === "wiki" || marker === "tracker" || marker === "forge") kind = marker;
   else if (at === 0 && isLoopbackHost(url.hostname)) kind = "sim";
   const wanted = kind === "forge" ? 2 : 1;
+  if (!kind && at === 0 && rest.length === 1 && rest[0] !== "") throw simOffLoopback(input, url);
   if (!kind || rest.length !== wanted || rest.some((part) => part === "")) {
     throw new UserFacingError(
       "SVC_USAGE",
@@ -73,6 +78,78 @@ export function parseRemoteUrl(input: string): RemoteUrl {
     );
   }
   return { kind, origin: url.origin, project: rest.join("/"), url: text };
+}
+
+/**
+ * The refusal of a simulator URL (`…/projects/<slug>` with no backend before it) whose host is not a loopback
+ * address as written. The simulator listens only on loopback, by design (it has no authentication), so the
+ * URL that works is the same one at 127.0.0.1, on the machine it runs on. `unresolved`: why the host name
+ * does not resolve, when a lookup said so (`parseRemoteUrlLookingUp`). `data.loopbackUrl` is that URL and
+ * `data.cause` the words after "on" (`sim.example, which is not a loopback address: …`), for the commands
+ * that name their own next step (`svc init --origin`, `svc doctor`).
+ */
+function simOffLoopback(input: string, url: URL, unresolved?: string): UserFacingError {
+  const loopback = new URL(url.href);
+  loopback.protocol = "http:";
+  loopback.hostname = "127.0.0.1";
+  const working = `svc::${loopback.href.replace(/\/$/, "")}`;
+  const host = url.hostname;
+  const cause =
+    unresolved === undefined
+      ? `${host}, which is not a loopback address: the simulator listens only on loopback (127.0.0.1, localhost, [::1]), by design, as it has no authentication`
+      : `${host}, and the host name ${host} does not resolve (${unresolved}); the simulator listens only on loopback (127.0.0.1, localhost, [::1])`;
+  const marked = (kind: string) =>
+    `svc::${url.origin}${url.pathname.replace(/^\/projects\//, `/${kind}/projects/`)}`;
+  const otherKinds =
+    unresolved === undefined
+      ? `; for a wiki space or a tracker project there, name its kind: ${marked("wiki")} or ${marked("tracker")}`
+      : "";
+  return new UserFacingError(
+    "SVC_USAGE",
+    `remote URL ${shownUrl(input)} names a simulator project (no wiki/, tracker/ or forge/ before /projects/) on ${cause}. ` +
+      `For a simulator on this machine: git clone ${working} (in an existing clone: git remote set-url origin ${working})${otherKinds}`,
+    { data: { simHost: host, cause, loopbackUrl: working } },
+  );
+}
+
+/** How long `parseRemoteUrlLookingUp` waits for a host name's lookup before it leaves the cause unsaid. */
+const LOOKUP_WAIT_MS = 3000;
+
+/**
+ * `parseRemoteUrl`, and when it refuses a simulator URL on a host name that is not loopback, that name looked
+ * up, so that the refusal names the real cause: a name that does not resolve (a typo) rather than the
+ * simulator's being loopback-only. Only that refusal costs a lookup.
+ */
+export async function parseRemoteUrlLookingUp(input: string): Promise<RemoteUrl> {
+  try {
+    return parseRemoteUrl(input);
+  } catch (error) {
+    const host = error instanceof UserFacingError ? error.data.simHost : undefined;
+    // An address written as such has nothing to look up.
+    if (typeof host !== "string" || /^(\d+\.){3}\d+$|^\[/.test(host)) throw error;
+    const unresolved = await lookupFailure(host);
+    if (unresolved === undefined) throw error;
+    const text = input.startsWith("svc::") ? input.slice(5) : input;
+    throw simOffLoopback(input, new URL(text), unresolved);
+  }
+}
+
+/** The error code of looking `host` up, or undefined when it resolves or the lookup takes too long. */
+async function lookupFailure(host: string): Promise<string | undefined> {
+  // Loaded here, with require (a dynamic import() cannot run in the bundle): only this refusal needs it.
+  const { lookup } = (createRequire(import.meta.url)("node:dns") as typeof import("node:dns")).promises;
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), LOOKUP_WAIT_MS);
+  });
+  try {
+    await Promise.race([lookup(host), waited]);
+    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A path segment without its percent-escapes; one that is not UTF-8 (`%E0%A4`) is the user's error. */

@@ -10,6 +10,7 @@ import test, { type ExecutionContext } from "ava";
 import {
   cacheFolder,
   cacheGit,
+  deleteIssue,
   expectedIssueFile,
   type GitEnv,
   git,
@@ -285,6 +286,45 @@ test("svc sync rebuilds a lost cache the same way: git pull then fast-forwards",
   t.notRegex(sync.stderr, /forced update/);
   const pull = await pullFastForwards(t, env, sim, oldTip);
   t.deepEqual(rebuildLines(pull), []);
+});
+
+test("svc log after a rebuild: the rebuilt first listing lists what changed since the origin/main it continues", async (t) => {
+  const { sim, env, oldTip } = await givenCloneBehindServer(t);
+  // Beside issue 2's change: issue 4 deleted and issue 5 created on the server while the cache is gone.
+  await deleteIssue(sim.url, "demo", 4);
+  await givenProject(sim.url, "demo", [{ title: "Created while the cache was gone" }]);
+  rmSync(cacheFolder(env), { recursive: true, force: true });
+  const sync = await svc(env, ["sync", "d"]);
+  t.is(sync.code, 0, sync.stderr);
+
+  const log = await svc(env, ["log", "d"]);
+  t.is(log.code, 0, log.stderr);
+  const state = (await cacheGit(env, ["rev-parse", "main"])).stdout.trim();
+  const updated = (id: number) => sim.store.getIssue("demo", id)?.frontmatter.updated_at;
+  const [, seen = ""] = /seen (\S+)/.exec(log.stdout) ?? [];
+  t.is(
+    log.stdout,
+    `state ${state.slice(0, 12)}  seen ${seen}  first listing of a rebuilt cache, continuing state ${oldTip.slice(0, 12)}  4 records
+  changed  issues/0002.md  status, body  at ${updated(2)}
+  deleted  issues/0004.md
+  created  issues/0005.md  at ${updated(5)}
+`,
+  );
+  t.regex(
+    log.stderr,
+    /^svc log: 1 state of sim project demo as this machine's cache saw it; last synced \S+; svc sync d brings what changed since\n$/,
+  );
+  const json = JSON.parse((await svc(env, ["log", "--json", "d"])).stdout) as {
+    states: { op: string; continues: string | null; changes: { path: string; change: string }[] }[];
+  };
+  t.deepEqual(
+    json.states.map((entry) => [
+      entry.op,
+      entry.continues,
+      entry.changes.map((c) => `${c.change} ${c.path}`),
+    ]),
+    [["import", oldTip, ["changed issues/0002.md", "deleted issues/0004.md", "created issues/0005.md"]]],
+  );
 });
 
 test("a version only the lost cache held cannot be served: the error says to git pull, and after it the checkout works", async (t) => {

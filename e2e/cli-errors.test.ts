@@ -132,3 +132,88 @@ test("a remote URL with a user name and password: git clone refuses without echo
   t.is(cloned.code, 0, cloned.stderr);
   t.true(existsSync(join(env.dir, "demo", "issues", "0001.md")));
 });
+
+test("a reader that hangs up (svc log | head -1) ends svc quietly: exit 0, nothing on stderr, no EPIPE", async (t) => {
+  const sim = await givenSim(t);
+  // 1,500 changed records make a log of ~100 KB: more than a pipe holds, so svc is still writing when
+  // head has read its line and gone.
+  const count = 1500;
+  for (let i = 1; i <= count; i++) sim.store.createIssue("demo", { title: `Issue ${i}` });
+  const env = givenGitEnv(t);
+  const init = await svc(env, ["init", "sim::demo", "d", "--origin", sim.url]);
+  t.is(init.code, 0, init.stderr);
+  for (let id = 1; id <= count; id++) sim.store.patchIssue("demo", id, { status: "done" }, undefined);
+  const sync = await svc(env, ["sync", "d"]);
+  t.is(sync.code, 0, sync.stderr);
+
+  const piped = await shell(env, `{ svc log d; echo "svc exited $?" >&2; } | head -1`);
+  t.is(piped.code, 0);
+  t.regex(piped.stdout, /^state [0-9a-f]{12} {2}seen \S+ {2}sync\n$/);
+  t.is(piped.stderr, "svc exited 0\n");
+
+  // The reader gone before svc writes at all, for commands that print a little or a lot.
+  for (const args of [["log", "d"], ["log", "--json", "d"], ["--help"], ["doctor", "--offline", "d"]]) {
+    const closed = await svc(env, args, { closeStdout: true });
+    t.deepEqual([closed.code, closed.stderr], [0, ""], `svc ${args.join(" ")}`);
+  }
+});
+
+test("a simulator URL on a host that is not loopback names the cause (loopback-only, or a name that does not resolve) and the command that works", async (t) => {
+  const simUrl = await givenDemo(t);
+  const env = givenGitEnv(t);
+  const port = new URL(simUrl).port;
+  const working = `svc::${simUrl}/projects/demo`;
+
+  const remote = await run(env, "git", ["clone", `svc::http://192.0.2.7:${port}/projects/demo`, "d"]);
+  t.is(remote.code, 128);
+  t.is(
+    remote.stderr,
+    `Cloning into 'd'...
+svc: remote URL "http://192.0.2.7:${port}/projects/demo" names a simulator project (no wiki/, tracker/ or forge/ before /projects/) on 192.0.2.7, which is not a loopback address: the simulator listens only on loopback (127.0.0.1, localhost, [::1]), by design, as it has no authentication. For a simulator on this machine: git clone ${working} (in an existing clone: git remote set-url origin ${working}); for a wiki space or a tracker project there, name its kind: svc::http://192.0.2.7:${port}/wiki/projects/demo or svc::http://192.0.2.7:${port}/tracker/projects/demo
+`,
+  );
+  const typo = await run(env, "git", ["clone", `svc::http://sim.invalid:${port}/projects/demo`, "d"]);
+  t.is(typo.code, 128);
+  t.regex(
+    typo.stderr,
+    new RegExp(
+      `^Cloning into 'd'\\.\\.\\.\\nsvc: remote URL "http://sim\\.invalid:${port}/projects/demo" names a simulator project \\(no wiki/, tracker/ or forge/ before /projects/\\) on sim\\.invalid, and the host name sim\\.invalid does not resolve \\((ENOTFOUND|EAI_AGAIN)\\); the simulator listens only on loopback \\(127\\.0\\.0\\.1, localhost, \\[::1\\]\\)\\. For a simulator on this machine: git clone ${working.replace(/\./g, "\\.")} \\(in an existing clone: git remote set-url origin ${working.replace(/\./g, "\\.")}\\)\\n$`,
+    ),
+  );
+  t.false(existsSync(join(env.dir, "d")), "nothing was cloned");
+  const [, clone = ""] = /For a simulator on this machine: (git clone \S+)/.exec(typo.stderr) ?? [];
+  const cloned = await shell(env, `${clone} d`);
+  t.is(cloned.code, 0, cloned.stderr);
+  t.true(existsSync(join(env.dir, "d", "issues", "0002.md")));
+
+  // In that clone, a remote moved off loopback: svc sync names the cause and set-url as printed fixes it.
+  await gitOk(t, env, [
+    "-C",
+    "d",
+    "remote",
+    "set-url",
+    "origin",
+    `svc::http://192.0.2.7:${port}/projects/demo`,
+  ]);
+  const sync = await svc(env, ["sync"], { cwd: "d" });
+  t.is(sync.code, 2);
+  t.true(
+    sync.stderr.startsWith(
+      `svc: remote URL "svc::http://192.0.2.7:${port}/projects/demo" names a simulator project`,
+    ),
+  );
+  const [, setUrl = ""] = /\(in an existing clone: (git remote set-url origin \S+)\)/.exec(sync.stderr) ?? [];
+  t.is(setUrl, `git remote set-url origin ${working}`);
+  t.is((await shell(env, `${setUrl} && svc sync`, "d")).code, 0);
+
+  const init = await svc(env, ["init", "sim::demo", "e", "--origin", `http://192.0.2.7:${port}`]);
+  t.is(init.code, 2);
+  t.is(
+    init.stderr,
+    `svc: --origin http://192.0.2.7:${port} puts the simulator on 192.0.2.7, which is not a loopback address: the simulator listens only on loopback (127.0.0.1, localhost, [::1]), by design, as it has no authentication. For a simulator on this machine: svc init sim::demo e --origin ${simUrl}\n`,
+  );
+  const [, initAgain = ""] = /For a simulator on this machine: (.*)\n/.exec(init.stderr) ?? [];
+  const made = await shell(env, initAgain);
+  t.is(made.code, 0, made.stderr);
+  t.true(existsSync(join(env.dir, "e", "issues", "0002.md")));
+});

@@ -1,14 +1,16 @@
 /**
  * `svc doctor` (issue 16): healthy on a fresh clone, and on clones broken in each of the ways it checks,
- * the failing check names a fix; the fix, run through `sh -c` exactly as printed (a credential's `<…>`
- * placeholder filled in), makes the next `svc doctor` healthy. Real git, a real simulator, the fake wiki,
- * forge and tracker.
+ * the failing check names a fix; the fix, run through `sh -c` exactly as printed, makes the next `svc doctor`
+ * healthy. A fix never holds a placeholder (issue 31): where svc cannot know a value (a credential) or the
+ * choice is the user's, the check's advice says so in words, and doing what it says (the commands it names
+ * run as printed) makes the doctor healthy. Real git, a real simulator, the fake wiki, forge and tracker.
  * The doctor changes nothing and, `--offline`, asks the server nothing; no credential value is ever printed.
  */
 import { spawn } from "node:child_process";
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -51,6 +53,7 @@ interface Check {
   readonly status: "ok" | "fail" | "skipped" | "info";
   readonly message: string;
   readonly fix: string | null;
+  readonly advice?: string;
   readonly [detail: string]: unknown;
 }
 
@@ -103,32 +106,61 @@ async function givenClone(t: ExecutionContext, extra: Readonly<Record<string, st
   return { sim, env };
 }
 
+/** A placeholder in a fix or an advice: `<project>`, `<api-token>`. */
+const PLACEHOLDER = /<[a-z][a-z-]*>/;
+
 /**
  * Asserts `report` fails exactly `ids` (all of them, nothing else), then runs the fix of `ids[0]` as printed
- * (with `fill` replacing placeholders) followed by `svc doctor --json d`, in one `sh -c` with `overrides`;
- * that doctor must be healthy. Returns everything printed, for the credential assertions.
+ * followed by `svc doctor --json d`, in one `sh -c` with `overrides`; that doctor must be healthy. Returns
+ * everything printed, for the credential assertions.
  */
 async function fixAndRecheck(
   t: ExecutionContext,
   env: GitEnv,
   report: Report,
   ids: readonly string[],
-  options: { overrides?: Overrides; fill?: Readonly<Record<string, string>> } = {},
+  options: { overrides?: Overrides } = {},
 ): Promise<string> {
   t.false(report.healthy);
   t.deepEqual(failing(report), [...ids]);
   const failed = check(report, ids[0] as string);
   t.is(typeof failed.fix, "string", `${failed.id} names a fix`);
-  let fix = failed.fix as string;
-  for (const [placeholder, value] of Object.entries(options.fill ?? {})) {
-    t.true(fix.includes(placeholder), `${fix} has ${placeholder}`);
-    fix = fix.split(placeholder).join(shellWord(value));
-  }
+  const fix = failed.fix as string;
+  t.notRegex(fix, PLACEHOLDER);
   const after = await run(env, "sh", ["-c", `${fix} && svc doctor --json d`], { env: options.overrides });
   const again = parseReport(t, after);
   t.deepEqual(failing(again), [], `after ${failed.fix}: ${after.stdout}\n${after.stderr}`);
   t.true(again.healthy);
   t.is(after.code, 0);
+  return after.stdout + after.stderr;
+}
+
+/**
+ * Asserts `report` fails exactly `ids`, the first with no fix and `advice` as its advice, then does what the
+ * advice says: `exports` (the values only the user knows) set in a shell, then the command after its last
+ * "then run", as printed, which must report healthy. Returns everything printed.
+ */
+async function followAdvice(
+  t: ExecutionContext,
+  env: GitEnv,
+  report: Report,
+  ids: readonly string[],
+  advice: string,
+  options: { overrides?: Overrides; exports: Readonly<Record<string, string>> },
+): Promise<string> {
+  t.false(report.healthy);
+  t.deepEqual(failing(report), [...ids]);
+  const failed = check(report, ids[0] as string);
+  t.is(failed.fix, null);
+  t.is(failed.advice, advice);
+  t.notRegex(advice, PLACEHOLDER);
+  const [, then = ""] = /then run (svc doctor.*)$/.exec(advice) ?? [];
+  const set = Object.entries(options.exports).map(([name, value]) => `${name}=${shellWord(value)}`);
+  const after = await run(env, "sh", ["-c", `export ${set.join(" ")} && ${then}`], {
+    env: options.overrides,
+  });
+  t.is(after.code, 0, after.stdout + after.stderr);
+  t.true(after.stdout.endsWith("svc doctor: healthy\n"), after.stdout);
   return after.stdout + after.stderr;
 }
 
@@ -534,13 +566,106 @@ test("not a clone: remote fails with the svc init form, the rest is skipped; svc
   rmSync(join(env.dir, "d"), { recursive: true, force: true });
   const { result, report } = await doctor(t, env);
   t.is(result.code, 1);
-  t.is(check(report, "remote").fix, "svc init sim::<project> d");
+  t.is(check(report, "remote").fix, `svc init sim::${SLUG} d`);
   t.deepEqual(
     report.checks.filter((item) => item.status === "skipped").length,
     report.checks.length - 4,
     "everything after remote is skipped",
   );
-  await fixAndRecheck(t, env, report, ["remote"], { fill: { "<project>": SLUG } });
+  await fixAndRecheck(t, env, report, ["remote"]);
+});
+
+test("no svc remote and no placeholder: each fix names the real folder, project and URL, and runs as printed", async (t) => {
+  const { sim, env } = await givenClone(t);
+  const port = new URL(sim.url).port;
+  const setUrl = (url: string) => gitOk(t, env, ["-C", "d", "remote", "set-url", "origin", url]);
+  const fixed = `git -C d remote set-url origin svc::${sim.url}/projects/${SLUG}`;
+
+  // A simulator URL on a host that is not loopback: the same URL at 127.0.0.1.
+  await setUrl(`svc::http://192.0.2.7:${port}/projects/${SLUG}`);
+  let { report } = await doctor(t, env);
+  t.regex(
+    check(report, "remote").message,
+    /on 192\.0\.2\.7, which is not a loopback address: the simulator listens only on loopback/,
+  );
+  t.is(check(report, "remote").fix, fixed);
+  await fixAndRecheck(t, env, report, ["remote"]);
+
+  // A URL without a project: the one project the simulator serves (GET /projects).
+  await setUrl(`svc::${sim.url}/projects/`);
+  ({ report } = await doctor(t, env));
+  t.is(check(report, "remote").fix, fixed);
+  await fixAndRecheck(t, env, report, ["remote"]);
+
+  // A URL without its scheme: http:// in front.
+  await setUrl(`svc::127.0.0.1:${port}/projects/${SLUG}`);
+  ({ report } = await doctor(t, env));
+  t.is(check(report, "remote").fix, fixed);
+  await fixAndRecheck(t, env, report, ["remote"]);
+});
+
+test("a folder that is no clone: svc init with the simulator's one project into it, or, the current folder, into .", async (t) => {
+  const { env } = await givenClone(t);
+  mkdirSync(join(env.dir, "empty"));
+  const here = await svc(env, ["doctor", "--json"], { cwd: "empty" });
+  const report = parseReport(t, here);
+  t.is(
+    check(report, "remote").message,
+    "the current folder is not in a git working tree (fatal: not a git repository (or any of the parent directories): .git); make a clone with svc init",
+  );
+  t.is(check(report, "remote").fix, `svc init sim::${SLUG} .`);
+  const after = await run(env, "sh", ["-c", `${check(report, "remote").fix} && svc doctor`], {
+    cwd: "empty",
+  });
+  t.is(after.code, 0, after.stdout + after.stderr);
+  t.true(after.stdout.endsWith("svc doctor: healthy\n"));
+});
+
+test("a folder that is no clone with two projects, or holding files: advice naming the commands, which run as printed", async (t) => {
+  const { sim, env } = await givenClone(t);
+  await givenProject(sim.url, "other", manyIssues(1));
+  // d holds files: a git repository whose origin is not svc's.
+  await gitOk(t, env, ["-C", "d", "remote", "set-url", "origin", "https://example.test/x.git"]);
+  let { report } = await doctor(t, env);
+  t.is(
+    check(report, "remote").advice,
+    `d holds files, and svc init clones only into a new or empty folder, so the clone goes beside it; the simulator at ${sim.url} serves 2 projects, and svc cannot know which one you want: run svc init sim::${SLUG} ${SLUG} && svc doctor ${SLUG}; or svc init sim::other other && svc doctor other`,
+  );
+  t.is(check(report, "remote").fix, null);
+  const [, second = ""] = /; or (.*)$/.exec(check(report, "remote").advice ?? "") ?? [];
+  const beside = await run(env, "sh", ["-c", second]);
+  t.is(beside.code, 0, beside.stdout + beside.stderr);
+  t.true(beside.stdout.endsWith("svc doctor: healthy\n"));
+
+  rmSync(join(env.dir, "d"), { recursive: true, force: true });
+  ({ report } = await doctor(t, env));
+  t.is(
+    check(report, "remote").advice,
+    `the simulator at ${sim.url} serves 2 projects, and svc cannot know which one you want: run svc init sim::${SLUG} d; or svc init sim::other d`,
+  );
+  const [, first = ""] = /: run (.*?);/.exec(check(report, "remote").advice ?? "") ?? [];
+  const made = await run(env, "sh", ["-c", `${first} && svc doctor d`]);
+  t.is(made.code, 0, made.stdout + made.stderr);
+  t.true(made.stdout.endsWith("svc doctor: healthy\n"));
+});
+
+test("a folder that is no clone and no simulator that answers, or --offline: advice in words, and svc init --help", async (t) => {
+  const { env } = await givenClone(t);
+  rmSync(join(env.dir, "d"), { recursive: true, force: true });
+  const offline = (await doctor(t, env, { args: ["--offline"] })).report;
+  t.is(
+    check(offline, "remote").advice,
+    `svc cannot tell which project to clone: the simulator svc init uses, at ${env.env.SVC_SIM_ORIGIN}, did not say which it serves (--offline sends no request, so svc did not ask it (GET ${env.env.SVC_SIM_ORIGIN}/projects)); svc init --help shows how to name a simulator project, a wiki space, a tracker project or a forge repository`,
+  );
+  const closed = (await doctor(t, env, { env: { SVC_SIM_ORIGIN: "http://127.0.0.1:1" } })).report;
+  t.is(check(closed, "remote").fix, null);
+  t.regex(
+    check(closed, "remote").advice ?? "",
+    /^svc cannot tell which project to clone: the simulator svc init uses, at http:\/\/127\.0\.0\.1:1, did not say which it serves \(.*GET http:\/\/127\.0\.0\.1:1\/projects.*\); svc init --help shows how/,
+  );
+  for (const report of [offline, closed]) t.notRegex(check(report, "remote").advice ?? "", PLACEHOLDER);
+  const help = await svc(env, ["init", "--help"]);
+  t.is(help.code, 0);
 });
 
 test("history not shared: a cache built by another clone without this one's origin/main; the fixes continue both", async (t) => {
@@ -591,14 +716,17 @@ test("a wiki clone without VENDOR_API_KEY: credentials names it, the server is n
   const overrides = { VENDOR_API_KEY: undefined };
   const before = wiki.requests.length;
   const { report } = await doctor(t, env, { env: overrides });
-  t.is(check(report, "credentials").fix, "export VENDOR_API_KEY=<api-token>");
   t.deepEqual(check(report, "credentials").missing, ["VENDOR_API_KEY"]);
   t.like(check(report, "server"), { status: "skipped" });
   t.is(wiki.requests.length, before);
-  const printed = await fixAndRecheck(t, env, report, ["credentials"], {
-    overrides,
-    fill: { "<api-token>": wiki.credentials.token },
-  });
+  const printed = await followAdvice(
+    t,
+    env,
+    report,
+    ["credentials"],
+    "svc cannot know VENDOR_API_KEY: set VENDOR_API_KEY to a user API token of that wiki account, in the environment svc and git run in; then run svc doctor d",
+    { overrides, exports: { VENDOR_API_KEY: wiki.credentials.token } },
+  );
   t.false(printed.includes(wiki.credentials.token));
 });
 
@@ -610,13 +738,22 @@ test("a wiki clone with a rejected token: server fails with 401 naming the varia
   const server = check(report, "server");
   t.like(server, { status: "fail", httpStatus: 401 });
   t.regex(server.message, /answered 401 .*VENDOR_EMAIL and VENDOR_API_KEY/);
-  t.is(server.fix, "export VENDOR_EMAIL=<account-email> VENDOR_API_KEY=<api-token>");
   t.false(result.stdout.includes(wrong));
   t.false(result.stdout.includes(wiki.credentials.token));
-  const printed = await fixAndRecheck(t, env, report, ["server"], {
-    overrides,
-    fill: { "<account-email>": wikiVars(wiki).VENDOR_EMAIL as string, "<api-token>": wiki.credentials.token },
-  });
+  const printed = await followAdvice(
+    t,
+    env,
+    report,
+    ["server"],
+    "svc cannot know VENDOR_EMAIL or VENDOR_API_KEY: set VENDOR_EMAIL to the email of the wiki account the API token was issued to, and VENDOR_API_KEY to a user API token of that wiki account, in the environment svc and git run in; then run svc doctor d",
+    {
+      overrides,
+      exports: {
+        VENDOR_EMAIL: wikiVars(wiki).VENDOR_EMAIL as string,
+        VENDOR_API_KEY: wiki.credentials.token,
+      },
+    },
+  );
   t.false(printed.includes(wiki.credentials.token));
   t.false(printed.includes(wrong));
 });
@@ -639,11 +776,15 @@ test("a forge clone: healthy (GET of the repository); a rejected FORGE_TOKEN fai
   const wrong = "ghp_wrong0c1d2e3f";
   const overrides = { FORGE_TOKEN: wrong };
   const { report } = await doctor(t, env, { env: overrides });
-  t.like(check(report, "server"), { httpStatus: 401, fix: "export FORGE_TOKEN=<token>" });
-  const printed = await fixAndRecheck(t, env, report, ["server"], {
-    overrides,
-    fill: { "<token>": forge.token },
-  });
+  t.like(check(report, "server"), { httpStatus: 401 });
+  const printed = await followAdvice(
+    t,
+    env,
+    report,
+    ["server"],
+    "svc cannot know FORGE_TOKEN: set FORGE_TOKEN to a forge token that can read and write the repository's issues, in the environment svc and git run in; then run svc doctor d",
+    { overrides, exports: { FORGE_TOKEN: forge.token } },
+  );
   t.false(JSON.stringify(report).includes(wrong));
   t.false(printed.includes(forge.token));
 });
@@ -666,14 +807,15 @@ test("a tracker clone: healthy (the project's GET); a rejected API token fails s
   const wrong = "wrong-api-token-8c2e";
   const overrides = { TRACKER_API_TOKEN: wrong };
   const { report } = await doctor(t, env, { env: overrides });
-  t.like(check(report, "server"), {
-    httpStatus: 401,
-    fix: "export TRACKER_EMAIL=<account-email> TRACKER_API_TOKEN=<api-token>",
-  });
-  const printed = await fixAndRecheck(t, env, report, ["server"], {
-    overrides,
-    fill: { "<account-email>": tracker.email, "<api-token>": tracker.apiToken },
-  });
+  t.like(check(report, "server"), { httpStatus: 401 });
+  const printed = await followAdvice(
+    t,
+    env,
+    report,
+    ["server"],
+    "svc cannot know TRACKER_EMAIL or TRACKER_API_TOKEN: set TRACKER_EMAIL to the email of the tracker account, and TRACKER_API_TOKEN to an API token of that tracker account, in the environment svc and git run in; then run svc doctor d",
+    { overrides, exports: { TRACKER_EMAIL: tracker.email, TRACKER_API_TOKEN: tracker.apiToken } },
+  );
   t.false(JSON.stringify(report).includes(wrong));
   t.false(printed.includes(tracker.apiToken));
 });

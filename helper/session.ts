@@ -22,7 +22,7 @@ import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { SvcError, terminalSafe, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
-import { initCommandFor, parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
+import { initCommandFor, parseRemoteUrlLookingUp, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
 import { refusalMessage, usableBlobLimit } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
@@ -217,7 +217,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       "git asked svc for a missing object while svc was copying this repository's history into its cache; nothing was fetched",
     );
   }
-  const remote = parseRemoteUrl(options.url);
+  const remote = await parseRemoteUrlLookingUp(options.url);
   const agent = `git-remote-svc-${process.pid}`;
   const user = userRepository([`refs/remotes/${options.remote}/main`, `${options.privateRefPrefix}/main`]);
   // Nearly every command reads them (a fetch before it syncs, a lazy fetch for the prefetch, a push): the

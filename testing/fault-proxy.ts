@@ -15,6 +15,8 @@
  * - forwarded (the server commits; the client gets a broken answer or none):
  *   - `late`: hold the server's answer back `ms` milliseconds: a slow network, or a client killed while
  *     waiting for an answer that was already decided.
+ *   - `slow`: send the server's answer in `slices` equal parts, `gapMs` apart: a long answer arriving over
+ *     seconds (a large project's listing on a slow link).
  *   - `reset` (without `before`): destroy the client's connection instead of answering.
  *   - `truncated`: send the server's status and headers (its real `content-length`) and the first half of
  *     its body, then destroy the connection.
@@ -28,6 +30,7 @@ import type { ExecutionContext } from "ava";
 
 export type Fault =
   | { readonly kind: "late"; readonly ms: number }
+  | { readonly kind: "slow"; readonly slices: number; readonly gapMs: number }
   | {
       readonly kind: "answer";
       readonly status: number;
@@ -191,6 +194,21 @@ function relayAnswer(
           res.writeHead(answer.statusCode ?? 502, { ...headers, "content-length": body.length });
           // The half is flushed before the socket goes: a destroy right after write() may drop it.
           res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+          return;
+        }
+        case "slow": {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          const size = Math.ceil(body.length / fault.slices);
+          const send = (at: number) => {
+            if (at + size >= body.length) return void res.end(body.subarray(at));
+            res.write(body.subarray(at, at + size));
+            const timer = setTimeout(() => {
+              timers.delete(timer);
+              send(at + size);
+            }, fault.gapMs);
+            timers.add(timer);
+          };
+          send(0);
           return;
         }
         default:

@@ -30,6 +30,36 @@ const MIB = 1024 * 1024;
  */
 const LISTING_BATCH = 2000;
 
+/**
+ * The slugs of the projects the simulator at `origin` serves, in its order (`GET /projects`, Document 1: an
+ * array of `{slug, …}`): what `svc doctor` offers to clone where it knows no project.
+ */
+export async function simProjectSlugs(origin: string, http: HttpClient): Promise<string[]> {
+  const url = `${origin}/projects`;
+  const response = await http.request({ method: "GET", url });
+  const what = `GET ${url}`;
+  if (response.status !== 200) {
+    throw new SvcError(
+      "SVC_BACKEND",
+      `${what} answered ${response.status}: ${excerpt(response.body.toString("utf8"), 200)}`,
+      { data: { status: response.status } },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(response.body.toString("utf8"));
+  } catch {
+    throw new NotJsonError(what, response.status, response.body);
+  }
+  if (
+    !Array.isArray(value) ||
+    !value.every((project) => isObject(project) && typeof project.slug === "string")
+  ) {
+    throw new SvcError("SVC_BACKEND", `${what} answered something other than an array of {slug, …}`);
+  }
+  return value.map((project) => (project as { slug: string }).slug);
+}
+
 /** Validates one issue from the server; returns the reason it is malformed, or the record. */
 export function simIssueToRecord(value: unknown): BackendRecord | string {
   if (!isObject(value) || !isObject(value.frontmatter) || typeof value.body !== "string") {

@@ -17,7 +17,9 @@ export class DoctorCommand extends SvcCommand {
       Checks the working tree in dir (default: the current folder) and what svc needs to serve it, changing
       nothing: the cache is opened read-only and the server gets at most one read-only request. One line per
       check (ok, FAIL, skipped, info); each FAIL is followed by \`fix: <command>\`, runnable as printed from
-      the same folder (\`<…>\` in a fix is a value only you know: a credential). \`--json\` prints one object
+      the same folder, or, where svc cannot know a value (a credential) or the choice is yours, by \`fix:
+      none to print;\` and what to do, in words. In a folder that is no svc clone, the fix asks the simulator
+      svc init uses which projects it serves (GET /projects; not --offline). \`--json\` prints one object
       \`{"healthy", "checks": [{"id", "status", "message", "fix", …}]}\` instead. Exit 0 when healthy, 1
       otherwise.
 

@@ -6,13 +6,11 @@ import { forgeConfig, forgeRemoteUrl } from "../../backends/forge/config.js";
 import { trackerConfig, trackerRemoteUrl } from "../../backends/tracker/config.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
 import { shellWord, UserFacingError } from "../../core/errors.js";
-import { parseRemoteUrl } from "../../core/remote-url.js";
+import { DEFAULT_SIM_ORIGIN, parseRemoteUrl, parseRemoteUrlLookingUp } from "../../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../core/settings.js";
 import { USER_CWD_VARIABLE } from "../../helper/user-command.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
-
-const DEFAULT_SIM_ORIGIN = "http://127.0.0.1:7878";
 
 /** `sim::demo` → `svc::http://127.0.0.1:7878/projects/demo`. */
 export function remoteUrlFor(spec: string, simOrigin: string): string {
@@ -190,13 +188,18 @@ export class InitCommand extends SvcCommand {
   );
 
   async run(): Promise<number> {
-    const url = remoteUrlFor(this.spec, this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN);
+    const simOrigin = this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN;
     // forge::acme/widgets clones into widgets, as git clone of a repository URL does.
     const dir = this.dir ?? this.spec.split("::")[1]?.split("/").pop() ?? "";
-    const again = (folder: string) =>
-      ["svc", "init", this.spec, folder, ...(this.origin ? ["--origin", this.origin] : [])]
-        .map(shellWord)
-        .join(" ");
+    const again = (folder: string, origin = this.origin) =>
+      ["svc", "init", this.spec, folder, ...(origin ? ["--origin", origin] : [])].map(shellWord).join(" ");
+    let url: string;
+    try {
+      url = remoteUrlFor(this.spec, simOrigin);
+    } catch (error) {
+      if (!(error instanceof UserFacingError) || error.data.simHost === undefined) throw error;
+      throw await this.simOriginRefusal(simOrigin, (origin) => again(dir, origin));
+    }
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       const suggestion = `${again(`${dir}-2`)}${this.at === undefined ? "" : ` --at ${shellWord(this.at)}`}`;
       throw new UserFacingError(
@@ -285,5 +288,25 @@ export class InitCommand extends SvcCommand {
       `svc: ${dir} is a working tree of ${url.slice(5)}; edit files, commit, git push\n`,
     );
     return EXIT.ok;
+  }
+
+  /**
+   * The refusal of a simulator origin that is not loopback (core/remote-url.ts says why: loopback-only by
+   * design, or a host name that does not resolve), with this command at 127.0.0.1 on the same port.
+   */
+  private async simOriginRefusal(origin: string, withOrigin: (origin: string) => string): Promise<Error> {
+    let refusal: unknown;
+    try {
+      await parseRemoteUrlLookingUp(`svc::${origin.replace(/\/+$/, "")}/projects/x`);
+    } catch (error) {
+      refusal = error;
+    }
+    const data = refusal instanceof UserFacingError ? refusal.data : {};
+    if (typeof data.cause !== "string" || typeof data.loopbackUrl !== "string") return refusal as Error;
+    const where = this.origin === undefined ? "SVC_SIM_ORIGIN" : "--origin";
+    return new UserFacingError(
+      "SVC_USAGE",
+      `${where} ${origin} puts the simulator on ${data.cause}. For a simulator on this machine: ${withOrigin(new URL(data.loopbackUrl.slice(5)).origin)}`,
+    );
   }
 }

@@ -18,7 +18,8 @@ export class LogCommand extends SvcCommand {
 
       This is what this machine observed, not the server's own audit trail: two edits of a record between
       two syncs are one change here, and svc sync (or git fetch) brings the changes made since the last one.
-      The history begins when the cache was made; a cache that was rebuilt begins again.
+      The history begins when the cache was made. A cache that was rebuilt begins again: its first listing
+      continues the working tree's origin/main and lists the records that changed since that state.
 
       --since keeps the changes made on the server at or after that time (a deletion: seen here at or after
       it). Times: 2026-11-23T14:30:00Z, 2026-11-23T14:30:00+01:00, 2026-11-23 14:30 (local time),

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import test from "ava";
-import { exportCommand, gitIn, prependToPath, svcSync } from "./place.js";
+import { exportCommand, gitIn, prependToPath, svcDoctor, svcSync } from "./place.js";
 
 test("git -C <dir> when a folder was named, plain git in the current one; words quoted", (t) => {
   t.is(gitIn({ dir: "d", remote: "origin" }, ["config", "pull.ff", "true"]), "git -C d config pull.ff true");
@@ -21,18 +21,17 @@ test("svc sync with the folder and a remote other than origin", (t) => {
   t.is(svcSync({ dir: "it's", remote: "upstream" }), `svc sync "it's" --remote upstream`);
 });
 
-test("export: values quoted, placeholders for what only the user knows left as they are", (t) => {
+test("export: every value quoted as the shell needs it", (t) => {
   t.is(
     exportCommand([["SVC_ALLOWED_ORIGINS", "http://127.0.0.1:*,http://127.0.0.1:5000"]]),
     "export SVC_ALLOWED_ORIGINS='http://127.0.0.1:*,http://127.0.0.1:5000'",
   );
-  t.is(
-    exportCommand([
-      ["VENDOR_EMAIL", "<account-email>"],
-      ["VENDOR_API_KEY", "<api-token>"],
-    ]),
-    "export VENDOR_EMAIL=<account-email> VENDOR_API_KEY=<api-token>",
-  );
+  t.is(exportCommand([["SVC_WIKI_TENANT", "acme"]]), "export SVC_WIKI_TENANT=acme");
+});
+
+test("svc doctor again: the folder and the remote as the user named them", (t) => {
+  t.is(svcDoctor({ dir: undefined, remote: "origin" }), "svc doctor");
+  t.is(svcDoctor({ dir: "my tree", remote: "upstream" }), 'svc doctor "my tree" --remote upstream');
 });
 
 test("PATH: the folder first, as given, whatever it holds; the old PATH after it", (t) => {

@@ -37,10 +37,17 @@ export function prependToPath(dir: string): string {
   return `export PATH="${dir.replace(/["$`\\]/g, (c) => `\\${c}`)}:$PATH"`;
 }
 
-/** `export NAME=value …`: each value shell-quoted, except `<…>` placeholders for what only the user knows. */
+/** `svc doctor [<dir>] [--remote <name>]`: the check again, after a fix only the user can make. */
+export function svcDoctor(place: Place): string {
+  return words([
+    "svc",
+    "doctor",
+    ...(place.dir === undefined ? [] : [place.dir]),
+    ...(place.remote === "origin" ? [] : ["--remote", place.remote]),
+  ]);
+}
+
+/** `export NAME=value …`, each value shell-quoted. */
 export function exportCommand(variables: readonly (readonly [string, string])[]): string {
-  const assignments = variables.map(([name, value]) =>
-    /^<[a-z-]+>$/.test(value) ? `${name}=${value}` : `${name}=${shellWord(value)}`,
-  );
-  return `export ${assignments.join(" ")}`;
+  return `export ${variables.map(([name, value]) => `${name}=${shellWord(value)}`).join(" ")}`;
 }

@@ -9,53 +9,46 @@ import { WIKI_VENDOR_DOMAIN, wikiConfig } from "../../backends/wiki/config.js";
 import { isObject } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import { DEFAULT_ALLOWED_ORIGINS, isOriginAllowed, parseAllowlist } from "../../core/http.js";
-import { type BackendKind, parseRemoteUrl, type RemoteUrl } from "../../core/remote-url.js";
+import { type BackendKind, parseRemoteUrlLookingUp, type RemoteUrl } from "../../core/remote-url.js";
 import { userGit } from "../../helper/user-git.js";
-import { exportCommand, gitIn, type Place, words } from "./place.js";
+import { exportCommand, type Place, svcDoctor } from "./place.js";
+import { cloneFix, type Fix, urlFix, withoutUserinfo } from "./remote-fix.js";
 import { type Finding, fail, ok, skipped } from "./report.js";
 
-/** A variable a backend needs, the placeholder its fix shows and where its value comes from (README). */
+/** A variable a backend needs and where its value comes from (README), in words. */
 interface Variable {
   readonly name: string;
-  readonly placeholder: string;
   readonly source: string;
 }
 
 const VARIABLES: Record<string, Variable> = {
   VENDOR_EMAIL: {
     name: "VENDOR_EMAIL",
-    placeholder: "<account-email>",
     source: "the email of the wiki account the API token was issued to",
   },
   VENDOR_API_KEY: {
     name: "VENDOR_API_KEY",
-    placeholder: "<api-token>",
     source: "a user API token of that wiki account",
   },
   SVC_WIKI_TENANT: {
     name: "SVC_WIKI_TENANT",
-    placeholder: "<tenant>",
-    source: `the <tenant> of https://<tenant>.${WIKI_VENDOR_DOMAIN}`,
+    source: `the name before .${WIKI_VENDOR_DOMAIN} in the wiki site's address (acme for https://acme.${WIKI_VENDOR_DOMAIN})`,
   },
   FORGE_TOKEN: {
     name: "FORGE_TOKEN",
-    placeholder: "<token>",
     source: "a forge token that can read and write the repository's issues",
   },
   TRACKER_EMAIL: {
     name: "TRACKER_EMAIL",
-    placeholder: "<account-email>",
     source: "the email of the tracker account",
   },
   TRACKER_API_TOKEN: {
     name: "TRACKER_API_TOKEN",
-    placeholder: "<api-token>",
     source: "an API token of that tracker account",
   },
   SVC_TRACKER_INSTANCE: {
     name: "SVC_TRACKER_INSTANCE",
-    placeholder: "<instance>",
-    source: `the <instance> of https://<instance>.${TRACKER_VENDOR_DOMAIN}`,
+    source: `the name before .${TRACKER_VENDOR_DOMAIN} in the tracker site's address (acme for https://acme.${TRACKER_VENDOR_DOMAIN})`,
   },
 };
 
@@ -67,36 +60,21 @@ const CREDENTIALS: Record<BackendKind, readonly string[]> = {
   tracker: ["TRACKER_EMAIL", "TRACKER_API_TOKEN"],
 };
 
-/** For a folder that is no svc clone: how one is made, in the form of a simulator project. */
-function initExample(place: Place): string {
-  return `svc init sim::<project> ${place.dir === undefined ? "<dir>" : words([place.dir])}`;
-}
-
-/** `url` without a user name or password (a non-svc remote may carry a token there). */
-function withoutUserinfo(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.username && !parsed.password) return url;
-    parsed.username = "";
-    parsed.password = "";
-    return parsed.href;
-  } catch {
-    return url.replace(/\/\/[^/@]*@/, "//");
-  }
-}
-
-/** The working tree and its remote's URL; `remote` is undefined when there is no usable svc remote. */
-export async function checkRemote(place: Place): Promise<{ finding: Finding; remote?: RemoteUrl }> {
+/**
+ * The working tree and its remote's URL; `remote` is undefined when there is no usable svc remote. Only
+ * then, and not `--offline`, may the fix ask the simulator which projects it serves (cli/doctor/remote-fix.ts).
+ */
+export async function checkRemote(
+  place: Place,
+  asking: { env: NodeJS.ProcessEnv; offline: boolean },
+): Promise<{ finding: Finding; remote?: RemoteUrl }> {
   const cwd = place.dir ?? ".";
+  const initFix = () => cloneFix(place, asking);
   const named = place.dir === undefined ? "the current folder" : place.dir;
   const tree = await userGit(["rev-parse", "--is-inside-work-tree"], { cwd });
   if (tree.code === null) {
     return {
-      finding: fail(
-        "remote",
-        `${named} does not exist; make a clone there with svc init`,
-        initExample(place),
-      ),
+      finding: fail("remote", `${named} does not exist; make a clone there with svc init`, await initFix()),
     };
   }
   if (tree.code !== 0 || tree.stdout.trim() !== "true") {
@@ -104,7 +82,7 @@ export async function checkRemote(place: Place): Promise<{ finding: Finding; rem
       finding: fail(
         "remote",
         `${named} is not in a git working tree (${tree.stderr.trim().split("\n")[0] || tree.stdout.trim()}); make a clone with svc init`,
-        initExample(place),
+        await initFix(),
       ),
     };
   }
@@ -115,7 +93,7 @@ export async function checkRemote(place: Place): Promise<{ finding: Finding; rem
       finding: fail(
         "remote",
         `${named} is a git working tree without a remote named ${place.remote}; svc's are made by svc init`,
-        initExample(place),
+        await initFix(),
       ),
     };
   }
@@ -124,22 +102,16 @@ export async function checkRemote(place: Place): Promise<{ finding: Finding; rem
       finding: fail(
         "remote",
         `the remote ${place.remote} of ${named} is ${withoutUserinfo(url)}, not an svc:: URL; svc's are made by svc init`,
-        initExample(place),
+        await initFix(),
       ),
     };
   }
   let remote: RemoteUrl;
   try {
-    remote = parseRemoteUrl(url);
+    remote = await parseRemoteUrlLookingUp(url);
   } catch (error) {
     if (!(error instanceof SvcError)) throw error;
-    return {
-      finding: fail(
-        "remote",
-        error.message,
-        gitIn(place, ["remote", "set-url", place.remote, "svc::http://127.0.0.1:7878/projects/<project>"]),
-      ),
-    };
+    return { finding: fail("remote", error.message, await urlFix(place, url, error, asking)) };
   }
   return {
     finding: ok("remote", `${place.remote} is svc::${remote.url}: ${remote.kind} project ${remote.project}`, {
@@ -207,19 +179,33 @@ function subdomainOf(origin: string, domain: string): string | undefined {
   return /^[a-z0-9-]{1,63}$/.test(name) ? name : undefined;
 }
 
-/** What an `export` of `names` sets each to: the value the remote URL tells, else a placeholder. */
-function exportFix(names: readonly string[], remote: RemoteUrl): string {
-  return exportCommand(
-    names.map((name) => {
-      const known =
-        name === "SVC_WIKI_TENANT"
-          ? subdomainOf(remote.origin, WIKI_VENDOR_DOMAIN)
-          : name === "SVC_TRACKER_INSTANCE"
-            ? subdomainOf(remote.origin, TRACKER_VENDOR_DOMAIN)
-            : undefined;
-      return [name, known ?? VARIABLES[name]?.placeholder ?? "<value>"] as const;
-    }),
+/**
+ * What sets `names`: `export` with the values the remote URL tells (the wiki tenant, the tracker
+ * instance); when any other is needed (a credential: svc cannot know it), advice naming each and where its
+ * value comes from, with that `export` for the rest, then svc doctor again.
+ */
+function variablesFix(names: readonly string[], remote: RemoteUrl, place: Place): Fix {
+  const known: [string, string][] = [];
+  const unknown: string[] = [];
+  for (const name of names) {
+    const value =
+      name === "SVC_WIKI_TENANT"
+        ? subdomainOf(remote.origin, WIKI_VENDOR_DOMAIN)
+        : name === "SVC_TRACKER_INSTANCE"
+          ? subdomainOf(remote.origin, TRACKER_VENDOR_DOMAIN)
+          : undefined;
+    if (value === undefined) unknown.push(name);
+    else known.push([name, value]);
+  }
+  if (unknown.length === 0) return exportCommand(known);
+  const each = unknown.map(
+    (name) => `${name} to ${VARIABLES[name]?.source ?? "the value README.md gives under Configuration"}`,
   );
+  return {
+    advice:
+      `svc cannot know ${unknown.join(" or ")}: set ${each.join(", and ")}, in the environment svc and git run in` +
+      `${known.length > 0 ? `, and run ${exportCommand(known)}` : ""}; then run ${svcDoctor(place)}`,
+  };
 }
 
 function sources(names: readonly string[]): string {
@@ -229,9 +215,9 @@ function sources(names: readonly string[]): string {
 }
 
 /** Variables whose value the backend refuses, and the fix for each (the remote URL already names the server). */
-const REFUSED_VALUE_FIXES: readonly [string, (remote: RemoteUrl) => string][] = [
-  ["SVC_WIKI_TENANT", (remote) => exportFix(["SVC_WIKI_TENANT"], remote)],
-  ["SVC_TRACKER_INSTANCE", (remote) => exportFix(["SVC_TRACKER_INSTANCE"], remote)],
+const REFUSED_VALUE_FIXES: readonly [string, (remote: RemoteUrl, place: Place) => Fix][] = [
+  ["SVC_WIKI_TENANT", (remote, place) => variablesFix(["SVC_WIKI_TENANT"], remote, place)],
+  ["SVC_TRACKER_INSTANCE", (remote, place) => variablesFix(["SVC_TRACKER_INSTANCE"], remote, place)],
   ["SVC_FORGE_BASE_URL", () => "unset SVC_FORGE_BASE_URL"],
   ["SVC_TRACKER_BASE_URL", () => "unset SVC_TRACKER_BASE_URL"],
 ];
@@ -240,7 +226,7 @@ const REFUSED_VALUE_FIXES: readonly [string, (remote: RemoteUrl) => string][] = 
  * Every variable the backend needs is set and has a value it accepts, by the backend's own config function
  * (which names the missing ones). `SVC_ALLOWED_ORIGINS` is the allowlist check's.
  */
-export function checkCredentials(remote: RemoteUrl, env: NodeJS.ProcessEnv): Finding {
+export function checkCredentials(remote: RemoteUrl, env: NodeJS.ProcessEnv, place: Place): Finding {
   if (remote.kind === "sim") return ok("credentials", "the simulator needs none");
   const read = { wiki: wikiConfig, forge: forgeConfig, tracker: trackerConfig }[remote.kind];
   const names = CREDENTIALS[remote.kind];
@@ -253,13 +239,13 @@ export function checkCredentials(remote: RemoteUrl, env: NodeJS.ProcessEnv): Fin
       return fail(
         "credentials",
         `the ${remote.kind} backend needs ${missing.join(", ")}, not set (${sources(missing)})`,
-        exportFix(missing, remote),
+        variablesFix(missing, remote, place),
         { missing },
       );
     }
     const refused = REFUSED_VALUE_FIXES.find(([name]) => error.message.includes(name));
     return refused
-      ? fail("credentials", error.message, refused[1](remote))
+      ? fail("credentials", error.message, refused[1](remote, place))
       : fail("credentials", error.message, {
           advice: "set the variable it names, then run svc doctor again",
         });
@@ -276,7 +262,7 @@ function statusOf(error: unknown): number | undefined {
 /** One read-only request to the server (`Backend.probe`); skipped `--offline` or when the checks before it failed. */
 export async function checkServer(
   remote: RemoteUrl,
-  options: { offline: boolean; blockedBy: readonly Finding[]; env: NodeJS.ProcessEnv },
+  options: { offline: boolean; blockedBy: readonly Finding[]; env: NodeJS.ProcessEnv; place: Place },
 ): Promise<Finding> {
   if (options.offline) return skipped("server", "--offline: no request sent");
   const blockers = options.blockedBy.filter((finding) => finding.status === "fail");
@@ -300,7 +286,7 @@ export async function checkServer(
       return fail(
         "server",
         `the server answered ${status} to a read-only request: ${error.message}; check ${names.join(" and ")} (${sources(names)})`,
-        exportFix(names, remote),
+        variablesFix(names, remote, options.place),
         { httpStatus: status },
       );
     }

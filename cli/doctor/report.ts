@@ -40,8 +40,9 @@ export interface Finding {
   /** What was found, in one line. Never a credential's value. */
   readonly message: string;
   /**
-   * For a failure: the command that fixes it, runnable as printed from the folder svc doctor ran in.
-   * `<…>` marks a value only the user knows (a credential). Null when no command can fix it (`advice`).
+   * For a failure: the command that fixes it, runnable as printed from the folder svc doctor ran in, with
+   * real values only. Null when svc cannot print one (a credential, a choice only the user can make):
+   * `advice` says in words what to do.
    */
   readonly fix: string | null;
   /** What to do when no command can be printed. */

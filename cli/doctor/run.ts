@@ -28,20 +28,21 @@ export async function runDoctor(options: DoctorOptions): Promise<Finding[]> {
   );
   if (!git.usable) return [...findings, ...rest.map((id) => skipped(id, "git cannot be run"))];
 
-  const found = await checkRemote(place);
+  const found = await checkRemote(place, { env: options.env, offline: options.offline });
   findings.push(found.finding);
   const { remote } = found;
   if (!remote) {
     return [...findings, ...rest.slice(1).map((id) => skipped(id, "no svc remote to check"))];
   }
   const allowlist = checkAllowlist(remote, options.env);
-  const credentials = checkCredentials(remote, options.env);
+  const credentials = checkCredentials(remote, options.env, place);
   findings.push(allowlist, credentials);
   findings.push(
     await checkServer(remote, {
       offline: options.offline,
       blockedBy: [allowlist, credentials],
       env: options.env,
+      place,
     }),
   );
   const user = await lastServerCommit(
