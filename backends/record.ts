@@ -24,6 +24,11 @@ function loadYaml(): typeof import("js-yaml") {
 
 export type FieldValue = string | number | null | readonly string[];
 
+/** A list field's values (a copy), or none when the field is absent or not a list. */
+export function stringList(value: FieldValue | undefined): string[] {
+  return Array.isArray(value) ? [...value] : [];
+}
+
 export type FieldType =
   /** A safe integer. */
   | "integer"

@@ -30,10 +30,11 @@ import type {
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
-import type { FieldValue, RecordContent } from "../record.js";
+import { type RecordContent, stringList } from "../record.js";
 import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
 import { linkTarget } from "./link.js";
+import { patchFor } from "./patch.js";
 import {
   exhaustedUntil,
   type LimitAnswer,
@@ -44,7 +45,7 @@ import {
   QuotaNotResetError,
   SecondaryLimitError,
 } from "./quota.js";
-import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf, isStatusLabel, STATUS_LABELS } from "./schema.js";
+import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf } from "./schema.js";
 
 /** The most the forge serves per result page. */
 const PER_PAGE = 100;
@@ -553,51 +554,6 @@ export class ForgeBackend implements WritableBackend {
     );
     return { kind: "ok", record: closed.record, note: CLOSED_NOTE };
   }
-}
-
-function stringList(value: FieldValue | undefined): string[] {
-  return Array.isArray(value) ? [...value] : [];
-}
-
-/**
- * The PATCH body for `changes` on the issue as it is now: only what differs. Labels are a delta on the
- * current labels (the user's additions and removals, the status label swapped), so labels someone else
- * added are kept; the status sets state and state reason only when they change.
- */
-export function patchFor(current: ForgeIssue, changes: RecordChanges): Record<string, unknown> {
-  const patch: Record<string, unknown> = {};
-  const fields = changes.fields;
-  const before = current.record.content.fields;
-  if (typeof fields.title === "string" && fields.title !== before.title) patch.title = fields.title;
-  if (changes.body !== undefined && changes.body !== current.record.content.body) patch.body = changes.body;
-  if (fields.assignees !== undefined && !sameList(stringList(fields.assignees), stringList(before.assignees)))
-    patch.assignees = stringList(fields.assignees);
-  let labels = [...current.labels];
-  if (fields.labels !== undefined) {
-    const wanted = stringList(fields.labels);
-    const had = stringList(before.labels);
-    labels = labels.filter((name) => isStatusLabel(name) || !had.includes(name) || wanted.includes(name));
-    for (const name of wanted) if (!labels.includes(name)) labels.push(name);
-  }
-  if (typeof fields.status === "string" && fields.status !== before.status) {
-    const target = forgeStateOf(fields.status as ForgeStatus);
-    // The two status labels svc knows give way to the target's; other `status/*` labels are not svc's.
-    const known: readonly string[] = Object.values(STATUS_LABELS);
-    labels = labels.filter((name) => !known.includes(name));
-    if (target.label) labels.push(target.label);
-    if (target.state !== current.state) patch.state = target.state;
-    if (target.state === "closed" && target.stateReason !== current.stateReason) {
-      // A reason is sent with the state it belongs to, also when only the reason changes.
-      patch.state = target.state;
-      patch.state_reason = target.stateReason;
-    }
-  }
-  if (!sameList(labels, current.labels)) patch.labels = labels;
-  return patch;
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((item, index) => item === b[index]);
 }
 
 /** A kept result page: the keys it listed and its `Link` header. */

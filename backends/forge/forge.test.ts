@@ -9,10 +9,11 @@ import fc from "fast-check";
 import { UserFacingError } from "../../core/errors.js";
 import { HttpClient } from "../../core/http.js";
 import { fuzzParams } from "../../testing/fuzz.js";
-import { ForgeBackend, patchFor } from "./backend.js";
+import { ForgeBackend } from "./backend.js";
 import { checkForgeProject, forgeConfig, forgeRemoteUrl } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
 import { linkTarget } from "./link.js";
+import { patchFor } from "./patch.js";
 import { describeReset, limitOf } from "./quota.js";
 import { FORGE_STATUSES, forgeStateOf, statusOf } from "./schema.js";
 

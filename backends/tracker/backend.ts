@@ -23,7 +23,7 @@
  */
 import { isObject, jsonEqual } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse, NotJsonError, serverClockFloor } from "../../core/http.js";
+import { HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
@@ -34,11 +34,19 @@ import type {
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
-import type { FieldValue, RecordContent } from "../record.js";
+import { type FieldValue, type RecordContent, stringList } from "../record.js";
 import { markdownToAdf } from "./adf.js";
 import { approximateCount } from "./approximate-count.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
-import { RECORD_FIELDS, type TrackerIssue, toTrackerIssue } from "./issue.js";
+import { errorCollectionText } from "./error-text.js";
+import {
+  labelUpdate,
+  RECORD_FIELDS,
+  sameName,
+  serverTime,
+  type TrackerIssue,
+  toTrackerIssue,
+} from "./issue.js";
 import { jqlDateTime, jqlString } from "./jql.js";
 import { ISSUE_KEY, TRACKER_SCHEMA, trackerFileName } from "./schema.js";
 
@@ -163,36 +171,13 @@ export class TrackerBackend implements WritableBackend {
     }
   }
 
-  /** The tracker's own words from an error body: `errorMessages`, then `errors` as `field: message`. */
-  private errorText(response: HttpResponse): string {
-    try {
-      const value: unknown = JSON.parse(response.body.toString("utf8"));
-      if (isObject(value)) {
-        const parts: string[] = [];
-        if (Array.isArray(value.errorMessages))
-          for (const message of value.errorMessages)
-            if (typeof message === "string") parts.push(excerpt(message, 300));
-        if (isObject(value.errors))
-          for (const [name, message] of Object.entries(value.errors))
-            if (typeof message === "string")
-              parts.push(
-                `${/^[\w.:-]{1,60}$/.test(name) ? name : excerpt(name, 60)}: ${excerpt(message, 300)}`,
-              );
-        if (parts.length > 0) return parts.slice(0, 20).join("; ");
-      }
-    } catch {
-      // Not JSON: the excerpt below.
-    }
-    return excerpt(response.body.toString("utf8"), 300);
-  }
-
   /** A refusal or an unexpected answer as an error; 4xx refusals carry the tracker's own words. */
   private failure(what: string, response: HttpResponse): SvcError {
     const status = response.status;
     if (status >= 400 && status < 500) {
       return new SvcError(
         "SVC_BACKEND",
-        `${what}: the tracker refused it (${status}): ${this.errorText(response)}`,
+        `${what}: the tracker refused it (${status}): ${errorCollectionText(response.body)}`,
         { data: { status } },
       );
     }
@@ -595,29 +580,4 @@ export class TrackerBackend implements WritableBackend {
       throw this.failure(`deleting issue ${key}`, response);
     return { kind: "ok" };
   }
-}
-
-function stringList(value: FieldValue | undefined): string[] {
-  return Array.isArray(value) ? [...value] : [];
-}
-
-function sameName(a: string, b: FieldValue | undefined): boolean {
-  return typeof b === "string" && a.toLowerCase() === b.toLowerCase();
-}
-
-/** The labels edit as operations on the issue's labels: the user's additions and removals only. */
-function labelUpdate(current: TrackerIssue, wanted: FieldValue | undefined): Record<string, string>[] {
-  if (wanted === undefined) return [];
-  const want = stringList(wanted);
-  const have = stringList(current.record.content.fields.labels);
-  return [
-    ...have.filter((label) => !want.includes(label)).map((label) => ({ remove: label })),
-    ...want.filter((label) => !have.includes(label)).map((label) => ({ add: label })),
-  ];
-}
-
-/** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
-function serverTime(date: string | undefined): string | undefined {
-  const ms = serverClockFloor(date);
-  return ms === undefined ? undefined : new Date(ms).toISOString();
 }

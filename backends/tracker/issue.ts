@@ -6,7 +6,9 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt } from "../../core/errors.js";
+import { serverClockFloor } from "../../core/http.js";
 import type { BackendRecord } from "../backend.js";
+import { type FieldValue, stringList } from "../record.js";
 import { adfToMarkdown } from "./adf.js";
 import { ISSUE_KEY, trackerFileName } from "./schema.js";
 
@@ -128,4 +130,26 @@ export function toTrackerIssue(value: unknown): TrackerIssue | string {
       raw: fields,
     },
   };
+}
+
+/** Whether `b` is the name `a`, in any case (Jira's status and type names). */
+export function sameName(a: string, b: FieldValue | undefined): boolean {
+  return typeof b === "string" && a.toLowerCase() === b.toLowerCase();
+}
+
+/** The labels edit as operations on the issue's labels: the user's additions and removals only. */
+export function labelUpdate(current: TrackerIssue, wanted: FieldValue | undefined): Record<string, string>[] {
+  if (wanted === undefined) return [];
+  const want = stringList(wanted);
+  const have = stringList(current.record.content.fields.labels);
+  return [
+    ...have.filter((label) => !want.includes(label)).map((label) => ({ remove: label })),
+    ...want.filter((label) => !have.includes(label)).map((label) => ({ add: label })),
+  ];
+}
+
+/** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
+export function serverTime(date: string | undefined): string | undefined {
+  const ms = serverClockFloor(date);
+  return ms === undefined ? undefined : new Date(ms).toISOString();
 }
