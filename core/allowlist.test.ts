@@ -1,5 +1,5 @@
 /**
- * The egress allowlist (core/http.ts `parseAllowlist`, `isOriginAllowed`, `HttpClient.checkEgress`), the
+ * The egress allowlist (core/allowlist.ts `parseAllowlist`, `isOriginAllowed`; `HttpClient.checkEgress`), the
  * security boundary every request crosses (DESIGN.md §4, §6): a URL is allowed exactly when its origin, as
  * WHATWG URL normalises it, is one an entry names, however either is spelled: case, trailing dots, IPv4 in
  * other notations, IPv6, explicit default ports, `*` ports, user names before the host, `@`, `\`, `#` and
@@ -9,14 +9,9 @@
 import test from "ava";
 import fc from "fast-check";
 import { fuzzParams } from "../testing/fuzz.js";
+import { DEFAULT_ALLOWED_ORIGINS, EgressDeniedError, isOriginAllowed, parseAllowlist } from "./allowlist.js";
 import { UserFacingError } from "./errors.js";
-import {
-  DEFAULT_ALLOWED_ORIGINS,
-  EgressDeniedError,
-  HttpClient,
-  isOriginAllowed,
-  parseAllowlist,
-} from "./http.js";
+import { HttpClient } from "./http.js";
 
 function allowed(list: string, url: string): boolean {
   return isOriginAllowed(new URL(url), parseAllowlist(list));

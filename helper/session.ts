@@ -20,8 +20,9 @@ import {
 } from "../cache/open.js";
 import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
+import { EgressDeniedError } from "../core/allowlist.js";
 import { SvcError, terminalSafe, UserFacingError } from "../core/errors.js";
-import { BackendUnreachableError, EgressDeniedError, isServerFault } from "../core/http.js";
+import { BackendUnreachableError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrlLookingUp, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
 import { refusalMessage, usableBlobLimit } from "./blob-limit.js";

@@ -6,9 +6,10 @@
  */
 import { readdirSync } from "node:fs";
 import { simProjectSlugs } from "../../backends/sim/backend.js";
+import { DEFAULT_ALLOWED_ORIGINS } from "../../core/allowlist.js";
 import { isLoopbackHost } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
-import { DEFAULT_ALLOWED_ORIGINS, HttpClient } from "../../core/http.js";
+import { HttpClient } from "../../core/http.js";
 import { DEFAULT_SIM_ORIGIN, parseRemoteUrl } from "../../core/remote-url.js";
 import { gitIn, type Place, svcDoctor, words } from "./place.js";
 

@@ -6,9 +6,9 @@
 import { forgeConfig } from "../../backends/forge/config.js";
 import { TRACKER_VENDOR_DOMAIN, trackerConfig } from "../../backends/tracker/config.js";
 import { WIKI_VENDOR_DOMAIN, wikiConfig } from "../../backends/wiki/config.js";
+import { DEFAULT_ALLOWED_ORIGINS, isOriginAllowed, parseAllowlist } from "../../core/allowlist.js";
 import { isObject } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
-import { DEFAULT_ALLOWED_ORIGINS, isOriginAllowed, parseAllowlist } from "../../core/http.js";
 import { type BackendKind, parseRemoteUrlLookingUp, type RemoteUrl } from "../../core/remote-url.js";
 import { userGit } from "../../helper/user-git.js";
 import { exportCommand, type Place, svcDoctor } from "./place.js";

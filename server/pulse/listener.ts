@@ -23,10 +23,11 @@
  */
 
 import { dirname } from "node:path";
+import { parseAllowlist } from "../../core/allowlist.js";
 import { backoffMs } from "../../core/backoff.js";
 import { isLoopbackHost } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
-import { HttpClient, type HttpRequest, type HttpResponse, parseAllowlist } from "../../core/http.js";
+import { HttpClient, type HttpRequest, type HttpResponse } from "../../core/http.js";
 import {
   apiBaseUrl,
   ConfigError,
