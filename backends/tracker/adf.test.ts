@@ -100,7 +100,7 @@ const GOLDEN: readonly { name: string; doc: AdfDoc; markdown: string }[] = [
   {
     name: "escaping",
     doc: doc(para(text("# 1. *a* _b_ `c` [d] ~~e~~ \\ <f> &amp;"), { type: "hardBreak" }, text("- > 2) x"))),
-    markdown: "\\# 1. \\*a\\* \\_b\\_ \\`c\\` \\[d\\] \\~\\~e\\~\\~ \\\\ \\<f> \\&amp;\\\n\\- > 2) x\n",
+    markdown: "\\# 1. \\*a\\* \\_b\\_ \\`c\\` \\[d] \\~\\~e\\~\\~ \\ \\<f> \\&amp;\\\n\\- > 2) x\n",
   },
   {
     name: "nested lists, an ordered list's start, a list without attrs",
@@ -171,7 +171,7 @@ const GOLDEN: readonly { name: string; doc: AdfDoc; markdown: string }[] = [
   {
     name: "a list item with a fenced child",
     doc: doc({ type: "bulletList", content: [item(para(text("see")), PANEL)] }),
-    markdown: `- see\n\n  ${fenced(PANEL).replace(/\n/g, "\n  ")}\n`,
+    markdown: `- see\n  ${fenced(PANEL).replace(/\n/g, "\n  ")}\n`,
   },
   {
     name: "an underlined word keeps its paragraph as a fence",
@@ -184,9 +184,11 @@ const GOLDEN: readonly { name: string; doc: AdfDoc; markdown: string }[] = [
     markdown: `${fenced(para(text("x", EM, STRONG)))}\n`,
   },
   {
+    // CommonMark's delimiters must touch their text: the printer writes the spaces, and the letters beside
+    // the delimiters, as character references.
     name: "white space inside a mark",
     doc: doc(para(text("a"), text(" b ", STRONG), text("c"))),
-    markdown: `${fenced(para(text("a"), text(" b ", STRONG), text("c")))}\n`,
+    markdown: "&#x61;**&#x20;b&#x20;**&#x63;\n",
   },
   {
     name: "an empty paragraph, a paragraph with attrs",
@@ -337,9 +339,10 @@ const anyText = fc
 /** Text that Markdown keeps exactly: no white space at its edges. */
 const trimmedText = anyText.map((value) => value.replace(/^\s+|\s+$/gu, "")).filter((value) => value !== "");
 
+/** Link targets the printer writes (one holding `<` or `>` it cannot: such a link is a fence, see oddBlock). */
 const href = fc.oneof(
-  fc.constantFrom("https://example.com/a?b=1&c=2", "https://x.y/(paren)", "rel/path", "", "a b", "<>\\"),
-  fc.string({ unit: "grapheme", maxLength: 12 }).map((value) => value.replace(/\n/g, "")),
+  fc.constantFrom("https://example.com/a?b=1&c=2", "https://x.y/(paren)", "rel/path", "", "a b", "a\\b"),
+  fc.string({ unit: "grapheme", maxLength: 12 }).map((value) => value.replace(/[\n<>]/g, "")),
 );
 /** True one time in four: most text carries no mark or one. */
 const sometimes = fc.nat(3).map((n) => n === 0);
@@ -354,9 +357,12 @@ const canonicalMarks: fc.Arbitrary<AdfMark[]> = fc
     strike: sometimes,
     code: sometimes,
   })
+  // ADF's code mark goes with a link only (the schema's code_inline_node).
   .map(({ link: linkAttrs, ...flags }) => [
     ...(linkAttrs === undefined ? [] : [link(...linkAttrs)]),
-    ...(["strong", "em", "strike", "code"] as const).filter((type) => flags[type]).map((type) => ({ type })),
+    ...(flags.code
+      ? [{ type: "code" }]
+      : (["strong", "em", "strike"] as const).filter((type) => flags[type]).map((type) => ({ type }))),
   ]);
 
 /**
@@ -407,44 +413,131 @@ const codeBlock = fc
     }),
   );
 
-/** Documents of supported nodes only, each in the form the parser gives back. */
-const canonicalBlocks = fc.letrec<{ block: AdfNode; list: AdfNode; item: AdfNode }>((tie) => ({
-  block: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    canonicalInline(true).map((content) => para(...content)),
-    fc
-      .tuple(fc.integer({ min: 1, max: 6 }), canonicalInline(false))
-      .map(([level, content]): AdfNode => ({ type: "heading", attrs: { level }, content })),
-    codeBlock,
-    fc.constant<AdfNode>({ type: "rule" }),
-    tie("list"),
-    fc
-      .array(tie("block"), { minLength: 1, maxLength: 3 })
-      .map((content): AdfNode => ({ type: "blockquote", content })),
-  ),
-  list: fc.oneof(
-    fc
-      .array(tie("item"), { minLength: 1, maxLength: 3 })
-      .map((content): AdfNode => ({ type: "bulletList", content })),
-    fc
-      .tuple(
-        fc.option(fc.integer({ min: 0, max: 120 }), { nil: undefined }),
-        fc.array(tie("item"), { minLength: 1, maxLength: 3 }),
-      )
-      .map(
-        ([order, content]): AdfNode =>
-          order === undefined
-            ? { type: "orderedList", content }
-            : { type: "orderedList", attrs: { order }, content },
+/**
+ * A table cell's text. Not `\|` in a code span: GFM takes the backslash of `\|` off even there, and the
+ * printer does not double it (such a table is a fence, which the identity property covers).
+ */
+const cellInline = canonicalInline(false).filter((inline) =>
+  inline.every((node) => !node.text?.includes("\\|")),
+);
+
+/** A GFM table: a header row over plain rows of one width, one paragraph per cell, one alignment per column. */
+const canonicalTable: fc.Arbitrary<AdfNode> = fc
+  .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 2 }))
+  .chain(([width, bodyRows]) =>
+    fc.tuple(
+      fc.array(fc.constantFrom(undefined, "center", "end"), { minLength: width, maxLength: width }),
+      fc.array(fc.array(fc.option(cellInline, { nil: undefined }), { minLength: width, maxLength: width }), {
+        minLength: bodyRows + 1,
+        maxLength: bodyRows + 1,
+      }),
+    ),
+  )
+  .map(([align, rows]) => ({
+    type: "table",
+    content: rows.map((cells, row) => ({
+      type: "tableRow",
+      content: cells.map((inline, column) => {
+        const alignment = align[column];
+        const paragraph: AdfNode = {
+          type: "paragraph",
+          ...(alignment === undefined ? {} : { marks: [{ type: "alignment", attrs: { align: alignment } }] }),
+          content: inline ?? [],
+        };
+        return { type: row === 0 ? "tableHeader" : "tableCell", content: [paragraph] };
+      }),
+    })),
+  }));
+
+/** A task list (ids are numbered afterwards, in document order, by `numberTasks`). */
+const canonicalTaskList: fc.Arbitrary<AdfNode> = fc.letrec<{ tasks: AdfNode }>((tie) => ({
+  tasks: fc
+    .array(
+      fc.tuple(
+        fc.boolean(),
+        canonicalInline(true),
+        fc.option(tie("tasks"), { nil: undefined, depthSize: "small" }),
       ),
-  ),
-  item: fc
-    .tuple(canonicalInline(true), fc.array(tie("block"), { maxLength: 2 }))
-    .map(([first, rest]) => item(para(...first), ...rest)),
-}));
+      { minLength: 1, maxLength: 3 },
+    )
+    .map(([...items]) => ({
+      type: "taskList",
+      attrs: { localId: "" },
+      content: items.flatMap(([done, inline, nested]) => [
+        { type: "taskItem", attrs: { localId: "", state: done ? "DONE" : "TODO" }, content: inline },
+        ...(nested === undefined ? [] : [nested]),
+      ]),
+    })),
+})).tasks;
+
+/** `doc` with its task lists' and tasks' ids numbered in document order, as the reader numbers them. */
+function numberTasks(input: AdfDoc): AdfDoc {
+  const ids = { lists: 0, items: 0 };
+  const walk = (node: AdfNode): AdfNode => {
+    let attrs = node.attrs;
+    if (node.type === "taskList") attrs = { localId: `task-list-${++ids.lists}` };
+    if (node.type === "taskItem") attrs = { localId: `task-${++ids.items}`, state: node.attrs?.state };
+    const content = node.content?.map(walk);
+    return {
+      ...node,
+      ...(attrs === undefined ? {} : { attrs }),
+      ...(content === undefined ? {} : { content }),
+    };
+  };
+  return walk(input as AdfNode) as AdfDoc;
+}
+
+/**
+ * Documents of supported nodes only, each in the form the parser gives back, each where ADF's schema lets
+ * it be: a list item and a quote hold paragraphs, lists and code blocks (a list item task lists too).
+ */
+const canonicalBlocks = fc.letrec<{ block: AdfNode; inner: AdfNode; list: AdfNode; item: AdfNode }>(
+  (tie) => ({
+    block: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      canonicalInline(true).map((content) => para(...content)),
+      fc
+        .tuple(fc.integer({ min: 1, max: 6 }), canonicalInline(false))
+        .map(([level, content]): AdfNode => ({ type: "heading", attrs: { level }, content })),
+      codeBlock,
+      fc.constant<AdfNode>({ type: "rule" }),
+      tie("list"),
+      canonicalTaskList,
+      canonicalTable,
+      fc
+        .array(tie("inner"), { minLength: 1, maxLength: 3 })
+        .map((content): AdfNode => ({ type: "blockquote", content })),
+    ),
+    inner: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      canonicalInline(true).map((content) => para(...content)),
+      codeBlock,
+      tie("list"),
+    ),
+    list: fc.oneof(
+      fc
+        .array(tie("item"), { minLength: 1, maxLength: 3 })
+        .map((content): AdfNode => ({ type: "bulletList", content })),
+      fc
+        .tuple(
+          fc.option(fc.integer({ min: 0, max: 120 }), { nil: undefined }),
+          fc.array(tie("item"), { minLength: 1, maxLength: 3 }),
+        )
+        .map(
+          ([order, content]): AdfNode =>
+            order === undefined
+              ? { type: "orderedList", content }
+              : { type: "orderedList", attrs: { order }, content },
+        ),
+    ),
+    item: fc
+      .tuple(canonicalInline(true), fc.array(fc.oneof(tie("inner"), canonicalTaskList), { maxLength: 2 }))
+      .map(([first, rest]) => item(para(...first), ...rest)),
+  }),
+);
 const canonicalDoc = fc
   .array(canonicalBlocks.block, { minLength: 1, maxLength: 5 })
-  .map((content) => doc(...content));
+  .map((content) => numberTasks(doc(...content)));
 
 /** Nodes Markdown cannot express, and supported nodes in forms it cannot write exactly. */
 const oddBlock: fc.Arbitrary<AdfNode> = fc.oneof(
@@ -491,6 +584,7 @@ const oddBlock: fc.Arbitrary<AdfNode> = fc.oneof(
       content: [{ type: "listItem", attrs: { localId: "li" }, content: [para(text("x"))] }],
     },
     para(text("ends with a break"), { type: "hardBreak" }),
+    para(text("odd target", link("<>\\"))),
     para(text("a"), text("b")),
   ),
 );
