@@ -61,7 +61,11 @@ export function readBlocks(markdown: string, ids: TaskIds): { content: AdfNode[]
 const fenceLines = new WeakMap<AdfNode, number>();
 
 class BlockReader implements GfmReader {
-  private readonly refusals: { readonly line: number; readonly message: string }[] = [];
+  private readonly refusals: {
+    readonly line: number;
+    readonly construct: string;
+    readonly message: string;
+  }[] = [];
   private readonly definitions = new Map<string, Definition>();
 
   constructor(
@@ -86,10 +90,10 @@ class BlockReader implements GfmReader {
     const start = node.position?.start.offset ?? 0;
     const written = this.source.slice(start, node.position?.end.offset ?? start).split("\n")[0] ?? "";
     const shown = written === "" ? "" : ` ${excerpt(written, 50)}`;
-    this.refusals.push({
-      line,
-      message: `line ${line} of the description has ${construct}${shown}, which a Jira description cannot hold: ${advice}`,
-    });
+    const message = `line ${line} of the description has ${construct}${shown}: ${advice}`;
+    // `<b>x</b>` is two pieces of HTML on one line: one message says it.
+    if (!this.refusals.some((refusal) => refusal.line === line && refusal.construct === construct))
+      this.refusals.push({ line, construct, message });
   }
 
   throwRefusals(): void {
@@ -171,9 +175,17 @@ class BlockReader implements GfmReader {
   }
 
   private refuseHtml(node: Html): void {
+    if (/^<!--/.test(node.value)) {
+      this.refuse(
+        node,
+        "an HTML comment",
+        "a Jira description cannot hold HTML, comments neither: delete it",
+      );
+      return;
+    }
     this.refuse(
       node,
-      /^<!--/.test(node.value) ? "an HTML comment" : "raw HTML",
+      "raw HTML",
       "a Jira description cannot hold HTML: write it in Markdown, or put a backslash before the < to keep it as text (\\<div>)",
     );
   }

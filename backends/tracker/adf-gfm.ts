@@ -83,7 +83,7 @@ export function readTaskList(list: List, reader: GfmReader): AdfNode {
     reader.refuse(
       list,
       "a list mixing task items (- [ ] …) and plain items",
-      "make every item a task, or none; or put the two kinds in two lists with a line <!----> between them",
+      "a Jira task list holds tasks only: make every item a task, or none; or put the two kinds in two lists with a line <!-- --> between them",
     );
   }
   const localId = `task-list-${++reader.ids.lists}`;

@@ -124,7 +124,11 @@ function readLink(
   const before = out.length;
   readSpans(node.children, withMark(marks, { type: "link", attrs }), out, reader);
   if (out.length === before)
-    reader.refuse(node, "a link without text", "give it some: [text](url), or write the address as <url>");
+    reader.refuse(
+      node,
+      "a link without text",
+      "a Jira link needs text: [text](url), or write the address as <url>",
+    );
 }
 
 /** `marks` with `mark` added in its canonical place; a mark already there (`_a *b* c_`) is not doubled. */

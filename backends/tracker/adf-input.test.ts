@@ -181,7 +181,7 @@ test("property: any description text is a document (or none) or a UserFacingErro
           (error.code === "SVC_RECORD_PARSE" &&
             /^the ```adf block at line \d+ of the description /.test(error.message)) ||
           (error.code === "SVC_RECORD_INVALID" &&
-            /^line \d+ of the description has .+, which a Jira description cannot hold: /.test(error.message))
+            /^line \d+ of the description has .+: ./.test(error.message))
         );
       }
       // A document without blocks comes only from an ```adf fence holding that whole document (adf.ts keeps
