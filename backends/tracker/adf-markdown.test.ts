@@ -277,7 +277,7 @@ const REFUSED: readonly { markdown: string; lines: number[]; says: RegExp }[] = 
   {
     markdown: "Text[^1]\n\n[^1]: note",
     lines: [1, 3],
-    says: /a footnote reference[^]*line 3 of the description has a footnote/,
+    says: /a footnote reference[\s\S]*line 3 of the description has a footnote/,
   },
   { markdown: "> # Title", lines: [1], says: /a heading inside a block quote/ },
   { markdown: "> > nested", lines: [1], says: /a block quote inside a block quote/ },
