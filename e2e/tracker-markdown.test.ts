@@ -152,7 +152,7 @@ test("a description spelled otherwise: the push names the file that reads differ
   t.is(bodyOf(readWorkFile(env, "d", trackerPath("TEST-1"))), "Some _em_ here\n\n- one\n- two\n");
   t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
 
-  // Pushed again as it now reads: no write, no note.
+  // An edit written in svc's spelling: pushed without a note.
   editWorkFile(env, "d", trackerPath("TEST-1"), (text) => text.replace("- two", "- two\n- three"));
   await commitAll(t, env, "d", "One more");
   const again = await git(env, ["push"], { cwd: "d" });

@@ -23,13 +23,18 @@ declare module "mdast" {
   }
 }
 
+type FromMarkdown = typeof import("mdast-util-from-markdown").fromMarkdown;
+type ToMarkdown = typeof import("mdast-util-to-markdown").toMarkdown;
+
+/**
+ * The loaded packages with their options built once: building GFM's extensions for each description took
+ * ~40% of a parse (micromark combines them on every call as it is).
+ */
 interface Packages {
-  readonly fromMarkdown: typeof import("mdast-util-from-markdown").fromMarkdown;
-  readonly toMarkdown: typeof import("mdast-util-to-markdown").toMarkdown;
-  readonly defaultHandlers: typeof import("mdast-util-to-markdown").defaultHandlers;
-  readonly gfm: typeof import("micromark-extension-gfm").gfm;
-  readonly gfmFromMarkdown: typeof import("mdast-util-gfm").gfmFromMarkdown;
-  readonly gfmToMarkdown: typeof import("mdast-util-gfm").gfmToMarkdown;
+  readonly fromMarkdown: FromMarkdown;
+  readonly readOptions: Parameters<FromMarkdown>[1];
+  readonly toMarkdown: ToMarkdown;
+  readonly printOptions: Parameters<ToMarkdown>[1];
 }
 
 let packages: Packages | undefined;
@@ -48,19 +53,17 @@ function load(): Packages {
   const gfmMdast = createRequire(import.meta.url)("mdast-util-gfm") as typeof import("mdast-util-gfm");
   packages = {
     fromMarkdown: fromMarkdown.fromMarkdown,
+    readOptions: { extensions: [gfm.gfm()], mdastExtensions: [gfmMdast.gfmFromMarkdown()] },
     toMarkdown: toMarkdown.toMarkdown,
-    defaultHandlers: toMarkdown.defaultHandlers,
-    gfm: gfm.gfm,
-    gfmFromMarkdown: gfmMdast.gfmFromMarkdown,
-    gfmToMarkdown: gfmMdast.gfmToMarkdown,
+    printOptions: printOptions(toMarkdown.defaultHandlers, gfmMdast.gfmToMarkdown()),
   };
   return packages;
 }
 
 /** Markdown as a CommonMark + GFM syntax tree, every node with its position (1-based lines). */
 export function parseMarkdownTree(markdown: string): Root {
-  const { fromMarkdown, gfm, gfmFromMarkdown } = load();
-  return fromMarkdown(markdown, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+  const { fromMarkdown, readOptions } = load();
+  return fromMarkdown(markdown, readOptions);
 }
 
 /** `.` or `)`: the delimiter after the number of the first item of `list` in `source`. */
@@ -71,9 +74,16 @@ export function orderedDelimiter(list: List, source: string): "." | ")" {
 
 /** The Markdown of `tree` in the canonical spelling. */
 export function printMarkdownTree(tree: Root): string {
-  const { toMarkdown, defaultHandlers, gfmToMarkdown } = load();
-  return toMarkdown(tree, {
-    extensions: [gfmToMarkdown()],
+  const { toMarkdown, printOptions } = load();
+  return toMarkdown(tree, printOptions);
+}
+
+function printOptions(
+  defaultHandlers: typeof import("mdast-util-to-markdown").defaultHandlers,
+  gfm: ReturnType<typeof import("mdast-util-gfm").gfmToMarkdown>,
+): Parameters<ToMarkdown>[1] {
+  return {
+    extensions: [gfm],
     bullet: "-",
     bulletOther: "*",
     bulletOrdered: ".",
@@ -100,7 +110,7 @@ export function printMarkdownTree(tree: Root): string {
         }
       },
     },
-  });
+  };
 }
 
 /**
