@@ -13,7 +13,7 @@
  * outer `taskList`, as ADF nests them. ADF requires a `localId` on both; they are numbered in document
  * order (`task-list-n`, `task-n`), so a task list reads back as Markdown only when its ids are those.
  * Refused: a numbered task list (Jira's have no numbers), a list mixing tasks and plain items, an item
- * holding more than a line of text and task lists.
+ * holding more than one paragraph and task lists.
  */
 import type { List, ListItem, Nodes, Paragraph, PhrasingContent, Table, TableCell } from "mdast";
 import { jsonEqual } from "../../core/checks.js";
@@ -108,7 +108,7 @@ function taskItem(item: ListItem, reader: GfmReader): AdfNode[] {
     else {
       reader.refuse(
         child as Nodes,
-        `${child.type === "list" ? "a plain list" : "more than a line of text"} inside a task item`,
+        `${child.type === "list" ? "a plain list" : "more than one paragraph"} inside a task item`,
         "a Jira task holds one paragraph of text, and task lists under it: make it a task list, or move it out of the task",
       );
     }

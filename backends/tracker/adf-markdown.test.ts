@@ -288,7 +288,7 @@ const REFUSED: readonly { markdown: string; lines: number[]; says: RegExp }[] = 
   { markdown: "**`code`**", lines: [1], says: /a code span inside bold/ },
   { markdown: "- [ ] a\n- b", lines: [1], says: /a list mixing task items/ },
   { markdown: "1. [ ] a", lines: [1], says: /a numbered task list/ },
-  { markdown: "- [ ] a\n\n  more", lines: [3], says: /more than a line of text inside a task item/ },
+  { markdown: "- [ ] a\n\n  more", lines: [3], says: /more than one paragraph inside a task item/ },
   { markdown: "[](https://x)", lines: [1], says: /a link without text/ },
   { markdown: "```js title=x\ny\n```", lines: [1], says: /info string says more than its language/ },
   { markdown: "| a |\n|---|\n| 1 | 2 |", lines: [3], says: /a table row of 2 cells under a header of 1/ },
