@@ -115,7 +115,10 @@ export interface RecordSchema {
   readonly serverDefaults?: readonly string[];
   /** The longest body the server accepts, in UTF-16 code units as JSON counts them (the forge: 65,536). */
   readonly bodyMaxLength?: number;
-  /** Why the server cannot take this body (the tracker: a malformed `adf` fence), checked before any write. */
+  /**
+   * Why the server cannot take this body (the tracker: a malformed `adf` fence, raw HTML, an image, …),
+   * checked before any write.
+   */
   readonly bodyProblem?: (body: string) => string | undefined;
   /**
    * The body as the server will give it back, where it converts bodies (the tracker: Markdown → ADF →

@@ -59,6 +59,7 @@ import {
   planPush,
   problemSummary,
 } from "./push-plan.js";
+import { respelledBodies, respelledNotes } from "./push-respelled.js";
 import { whenAgain } from "./server-fault.js";
 import { rerunCommand, userObjectsDir } from "./user-command.js";
 import { userGit, userRefCommit } from "./user-git.js";
@@ -665,6 +666,8 @@ async function integrate(
     writes: judged.writes,
   });
   reportIgnoredEdits(context, plan.ignoredEdits);
+  const respelled = respelledBodies(backend.schema, judged.writes);
+  for (const note of respelledNotes(respelled, backend.schema.kind)) context.log(note);
   crashPoint("done");
   return { ok: true, oldOid: tipBefore };
 }

@@ -45,6 +45,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
+import { adfSchemaProblem } from "./adf-schema.js";
 import { closeServer, listenOnLoopback } from "./loopback.js";
 
 /** An ADF document or node as JSON (kept byte-for-byte as received: store the parsed JSON value). */
@@ -1445,8 +1446,15 @@ function setSummary(value: unknown): Change {
   return { summary: value };
 }
 
+/**
+ * A description must be an ADF document valid by Atlassian's schema (testing/adf-schema.ts, the judge the
+ * converter's tests use too). ASSUMPTION: a document the schema refuses gets the same message as one that
+ * is no document at all; the reason goes after it, for the test that hits it.
+ */
 function setDescription(value: unknown): Change {
   if (value !== null && !isAdfDocument(value)) throw new FieldError(NOT_ADF);
+  const problem = value === null ? undefined : adfSchemaProblem(value);
+  if (problem !== undefined) throw new FieldError(`${NOT_ADF}: ${problem}`);
   return { description: value };
 }
 

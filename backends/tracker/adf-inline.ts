@@ -1,76 +1,242 @@
 /**
- * The inline half of the ADF ⇄ Markdown converter (see `adf.ts` for the contract): a paragraph's or a
- * heading's content (text nodes with the marks strong, em, strike, code and link, and hard breaks) to one
- * Markdown string and back.
+ * The inline half of the ADF ⇄ Markdown mapping (see adf.ts for the contract): a paragraph's, heading's,
+ * table cell's or task's content, as ADF inline nodes and as mdast phrasing content.
  *
- * Rendering returns `undefined` for content it cannot write exactly; the caller then keeps the whole block
- * as an ```adf fence. Marks are written as nested spans in the canonical order `MARK_ORDER` (outermost
- * first), so a text node whose marks come in another order is not written (the parser could only give the
- * canonical order back).
+ * Reading: text (a soft line break is a space), hard breaks (a backslash or two spaces before the line's
+ * end), emphasis (`_x_`, `*x*`), strong, strikethrough (`~~x~~`), code spans, links, autolinks (`<https://…>`)
+ * and GFM's autolink literals (`https://…`, `www.…`, addresses), reference links resolved through their
+ * definitions. Each text node carries the marks around it once each, in the canonical order `MARK_ORDER`,
+ * and neighbours with equal marks are one node, as ADF has it. Refused: raw HTML, images, footnote
+ * references, a link without text, and a code span inside strong, em or strike (ADF's code mark goes with a
+ * link only).
  *
- * Parsing reads what the renderer writes, plus the usual hand edits: `*a*` for em, `__a__` for strong, a
- * soft line break is a space, an unmatched delimiter or bracket is literal text, `_` between two letters or
- * digits is literal (CommonMark's rule for `snake_case`). Delimiters are toggles, not CommonMark's
- * delimiter-run algorithm: `**` switches strong on or off, `_` em, `~~` strike, so `**a****b**` (closing
- * then reopening) means what it says, and so does whatever order the renderer closes and opens spans in.
+ * Writing: each text node's marks become nested spans, outermost first in `MARK_ORDER`, so marks in another
+ * order, marks Markdown has no form for (underline, colour, …), attributes, and inline nodes other than text
+ * and hard breaks (mentions, emoji, dates, …) have no Markdown form: the caller fences the block.
  */
-
+import type { Definition, Nodes, PhrasingContent } from "mdast";
 import type { AdfMark, AdfNode } from "./adf.js";
 
 /** The marks Markdown expresses, outermost first. `code` is a span of its own and always innermost. */
 export const MARK_ORDER = ["link", "strong", "em", "strike", "code"] as const;
 type MarkType = (typeof MARK_ORDER)[number];
 
-const DELIMITER: Readonly<Record<"strong" | "em" | "strike", string>> = {
-  strong: "**",
-  em: "_",
-  strike: "~~",
+const MARK_OF = { emphasis: "em", strong: "strong", delete: "strike" } as const;
+const MARKDOWN_OF: Readonly<Record<"strong" | "em" | "strike", string>> = {
+  strong: "bold (**…**)",
+  em: "italic (_…_)",
+  strike: "strikethrough (~~…~~)",
 };
 
+/** What reading inline content needs from the block reader: refusals, and definitions of reference links. */
+export interface InlineReader {
+  refuse(node: Nodes, construct: string, advice: string): void;
+  definition(identifier: string): Definition | undefined;
+}
+
 // ---------------------------------------------------------------------------------------------------------
-// Rendering
+// Markdown → ADF
+
+/** Phrasing content as ADF inline nodes. */
+export function readInline(children: readonly PhrasingContent[], reader: InlineReader): AdfNode[] {
+  const nodes: AdfNode[] = [];
+  readSpans(children, [], nodes, reader);
+  return mergeAdjacent(nodes);
+}
+
+function readSpans(
+  children: readonly PhrasingContent[],
+  marks: readonly AdfMark[],
+  out: AdfNode[],
+  reader: InlineReader,
+): void {
+  for (const node of children) {
+    switch (node.type) {
+      case "text":
+        if (node.value !== "") out.push(textNode(node.value.replace(/\n/g, " "), marks));
+        break;
+      case "break":
+        out.push({ type: "hardBreak" });
+        break;
+      case "emphasis":
+      case "strong":
+      case "delete":
+        readSpans(node.children, withMark(marks, { type: MARK_OF[node.type] }), out, reader);
+        break;
+      case "inlineCode": {
+        const formatted = marks.filter((mark) => mark.type !== "link");
+        if (formatted.length > 0) {
+          const around = formatted.map((mark) => MARKDOWN_OF[mark.type as keyof typeof MARKDOWN_OF]);
+          reader.refuse(
+            node,
+            `a code span inside ${around.join(" and ")}`,
+            "Jira's code text takes no other formatting than a link: take the code span out of that formatting, or the formatting off it",
+          );
+        } else if (node.value !== "") out.push(textNode(node.value, [...marks, { type: "code" }]));
+        break;
+      }
+      case "link":
+        readLink(node, node.url, node.title, marks, out, reader);
+        break;
+      case "linkReference": {
+        const definition = reader.definition(node.identifier);
+        if (definition) readLink(node, definition.url, definition.title, marks, out, reader);
+        else reader.refuse(node, "a reference link without its definition", "write it as [text](url)");
+        break;
+      }
+      case "image":
+      case "imageReference":
+        reader.refuse(
+          node,
+          "an image",
+          "a Jira description holds images only as attachments, which svc does not write: link to the image instead, [text](url)",
+        );
+        break;
+      case "html":
+        reader.refuse(
+          node,
+          "raw HTML",
+          "a Jira description cannot hold HTML: write it in Markdown (**bold**, _italic_, `code`, [text](url)), or put a backslash before the < to keep it as text (\\<b>)",
+        );
+        break;
+      case "footnoteReference":
+        reader.refuse(node, "a footnote reference", "Jira has no footnotes: write the note into the text");
+        break;
+      default:
+        reader.refuse(
+          node,
+          `Markdown of the kind ${(node as Nodes).type}`,
+          "Jira has no such thing: write it as text",
+        );
+    }
+  }
+}
+
+function readLink(
+  node: Nodes & { children: PhrasingContent[] },
+  href: string,
+  title: string | null | undefined,
+  marks: readonly AdfMark[],
+  out: AdfNode[],
+  reader: InlineReader,
+): void {
+  const attrs = title === null || title === undefined ? { href } : { href, title };
+  const before = out.length;
+  readSpans(node.children, withMark(marks, { type: "link", attrs }), out, reader);
+  if (out.length === before)
+    reader.refuse(
+      node,
+      "a link without text",
+      "a Jira link needs text: [text](url), or write the address as <url>",
+    );
+}
+
+/** `marks` with `mark` added in its canonical place; a mark already there (`_a *b* c_`) is not doubled. */
+function withMark(marks: readonly AdfMark[], mark: AdfMark): AdfMark[] {
+  if (marks.some((other) => other.type === mark.type)) return [...marks];
+  const rank = (type: string) => MARK_ORDER.indexOf(type as MarkType);
+  return [...marks, mark].sort((a, b) => rank(a.type) - rank(b.type));
+}
+
+function textNode(text: string, marks: readonly AdfMark[]): AdfNode {
+  if (marks.length === 0) return { type: "text", text };
+  return { type: "text", text, marks: marks.map((mark) => structuredClone(mark)) };
+}
+
+/** Neighbouring text nodes with the same marks are one node in ADF. */
+function mergeAdjacent(nodes: readonly AdfNode[]): AdfNode[] {
+  const merged: AdfNode[] = [];
+  for (const node of nodes) {
+    const previous = merged.at(-1);
+    if (
+      node.type === "text" &&
+      previous?.type === "text" &&
+      JSON.stringify(previous.marks ?? []) === JSON.stringify(node.marks ?? [])
+    ) {
+      merged[merged.length - 1] = textNode(`${previous.text}${node.text}`, node.marks ?? []);
+    } else merged.push(node);
+  }
+  return merged;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// ADF → Markdown
+
+interface Run {
+  readonly node: AdfNode;
+  readonly marks: readonly AdfMark[];
+}
+
+/** Inline content as mdast phrasing, or `undefined` if some node or mark has no Markdown form. */
+export function writeInline(content: readonly AdfNode[]): PhrasingContent[] | undefined {
+  const runs: Run[] = [];
+  for (const node of content) {
+    if (node?.type === "hardBreak" && Object.keys(node).length === 1) {
+      runs.push({ node, marks: [] });
+      continue;
+    }
+    if (!isPlainText(node)) return undefined;
+    const marks = canonicalMarks(node.marks);
+    if (marks === undefined) return undefined;
+    runs.push({ node, marks });
+  }
+  return nest(runs, 0);
+}
+
+function isPlainText(node: AdfNode): boolean {
+  return (
+    node?.type === "text" &&
+    typeof node.text === "string" &&
+    node.text !== "" &&
+    Object.keys(node).every((key) => key === "type" || key === "text" || key === "marks")
+  );
+}
+
+/** Runs sharing their mark at `depth` become one span holding their deeper marks. */
+function nest(runs: readonly Run[], depth: number): PhrasingContent[] {
+  const out: PhrasingContent[] = [];
+  let at = 0;
+  while (at < runs.length) {
+    const { node, marks } = runs[at] as Run;
+    const mark = marks[depth];
+    if (node.type === "hardBreak") out.push({ type: "break" });
+    else if (mark === undefined) out.push({ type: "text", value: node.text ?? "" });
+    else if (mark.type === "code") out.push({ type: "inlineCode", value: node.text ?? "" });
+    if (mark === undefined || mark.type === "code") {
+      at++;
+      continue;
+    }
+    let end = at + 1;
+    while (end < runs.length && sameMark(runs[end]?.marks[depth], mark)) end++;
+    out.push(span(mark, nest(runs.slice(at, end), depth + 1)));
+    at = end;
+  }
+  return out;
+}
+
+function span(mark: AdfMark, children: PhrasingContent[]): PhrasingContent {
+  switch (mark.type) {
+    case "strong":
+      return { type: "strong", children };
+    case "em":
+      return { type: "emphasis", children };
+    case "strike":
+      return { type: "delete", children };
+    default: {
+      const { href, title } = mark.attrs as { href: string; title?: string };
+      return { type: "link", url: href, title: title ?? null, children };
+    }
+  }
+}
+
+function sameMark(a: AdfMark | undefined, b: AdfMark): boolean {
+  return a !== undefined && a.type === b.type && JSON.stringify(a.attrs) === JSON.stringify(b.attrs);
+}
 
 /**
- * Characters escaped wherever they appear in text: every delimiter the parser reads, `<` before what could
- * open an autolink or HTML, `&` before what could be an entity.
+ * The marks of a text node, or `undefined` if Markdown cannot write them exactly: each once, in canonical
+ * order, without attributes (but a link's `href` and `title`), and `code` with no mark but a link.
  */
-const ESCAPE_ANYWHERE = /[\\`*_[\]~]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)/g;
-
-/** A text at the start of a line that Markdown would read as a block: heading, quote, list item, rule. */
-const BLOCK_START = /^[#>+=-]/;
-const ORDERED_START = /^(\d+)([.)])/;
-
-function escapeText(text: string, atLineStart: boolean): string {
-  const escaped = text.replace(ESCAPE_ANYWHERE, "\\$&");
-  if (!atLineStart) return escaped;
-  if (BLOCK_START.test(escaped)) return `\\${escaped}`;
-  return escaped.replace(ORDERED_START, "$1\\$2");
-}
-
-/** A code span: a backtick run longer than any inside, padded where CommonMark would strip or merge. */
-function codeSpan(text: string): string {
-  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = "`".repeat(longest + 1);
-  const pad = text.startsWith("`") || text.endsWith("`") || strippedByCodeSpan(text);
-  return pad ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
-}
-
-/** CommonMark takes one space off each end of a code span that starts and ends with one and is not all spaces. */
-function strippedByCodeSpan(text: string): boolean {
-  return text.length >= 2 && text.startsWith(" ") && text.endsWith(" ") && /[^ ]/.test(text);
-}
-
-function linkDestination(href: string): string {
-  if (/^[^\s<>()\\]+$/.test(href)) return href;
-  return `<${href.replace(/[\\<>]/g, "\\$&")}>`;
-}
-
-function closeLink(attrs: Record<string, unknown>): string {
-  const title = attrs.title === undefined ? "" : ` "${String(attrs.title).replace(/[\\"]/g, "\\$&")}"`;
-  return `](${linkDestination(String(attrs.href))}${title})`;
-}
-
-/** The marks of a text node in canonical order, or `undefined` if Markdown cannot write them exactly. */
 function canonicalMarks(marks: unknown): readonly AdfMark[] | undefined {
   if (marks === undefined) return [];
   if (!Array.isArray(marks) || marks.length === 0) return undefined;
@@ -80,6 +246,8 @@ function canonicalMarks(marks: unknown): readonly AdfMark[] | undefined {
     if (rank <= previousRank || !isExpressibleMark(mark)) return undefined;
     previousRank = rank;
   }
+  const types = (marks as AdfMark[]).map((mark) => mark.type);
+  if (types.includes("code") && types.some((type) => type !== "code" && type !== "link")) return undefined;
   return marks as AdfMark[];
 }
 
@@ -88,307 +256,10 @@ function isExpressibleMark(mark: AdfMark): boolean {
   if (mark.type !== "link") return keys.length === 1;
   const attrs = mark.attrs;
   if (keys.length !== 2 || typeof attrs !== "object" || attrs === null) return false;
-  const attrKeys = Object.keys(attrs);
   const titleOk = !("title" in attrs) || typeof attrs.title === "string";
   return (
-    typeof attrs.href === "string" && titleOk && attrKeys.every((key) => key === "href" || key === "title")
+    typeof attrs.href === "string" &&
+    titleOk &&
+    Object.keys(attrs).every((key) => key === "href" || key === "title")
   );
-}
-
-function sameMark(a: AdfMark, b: AdfMark): boolean {
-  return a.type === b.type && JSON.stringify(a.attrs) === JSON.stringify(b.attrs);
-}
-
-/** Writes spans as they open and close; fails (returns false) where CommonMark would not see the span. */
-class InlineWriter {
-  out = "";
-  private open: AdfMark[] = [];
-  private lineStart = true;
-
-  /** Closes the open spans that `marks` does not continue and opens the new ones. */
-  switchTo(marks: readonly AdfMark[], nextText: string): boolean {
-    let keep = 0;
-    while (keep < this.open.length && keep < marks.length && sameMark(this.open[keep], marks[keep])) keep++;
-    if (!this.closeDownTo(keep)) return false;
-    for (const mark of marks.slice(keep)) {
-      if (mark.type === "link") this.out += "[";
-      else {
-        // `** a**` is literal text in CommonMark: a delimiter must touch the text it marks.
-        if (/^\s/u.test(nextText)) return false;
-        this.out += DELIMITER[mark.type as keyof typeof DELIMITER];
-      }
-      this.open.push(mark);
-    }
-    if (marks.length > keep) this.lineStart = false;
-    return true;
-  }
-
-  closeDownTo(depth: number): boolean {
-    while (this.open.length > depth) {
-      const mark = this.open.pop() as AdfMark;
-      if (mark.type === "link") this.out += closeLink(mark.attrs ?? {});
-      else if (/\s$/u.test(this.out)) return false;
-      else this.out += DELIMITER[mark.type as keyof typeof DELIMITER];
-    }
-    return true;
-  }
-
-  text(text: string, code: boolean): void {
-    this.out += code ? codeSpan(text) : escapeText(text, this.lineStart);
-    this.lineStart = false;
-  }
-
-  hardBreak(): void {
-    this.out += "\\\n";
-    this.lineStart = true;
-  }
-}
-
-/** Inline content as Markdown, or `undefined` if some node or mark cannot be written exactly. */
-export function renderInline(content: readonly AdfNode[]): string | undefined {
-  const writer = new InlineWriter();
-  for (const node of content) {
-    if (node?.type === "hardBreak" && Object.keys(node).length === 1) {
-      // Spans close before the break (a hard break has no marks) and reopen after it.
-      if (!writer.closeDownTo(0)) return undefined;
-      writer.hardBreak();
-      continue;
-    }
-    if (node?.type !== "text" || typeof node.text !== "string" || node.text === "") return undefined;
-    const marks = canonicalMarks(node.marks);
-    if (marks === undefined) return undefined;
-    const code = marks.at(-1)?.type === "code";
-    if (!writer.switchTo(code ? marks.slice(0, -1) : marks, node.text)) return undefined;
-    writer.text(node.text, code);
-  }
-  return writer.closeDownTo(0) ? writer.out : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Parsing
-
-type Token =
-  | { readonly kind: "text"; readonly text: string }
-  | { readonly kind: "break" }
-  | { readonly kind: "toggle"; readonly mark: "strong" | "em" | "strike"; readonly raw: string }
-  | { readonly kind: "code"; readonly text: string }
-  | { readonly kind: "linkOpen" }
-  | { readonly kind: "linkClose"; readonly attrs: Record<string, string>; readonly raw: string };
-
-const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/;
-const WORD_CHAR = /[\p{L}\p{N}]/u;
-
-/** Inline Markdown (lines already joined with `\n`) as ADF inline nodes. */
-export function parseInline(source: string): AdfNode[] {
-  return buildNodes(pairTokens(tokenize(source)));
-}
-
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < source.length) {
-    const step = readToken(source, i);
-    tokens.push(...step.tokens);
-    i = step.next;
-  }
-  return tokens;
-}
-
-function readToken(source: string, i: number): { tokens: Token[]; next: number } {
-  const char = source[i];
-  const next = source[i + 1];
-  if (char === "\\" && next === "\n") return { tokens: [{ kind: "break" }], next: i + 2 };
-  if (char === "\\" && next !== undefined && ASCII_PUNCTUATION.test(next)) return text(next, i + 2);
-  if (char === "\n") return text(" ", i + 1);
-  if (char === "`") return readCodeSpan(source, i);
-  if (char === "[") return { tokens: [{ kind: "linkOpen" }], next: i + 1 };
-  if (char === "]" && next === "(") return readLinkClose(source, i) ?? text("]", i + 1);
-  if (char === "*" || char === "_") return readEmphasisRun(source, i);
-  if (char === "~" && next === "~") return toggle("strike", "~~", i + 2);
-  if (char !== undefined && !INLINE_SPECIAL.test(char)) {
-    // A run of characters none of which starts anything is one token (a token per character made long
-    // descriptions cost a merge per character).
-    let end = i + 1;
-    while (end < source.length && !INLINE_SPECIAL.test(source[end] ?? "")) end++;
-    return text(source.slice(i, end), end);
-  }
-  return text(char ?? "", i + 1);
-}
-
-/** The characters `readToken` looks at: anything else is plain text. */
-const INLINE_SPECIAL = /[\\\n`[\]*_~]/;
-
-function text(value: string, next: number): { tokens: Token[]; next: number } {
-  return { tokens: [{ kind: "text", text: value }], next };
-}
-
-function toggle(
-  mark: "strong" | "em" | "strike",
-  raw: string,
-  next: number,
-): { tokens: Token[]; next: number } {
-  return { tokens: [{ kind: "toggle", mark, raw }], next };
-}
-
-/**
- * A run of `*` or `_`: each pair toggles strong, an odd one left over toggles em (CommonMark's `*a*` and
- * `__a__`; the renderer writes only `**` and `_`). A run of `_` between two letters or digits is literal.
- */
-function readEmphasisRun(source: string, i: number): { tokens: Token[]; next: number } {
-  const char = source[i];
-  let end = i;
-  while (source[end] === char) end++;
-  const run = source.slice(i, end);
-  if (char === "_" && WORD_CHAR.test(source[i - 1] ?? "") && WORD_CHAR.test(source[end] ?? ""))
-    return text(run, end);
-  const tokens: Token[] = [];
-  for (let n = 0; n + 1 < run.length; n += 2)
-    tokens.push({ kind: "toggle", mark: "strong", raw: char + char });
-  if (run.length % 2 === 1) tokens.push({ kind: "toggle", mark: "em", raw: char });
-  return { tokens, next: end };
-}
-
-function readCodeSpan(source: string, i: number): { tokens: Token[]; next: number } {
-  let end = i;
-  while (source[end] === "`") end++;
-  const fence = source.slice(i, end);
-  let close = source.indexOf(fence, end);
-  while (close !== -1 && source[close + fence.length] === "`") {
-    let after = close;
-    while (source[after] === "`") after++;
-    close = source.indexOf(fence, after);
-  }
-  if (close === -1) return text(fence, end);
-  let body = source.slice(end, close).replace(/\n/g, " ");
-  if (strippedByCodeSpan(body)) body = body.slice(1, -1);
-  return { tokens: [{ kind: "code", text: body }], next: close + fence.length };
-}
-
-/** `](destination "title")` at `i`, or `undefined` if what follows `]` is not a link's end. */
-function readLinkClose(source: string, i: number): { tokens: Token[]; next: number } | undefined {
-  let at = i + 2;
-  const destination = readDestination(source, at);
-  if (destination === undefined) return undefined;
-  at = destination.next;
-  const attrs: Record<string, string> = { href: destination.value };
-  const spaced = /^[ \t]+/.exec(source.slice(at))?.[0].length ?? 0;
-  if (spaced > 0 && source[at + spaced] === '"') {
-    const title = readQuoted(source, at + spaced + 1);
-    if (title === undefined) return undefined;
-    attrs.title = title.value;
-    at = title.next;
-  }
-  at += /^[ \t]*/.exec(source.slice(at))?.[0].length ?? 0;
-  if (source[at] !== ")") return undefined;
-  return { tokens: [{ kind: "linkClose", attrs, raw: source.slice(i, at + 1) }], next: at + 1 };
-}
-
-function readDestination(source: string, at: number): { value: string; next: number } | undefined {
-  if (source[at] === "<") {
-    let value = "";
-    for (let i = at + 1; i < source.length; i++) {
-      if (source[i] === ">") return { value, next: i + 1 };
-      if (source[i] === "\n" || source[i] === "<") return undefined;
-      if (source[i] === "\\" && ASCII_PUNCTUATION.test(source[i + 1] ?? "")) i++;
-      value += source[i];
-    }
-    return undefined;
-  }
-  let value = "";
-  let depth = 0;
-  let i = at;
-  for (; i < source.length && !/\s/.test(source[i]); i++) {
-    if (source[i] === "(") depth++;
-    if (source[i] === ")" && depth-- === 0) break;
-    if (source[i] === "\\" && ASCII_PUNCTUATION.test(source[i + 1] ?? "")) i++;
-    value += source[i];
-  }
-  return { value, next: i };
-}
-
-function readQuoted(source: string, at: number): { value: string; next: number } | undefined {
-  let value = "";
-  for (let i = at; i < source.length; i++) {
-    if (source[i] === '"') return { value, next: i + 1 };
-    if (source[i] === "\\" && ASCII_PUNCTUATION.test(source[i + 1] ?? "")) i++;
-    value += source[i];
-  }
-  return undefined;
-}
-
-/** Unmatched brackets and delimiters become the literal text they were written as. */
-function pairTokens(tokens: Token[]): Token[] {
-  const result = [...tokens];
-  const openLinks: number[] = [];
-  tokens.forEach((token, index) => {
-    if (token.kind === "linkOpen") openLinks.push(index);
-    if (token.kind === "linkClose" && openLinks.pop() === undefined)
-      result[index] = { kind: "text", text: token.raw };
-  });
-  for (const index of openLinks) result[index] = { kind: "text", text: "[" };
-  for (const mark of ["strong", "em", "strike"] as const) {
-    const toggles = result.flatMap((token, index) =>
-      token.kind === "toggle" && token.mark === mark ? [index] : [],
-    );
-    const last = toggles.at(-1);
-    if (toggles.length % 2 === 1 && last !== undefined) {
-      result[last] = { kind: "text", text: (result[last] as { raw: string }).raw };
-    }
-  }
-  return result;
-}
-
-function buildNodes(tokens: readonly Token[]): AdfNode[] {
-  const nodes: AdfNode[] = [];
-  const on = { strong: false, em: false, strike: false };
-  // A link's attributes are known only at its `](…)`: the nodes inside share one mark, filled in there.
-  const openLinks: { type: "link"; attrs: Record<string, string> }[] = [];
-  for (const token of tokens) {
-    if (token.kind === "text" || token.kind === "code") {
-      const link = openLinks.at(-1);
-      const marks: AdfMark[] = link === undefined ? [] : [link];
-      for (const type of ["strong", "em", "strike"] as const) if (on[type]) marks.push({ type });
-      if (token.kind === "code") marks.push({ type: "code" });
-      nodes.push({ type: "text", text: token.text, marks });
-    } else if (token.kind === "break") nodes.push({ type: "hardBreak" });
-    else if (token.kind === "toggle") on[token.mark] = !on[token.mark];
-    else if (token.kind === "linkOpen") openLinks.push({ type: "link", attrs: {} });
-    else Object.assign(openLinks.pop()?.attrs ?? {}, token.attrs);
-  }
-  return mergeAdjacent(nodes);
-}
-
-function withMarks(value: string, marks: readonly AdfMark[]): AdfNode {
-  if (marks.length === 0) return { type: "text", text: value };
-  return {
-    type: "text",
-    text: value,
-    marks: marks.map((mark) =>
-      mark.attrs === undefined ? { type: mark.type } : { ...mark, attrs: { ...mark.attrs } },
-    ),
-  };
-}
-
-function sameMarks(a: readonly AdfMark[], b: readonly AdfMark[]): boolean {
-  if (a.length !== b.length) return false;
-  return a.length === 0 || JSON.stringify(a) === JSON.stringify(b);
-}
-
-/**
- * Neighbouring text nodes with the same marks are one node in ADF (escapes and code spans come out split).
- * Also copies every mark, so no two nodes share one (the link marks were shared while parsing).
- */
-function mergeAdjacent(nodes: readonly AdfNode[]): AdfNode[] {
-  const merged: AdfNode[] = [];
-  for (const node of nodes) {
-    const previous = merged.at(-1);
-    if (
-      node.type === "text" &&
-      previous?.type === "text" &&
-      sameMarks(previous.marks ?? [], node.marks ?? [])
-    ) {
-      merged[merged.length - 1] = withMarks(`${previous.text}${node.text}`, node.marks ?? []);
-    } else merged.push(node.type === "text" ? withMarks(node.text ?? "", node.marks ?? []) : node);
-  }
-  return merged;
 }

@@ -9,7 +9,7 @@
 import { formatCount } from "../../core/count.js";
 import { UserFacingError } from "../../core/errors.js";
 import { field, type RecordSchema } from "../record.js";
-import { adfToMarkdown, markdownToAdf } from "./adf.js";
+import { canonicalMarkdown, markdownToAdf } from "./adf.js";
 
 /** An issue key: the project key, `-`, the issue's number. */
 export const ISSUE_KEY = /^[A-Z][A-Z0-9_]{1,254}-[1-9][0-9]{0,17}$/;
@@ -48,7 +48,7 @@ export const TRACKER_SCHEMA: RecordSchema = {
   // project's default assignee.
   serverDefaults: ["type", "priority", "assignee"],
   bodyProblem: descriptionProblem,
-  canonicalBody: (body) => adfToMarkdown(markdownToAdf(body)),
+  canonicalBody: canonicalMarkdown,
 };
 
 /** `issues/TEST-42.md`. */
@@ -56,7 +56,10 @@ export function trackerFileName(key: string): string {
   return `issues/${key}.md`;
 }
 
-/** Why the tracker cannot take `body` as a description, or undefined when it can. */
+/**
+ * Why the tracker cannot take `body` as a description (a malformed ```adf fence, Markdown ADF cannot hold, too
+ * much text), or undefined when it can.
+ */
 function descriptionProblem(body: string): string | undefined {
   let doc: ReturnType<typeof markdownToAdf>;
   try {
