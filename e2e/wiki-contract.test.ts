@@ -173,7 +173,7 @@ class WikiApi {
     await this.assertNotDurable(id);
     const { status, value } = await this.call(
       "GET",
-      `/wiki/api/v2/pages/${id}?body-format=storage&status=current,trashed`,
+      `/wiki/api/v2/pages/${id}?body-format=storage&status=current&status=trashed`,
     );
     if (status !== 200) throw new Error(`GET sacrificial page ${id}: ${status}`);
     const page = value as ApiPage;
