@@ -24,6 +24,7 @@ import { forgeRemote, forgeVars } from "../testing/forge.js";
 import { type GitEnv, git, gitOk, givenGitEnv } from "../testing/git.js";
 import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
 import { whenRealBackend } from "../testing/real-backend.js";
+import { throughRecordingProxy } from "../testing/recording-proxy.js";
 
 const REAL_VARS = ["FORGE_TOKEN", "SVC_ALLOWED_ORIGINS", "SVC_FORGE_TEST_REPO"] as const;
 const TITLE_PREFIX = "[svc-test]";
@@ -109,7 +110,8 @@ async function givenClone(t: ExecutionContext, target: ContractTarget): Promise<
 }
 
 /** The clone holds one file per issue of the API, pull requests left out, with the API's title and body. */
-async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<void> {
+async function readChecks(t: ExecutionContext, given: ContractTarget): Promise<void> {
+  const target = await throughRecordingProxy(t, "github", given, "SVC_FORGE_BASE_URL");
   const api = new ForgeApi(target);
   const env = await givenClone(t, target);
   const issues = await api.issues();
@@ -124,7 +126,8 @@ async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<
 }
 
 /** Create, edit, change status, `git rm`: each seen through the API. */
-async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise<void> {
+async function writeChecks(t: ExecutionContext, given: ContractTarget): Promise<void> {
+  const target = await throughRecordingProxy(t, "github", given, "SVC_FORGE_BASE_URL");
   const api = new ForgeApi(target);
   t.teardown(async () => {
     for (const number of api.created) {

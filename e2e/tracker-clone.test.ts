@@ -23,7 +23,6 @@ import {
   trackerSearches,
   trackerVars,
 } from "../testing/tracker.js";
-import { checkVendorTraffic, vendorOperations } from "../testing/vendor-contract.js";
 
 test("svc init tracker::TEST clones 180 issues over four search pages, asking only for the record's fields", async (t) => {
   const tracker = await givenFakeTracker(t, { pageSize: 50 });
@@ -272,13 +271,8 @@ test("an issue deleted on the tracker leaves the working tree with a plain git p
   t.is(fetch.code, 0, fetch.stderr);
   t.is(fetch.stderr, "");
   t.deepEqual(asked(tracker, again), DELTA_FETCH);
-  const checked = checkVendorTraffic(
-    t,
-    vendorOperations("jira-platform-v3"),
-    tracker.requests,
-    "countIssues",
-  );
-  t.is(checked, 2);
+  // The fake judged each of them against Jira's description (its close() fails on a departure).
+  t.is(tracker.contract.operations.get("countIssues"), 2);
 });
 
 test("an approximate count that lags behind a delete makes no full listing on every fetch; the next full listing (svc.reconcileInterval) finds the deletion", async (t) => {
@@ -333,5 +327,5 @@ test("an approximate count that lags behind a delete makes no full listing on ev
   await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
   t.deepEqual(asked(tracker, deleted), [...DELTA_FETCH, "POST /rest/api/3/search/jql"]);
   t.false(existsSync(join(env.dir, "d", trackerPath("TEST-4"))));
-  checkVendorTraffic(t, vendorOperations("jira-platform-v3"), tracker.requests, "countIssues");
+  t.true((tracker.contract.operations.get("countIssues") ?? 0) > 0);
 });

@@ -25,6 +25,7 @@ import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { type GitEnv, git, gitOk, givenGitEnv } from "../testing/git.js";
 import { commitAll, editWorkFile, readWorkFile, setField, writeWorkFile } from "../testing/push.js";
 import { whenRealBackend } from "../testing/real-backend.js";
+import { throughRecordingProxy } from "../testing/recording-proxy.js";
 import { trackerPath, trackerRemote, trackerVars } from "../testing/tracker.js";
 
 const REAL_VARS = [
@@ -132,7 +133,8 @@ async function givenClone(t: ExecutionContext, target: ContractTarget): Promise<
 }
 
 /** The clone holds one `<KEY>-<n>.md` per issue the API lists, with the API's summary. */
-async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<void> {
+async function readChecks(t: ExecutionContext, given: ContractTarget): Promise<void> {
+  const target = await throughRecordingProxy(t, "jira", given, "SVC_TRACKER_BASE_URL");
   const api = new TrackerApi(target);
   const env = await givenClone(t, target);
   const keys = await api.keys();
@@ -151,7 +153,8 @@ async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<
 }
 
 /** Create, edit, change status, `git rm`: each seen through the API. */
-async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise<void> {
+async function writeChecks(t: ExecutionContext, given: ContractTarget): Promise<void> {
+  const target = await throughRecordingProxy(t, "jira", given, "SVC_TRACKER_BASE_URL");
   const api = new TrackerApi(target);
   t.teardown(async () => {
     for (const key of api.created) if (await api.issue(key).catch(() => undefined)) await api.remove(key);

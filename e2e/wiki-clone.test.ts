@@ -21,7 +21,6 @@ import {
   svc,
   testWithBlobLimit,
 } from "../testing/git.js";
-import { checkVendorTraffic, vendorOperations } from "../testing/vendor-contract.js";
 import { givenWikiEnv, pageFileBody, wikiRemote } from "../testing/wiki.js";
 
 function checkedOut(env: GitEnv, dir: string): string[] {
@@ -254,7 +253,8 @@ test("pages trashed or archived on the wiki leave the working tree with a plain 
   t.is(fetch.code, 0, fetch.stderr);
   t.is(fetch.stderr, "");
   t.deepEqual(askedWiki(wiki, again), WIKI_DELTA_FETCH);
-  const checked = checkVendorTraffic(t, vendorOperations("confluence-v2"), wiki.requests, "getPagesInSpace");
+  // The fake judged each listing against Confluence's description (its close() fails on a departure).
+  const checked = wiki.contract.operations.get("getPagesInSpace") ?? 0;
   t.true(checked >= 5, `${checked} listings checked`);
   t.is(wiki.baseHits, 0);
 });

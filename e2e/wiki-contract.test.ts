@@ -21,6 +21,7 @@ import { givenFakeWiki } from "../testing/fake-wiki.js";
 import { type GitEnv, git, gitOk, givenGitEnv, SPARSE_SET, svc } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { skipReal, whenRealBackend } from "../testing/real-backend.js";
+import { throughRecordingProxy } from "../testing/recording-proxy.js";
 import { pageFileBody, wikiRemote, wikiVars, wikiWrites } from "../testing/wiki.js";
 
 const REAL_VARS = [
@@ -173,7 +174,7 @@ class WikiApi {
     await this.assertNotDurable(id);
     const { status, value } = await this.call(
       "GET",
-      `/wiki/api/v2/pages/${id}?body-format=storage&status=current,trashed`,
+      `/wiki/api/v2/pages/${id}?body-format=storage&status=current&status=trashed`,
     );
     if (status !== 200) throw new Error(`GET sacrificial page ${id}: ${status}`);
     const page = value as ApiPage;
@@ -233,7 +234,8 @@ function withBody(text: string, body: string): string {
 }
 
 /** The read checks: spaces, list, a sparse clone with lazily fetched bodies identical to the API's. */
-async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<void> {
+async function readChecks(t: ExecutionContext, given: ContractTarget): Promise<void> {
+  const target = await throughRecordingProxy(t, "confluence", given, "SVC_WIKI_BASE_URL");
   const api = new WikiApi(target);
   const env = givenTargetEnv(t, target);
   const key = await api.spaceKey();
@@ -299,7 +301,8 @@ async function readChecks(t: ExecutionContext, target: ContractTarget): Promise<
  * The write checks on one page this run creates: create (POST) → pull renames it to `pages/<id>.md`; edit
  * (PUT, version + 1); a concurrent edit → `fetch first` → pull conflicts → the resolution is pushed; delete.
  */
-async function writeChecks(t: ExecutionContext, target: ContractTarget): Promise<string | undefined> {
+async function writeChecks(t: ExecutionContext, given: ContractTarget): Promise<string | undefined> {
+  const target = await throughRecordingProxy(t, "confluence", given, "SVC_WIKI_BASE_URL");
   const api = new WikiApi(target);
   t.teardown(() => api.deleteCreated());
   const env = givenTargetEnv(t, target);
@@ -409,9 +412,10 @@ interface DurableFixture {
  */
 async function hierarchyChecks(
   t: ExecutionContext,
-  target: ContractTarget,
+  given: ContractTarget,
   fixture: DurableFixture,
 ): Promise<{ seeded: boolean; api: WikiApi }> {
+  const target = await throughRecordingProxy(t, "confluence", given, "SVC_WIKI_BASE_URL");
   const api = new WikiApi(target);
   t.teardown(() => api.deleteCreated());
   const env = givenTargetEnv(t, target);
@@ -449,7 +453,8 @@ async function hierarchyChecks(
  * body edited through git and pushed as one PUT, the result read back through the API. Durable pages are
  * refused before anything is written.
  */
-async function litmusCheck(t: ExecutionContext, target: ContractTarget, pageId: string): Promise<void> {
+async function litmusCheck(t: ExecutionContext, given: ContractTarget, pageId: string): Promise<void> {
+  const target = await throughRecordingProxy(t, "confluence", given, "SVC_WIKI_BASE_URL");
   const api = new WikiApi(target);
   const env = givenTargetEnv(t, target);
   const before = await api.sacrificial(pageId);

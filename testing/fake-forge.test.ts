@@ -182,7 +182,9 @@ test("since keeps issues updated at or after it; sort=updated&direction=asc orde
     listed.json<IssueJson[]>().map((issue) => issue.number),
     [5, 6, 7, 8, 9, 10, 2],
   );
-  const bad = await call(forge, "GET", `${ISSUES}?since=yesterday`);
+  const bad = await call(forge, "GET", `${ISSUES}?since=yesterday`, {
+    deliberate: "since is not a date-time",
+  });
   t.is(bad.status, 422);
 });
 
@@ -198,7 +200,10 @@ test("sorting breaks ties by number, in the sort's direction; labels filters by 
   t.deepEqual(await order("sort=comments&direction=asc"), [1, 2, 3, 4]);
   t.deepEqual(await order("labels=bug,urgent"), [4]);
   t.deepEqual(await order("labels=bug"), [4, 3, 2, 1]);
-  t.is((await call(forge, "GET", `${ISSUES}?sort=title`)).status, 422);
+  t.is(
+    (await call(forge, "GET", `${ISSUES}?sort=title`, { deliberate: "sort=title is no sort" })).status,
+    422,
+  );
 });
 
 test("an issue carries GitHub's members; a pull request also carries pull_request", async (t) => {
@@ -444,7 +449,9 @@ test("the labels endpoints add, set and remove, answer the issue's labels, and m
   t.is(missing.status, 404);
   t.is(missing.json<ErrorJson>().message, "Label does not exist");
 
-  const set = await call(forge, "PUT", `${ISSUES}/1/labels`, { json: ["status/in-review", "enhancement"] });
+  const set = await call(forge, "PUT", `${ISSUES}/1/labels`, {
+    json: { labels: ["status/in-review", "enhancement"] },
+  });
   t.deepEqual(names(set), ["status/in-review", "enhancement"]);
   t.deepEqual(names(await call(forge, "GET", `${ISSUES}/1/labels`)), ["status/in-review", "enhancement"]);
   t.deepEqual(forge.issue("acme/widgets", 1)?.labels, ["status/in-review", "enhancement"]);
@@ -465,7 +472,7 @@ test("invalid input answers 422 Validation Failed (or 400 for unparsable JSON)",
     ["PATCH", `${ISSUES}/1`, { labels: "bug" }, "labels", "invalid"],
   ];
   for (const [method, path, json, field, code] of cases) {
-    const response = await call(forge, method, path, { json });
+    const response = await call(forge, method, path, { json, deliberate: "invalid input, to see the 422" });
     t.is(response.status, 422, `${method} ${JSON.stringify(json).slice(0, 60)}`);
     const body = response.json<ErrorJson>();
     t.is(body.message, "Validation Failed");
@@ -475,7 +482,10 @@ test("invalid input answers 422 Validation Failed (or 400 for unparsable JSON)",
   const long = await call(forge, "POST", ISSUES, { json: { title: "x".repeat(257) } });
   t.is(long.json<ErrorJson>().errors?.[0]?.message, "title is too long (maximum is 256 characters)");
   t.is((await call(forge, "POST", ISSUES, { json: { title: "🚀".repeat(256) } })).status, 201);
-  const broken = await call(forge, "POST", ISSUES, { raw: "{title:" });
+  const broken = await call(forge, "POST", ISSUES, {
+    raw: "{title:",
+    deliberate: "not JSON, to see the 400",
+  });
   t.is(broken.status, 400);
   t.is(broken.json<ErrorJson>().message, "Problems parsing JSON");
   t.is(forge.issues("acme/widgets").length, 2);
@@ -602,7 +612,9 @@ test("PATCH on a pull request's number edits its issue fields; unknown routes an
   t.like(edited.json<IssueJson>(), { title: "Renamed PR", assignee: null, assignees: [] });
   t.truthy(edited.json<IssueJson>().pull_request);
   t.like(forge.issue("acme/widgets", 1), { title: "Renamed PR", pullRequest: true });
-  t.is((await call(forge, "DELETE", `${ISSUES}/1`)).status, 404);
-  t.is((await call(forge, "GET", "/repos/acme/widgets/pulls")).status, 404);
-  t.is((await call(forge, "GET", "/user")).status, 404);
+  // GitHub has no DELETE of an issue; the fake does not model pulls or the user.
+  const unmodelled = { deliberate: "a route the fake does not serve" };
+  t.is((await call(forge, "DELETE", `${ISSUES}/1`, unmodelled)).status, 404);
+  t.is((await call(forge, "GET", "/repos/acme/widgets/pulls", unmodelled)).status, 404);
+  t.is((await call(forge, "GET", "/user", unmodelled)).status, 404);
 });

@@ -26,11 +26,16 @@
  * Tests steer it through switches (`setRateLimit`, `secondaryLimit`, `redirect`, `setNextOrigin`), change data
  * as "someone else" would (`addIssue`, `editIssue`, `addLabel`, `deleteIssue`), and read `requests`, each marked
  * `counted` when it used primary quota (authenticated, not a 304, not refused by a rate limit).
+ *
+ * Every exchange is judged as it happens against `@octokit/openapi`'s description (testing/vendor-contract.ts);
+ * `close()`, which each test's teardown calls, fails naming every departure. An answer or request wrong on
+ * purpose says so where it is made (`deliberate`; DELIBERATE_HEADER).
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { closeServer, listenOnLoopback } from "./loopback.js";
+import { ContractWatch } from "./vendor-contract.js";
 
 export interface FakeForgeRepoSpec {
   readonly owner: string;
@@ -53,7 +58,11 @@ export interface FakeForgeOptions {
   /** Clock in ms for created_at/updated_at/closed_at and x-ratelimit-reset; default Date.now. */
   readonly now?: () => number;
   /** The login of the token's user (author of issues svc creates); default "svc-bot". */
-  readonly login?: string;
+  readonly login?: string /**
+   * `false`: exchanges are not judged against the vendor's description (the benchmarks, which time svc);
+   * every test leaves it on.
+   */;
+  readonly vendorChecks?: false;
 }
 
 export interface FakeForgeLabel {
@@ -155,6 +164,12 @@ export interface FakeForge {
   setNextOrigin(origin: string | undefined): void;
   /** The next `count` requests answer 301 with Location set to `location` (GitHub does this for renamed repos). */
   redirect(count: number, location: string): void;
+  /**
+   * Every exchange judged against the vendor's description as it happened (testing/vendor-contract.ts);
+   * `close()` fails naming each departure.
+   */
+  readonly contract: ContractWatch;
+  /** Closes the server; rejects, naming them, when any exchange departed from the vendor's description. */
   close(): Promise<void>;
 }
 
@@ -766,6 +781,94 @@ class Shapes {
     return `${this.origin}/repos/${repo.owner}/${repo.name}`;
   }
 
+  /**
+   * GitHub's `full-repository`. ASSUMPTION: the dates (the fake has no history of the repository itself)
+   * and the counts svc never reads (forks, stars, watchers, size: 0).
+   */
+  repository(repo: Repo): object {
+    const api = this.repoApi(repo);
+    const full = `${repo.owner}/${repo.name}`;
+    const open = [...repo.issues.values()].filter((issue) => issue.state === "open").length;
+    const created = "2020-01-01T00:00:00Z";
+    return {
+      id: repo.id,
+      node_id: `R_kgDO${Buffer.from(String(repo.id)).toString("base64url")}`,
+      name: repo.name,
+      full_name: full,
+      owner: this.user(repo.owner),
+      private: false,
+      html_url: `${this.web}/${full}`,
+      description: null,
+      fork: false,
+      url: api,
+      archive_url: `${api}/{archive_format}{/ref}`,
+      assignees_url: `${api}/assignees{/user}`,
+      blobs_url: `${api}/git/blobs{/sha}`,
+      branches_url: `${api}/branches{/branch}`,
+      collaborators_url: `${api}/collaborators{/collaborator}`,
+      comments_url: `${api}/comments{/number}`,
+      commits_url: `${api}/commits{/sha}`,
+      compare_url: `${api}/compare/{base}...{head}`,
+      contents_url: `${api}/contents/{+path}`,
+      contributors_url: `${api}/contributors`,
+      deployments_url: `${api}/deployments`,
+      downloads_url: `${api}/downloads`,
+      events_url: `${api}/events`,
+      forks_url: `${api}/forks`,
+      git_commits_url: `${api}/git/commits{/sha}`,
+      git_refs_url: `${api}/git/refs{/sha}`,
+      git_tags_url: `${api}/git/tags{/sha}`,
+      git_url: `git://${new URL(this.origin).host}/${full}.git`,
+      issue_comment_url: `${api}/issues/comments{/number}`,
+      issue_events_url: `${api}/issues/events{/number}`,
+      issues_url: `${api}/issues{/number}`,
+      keys_url: `${api}/keys{/key_id}`,
+      labels_url: `${api}/labels{/name}`,
+      languages_url: `${api}/languages`,
+      merges_url: `${api}/merges`,
+      milestones_url: `${api}/milestones{/number}`,
+      notifications_url: `${api}/notifications{?since,all,participating}`,
+      pulls_url: `${api}/pulls{/number}`,
+      releases_url: `${api}/releases{/id}`,
+      ssh_url: `git@${new URL(this.origin).hostname}:${full}.git`,
+      stargazers_url: `${api}/stargazers`,
+      statuses_url: `${api}/statuses/{sha}`,
+      subscribers_url: `${api}/subscribers`,
+      subscription_url: `${api}/subscription`,
+      tags_url: `${api}/tags`,
+      teams_url: `${api}/teams`,
+      trees_url: `${api}/git/trees{/sha}`,
+      clone_url: `${this.web}/${full}.git`,
+      mirror_url: null,
+      hooks_url: `${api}/hooks`,
+      svn_url: `${this.web}/${full}`,
+      homepage: null,
+      language: null,
+      forks: 0,
+      forks_count: 0,
+      stargazers_count: 0,
+      watchers: 0,
+      watchers_count: 0,
+      size: 0,
+      default_branch: "main",
+      open_issues: open,
+      open_issues_count: open,
+      has_issues: !repo.issuesDisabled,
+      has_projects: false,
+      has_wiki: false,
+      has_pages: false,
+      has_discussions: false,
+      archived: false,
+      disabled: false,
+      license: null,
+      pushed_at: created,
+      created_at: created,
+      updated_at: created,
+      network_count: 0,
+      subscribers_count: 0,
+    };
+  }
+
   user(login: string): object {
     const id = this.forge.userId(login);
     const api = `${this.origin}/users/${login}`;
@@ -1071,23 +1174,9 @@ function removeIssueLabel(call: Call): Answer {
   return { status: 200, body: call.shapes.labels(call.repo, issue) };
 }
 
-/** Paths after `/repos/{owner}/{repo}` or `/repositories/{id}`. Anything else answers 404. */
-/** `GET /repos/{owner}/{repo}`: the repository (a subset of the documented full-repository shape). */
+/** `GET /repos/{owner}/{repo}`: the repository, GitHub's `full-repository` with every required member. */
 function getRepository(call: Call): Answer {
-  const { repo, origin } = call;
-  return {
-    status: 200,
-    body: {
-      id: repo.id,
-      name: repo.name,
-      full_name: `${repo.owner}/${repo.name}`,
-      owner: { login: repo.owner },
-      private: false,
-      has_issues: !repo.issuesDisabled,
-      url: call.shapes.repoApi(repo),
-      html_url: `${origin}/web/${repo.owner}/${repo.name}`,
-    },
-  };
+  return { status: 200, body: call.shapes.repository(call.repo) };
 }
 
 const ROUTES: readonly Route[] = [
@@ -1130,6 +1219,7 @@ const ROUTES: readonly Route[] = [
 /** The fake: the HTTP side (gate, router, conditional requests, request log) and the test's helpers. */
 class FakeForgeServer implements FakeForge {
   readonly requests: FakeForgeRequest[] = [];
+  readonly contract: ContractWatch;
   private readonly shapes: Shapes;
   private redirects = { count: 0, location: "" };
   private nextOrigin: string | undefined;
@@ -1141,7 +1231,9 @@ class FakeForgeServer implements FakeForge {
     readonly token: string,
     private readonly forge: Forge,
     private readonly limits: RateLimits,
+    judging: boolean,
   ) {
+    this.contract = new ContractWatch("github", judging);
     this.shapes = new Shapes(origin, forge);
   }
 
@@ -1173,14 +1265,14 @@ class FakeForgeServer implements FakeForge {
       : this.answerCounted(entry);
     entry.status = answer.status;
     entry.counted = !refused && answer.status !== 304;
-    send(
-      res,
-      {
-        ...answer,
-        headers: { ...this.limits.headers(), "x-github-request-id": requestId, ...answer.headers },
-      },
-      payload,
-    );
+    const headers = { ...this.limits.headers(), "x-github-request-id": requestId, ...answer.headers };
+    send(res, { ...answer, headers }, payload);
+    this.contract.observe({
+      ...entry,
+      requestHeaders: entry.headers,
+      answerHeaders: headers,
+      answer: payload ?? "",
+    });
   }
 
   /** The uncounted answers that come before routing: authentication, then the secondary and primary limits. */
@@ -1317,7 +1409,7 @@ class FakeForgeServer implements FakeForge {
   }
 
   close(): Promise<void> {
-    this.closing ??= closeServer(this.server);
+    this.closing ??= closeServer(this.server).then(() => this.contract.assertNone());
     return this.closing;
   }
 }
@@ -1339,6 +1431,7 @@ export async function startFakeForge(options: FakeForgeOptions = {}): Promise<Fa
     options.token ?? "fake-forge-token-0123456789",
     forge,
     limits,
+    options.vendorChecks !== false,
   );
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     fake.handle(req, res).catch((error: unknown) => {

@@ -2,6 +2,7 @@
  * One request to a fake vendor service from its own tests, through plain `fetch`: the service's default
  * credentials and headers unless the test says otherwise, the whole answer read as text.
  */
+import { DELIBERATE_HEADER } from "./vendor-contract.js";
 
 export interface FakeResponse {
   readonly status: number;
@@ -18,6 +19,11 @@ export interface FakeCallOptions {
   /** A raw request body, sent as is. */
   readonly raw?: string;
   readonly headers?: Record<string, string>;
+  /**
+   * Why this request departs from the vendor's description on purpose (to see the fake refuse it): the
+   * fake keeps it aside instead of judging it (testing/vendor-contract.ts).
+   */
+  readonly deliberate?: string;
 }
 
 /** What every request to one service carries unless a test overrides it. */
@@ -41,6 +47,7 @@ export async function callFake(
   if (authorization !== null) headers.authorization = authorization;
   const body = options.json === undefined ? options.raw : JSON.stringify(options.json);
   if (body !== undefined) headers["content-type"] = "application/json";
+  if (options.deliberate !== undefined) headers[DELIBERATE_HEADER] = options.deliberate;
   const response = await fetch(new URL(target, base), {
     method,
     headers,

@@ -374,7 +374,11 @@ test("pagination: maxResults defaults to 50 and is capped by pageSize; tokens le
   });
   t.is(foreign.status, 400);
   t.is((await search(tracker, { jql: "project = TEST", maxResults: 0 })).status, 400);
-  t.is((await search(tracker, { jql: "project = TEST", colour: "blue" })).status, 400);
+  const colour = {
+    json: { jql: "project = TEST", colour: "blue" },
+    deliberate: "a member the body does not have",
+  };
+  t.is((await call(tracker, "POST", SEARCH, colour)).status, 400);
 });
 
 test("JQL dates are wall-clock minutes in the account's zone: 07:15 in Honolulu is 17:15 UTC", async (t) => {
@@ -519,11 +523,13 @@ test("approximate-count counts what the JQL matches, needs Basic auth and bounde
     [{ jql: 5 }, /^Invalid value for "jql"/],
   ];
   for (const [body, expected] of refusals) {
-    const answer = await count(body);
+    const answer = await count(body, {
+      deliberate: "a count the description does not allow, to see the 400",
+    });
     t.is(answer.status, 400, JSON.stringify(body));
     t.regex(answer.json<ErrorsJson>().errorMessages[0] ?? "", expected, JSON.stringify(body));
   }
-  t.is((await call(tracker, "GET", COUNT)).status, 405);
+  t.is((await call(tracker, "GET", COUNT, { deliberate: "a method the path does not have" })).status, 405);
 
   // Lagging: the count of the moment the switch was turned on, whatever is deleted or created since.
   tracker.lagApproximateCount();
@@ -620,7 +626,10 @@ test("PUT refuses bad values field by field, unknown fields, malformed JSON and 
   t.true("parent" in (await refused({ fields: { parent: { key: "TEST-1" } } })).errors);
   t.is(tracker.issue("TEST-1")?.summary, "x".repeat(255), "nothing of a refused write is kept");
 
-  const malformed = await call(tracker, "PUT", `${ISSUE}/TEST-1`, { raw: "{not json" });
+  const malformed = await call(tracker, "PUT", `${ISSUE}/TEST-1`, {
+    raw: "{not json",
+    deliberate: "not JSON",
+  });
   t.is(malformed.status, 400);
   t.is(malformed.json<ErrorsJson>().errorMessages.length, 1);
   t.is((await call(tracker, "PUT", `${ISSUE}/TEST-9`, { json: { fields: {} } })).status, 404);
@@ -701,11 +710,11 @@ test("transitions: offered from the current status only; others are refused; req
   });
   t.deepEqual(unresolved.json(), { errorMessages: [], errors: { resolution: "Resolution is required." } });
   const offScreen = await call(tracker, "POST", `${ISSUE}/TEST-1/transitions`, {
-    json: { transition: { id: 31 }, fields: { resolution: { name: "Done" }, summary: "x" } },
+    json: { transition: { id: "31" }, fields: { resolution: { name: "Done" }, summary: "x" } },
   });
   t.true("summary" in offScreen.json<ErrorsJson>().errors);
   const done = await call(tracker, "POST", `${ISSUE}/TEST-1/transitions`, {
-    json: { transition: { id: 31 }, fields: { resolution: { name: "Done" } } },
+    json: { transition: { id: "31" }, fields: { resolution: { name: "Done" } } },
   });
   t.is(done.status, 204);
   t.is(tracker.issue("TEST-1")?.status, "Done");
@@ -826,11 +835,12 @@ test("rateLimitNext answers 429 with Retry-After and rate-limit headers, recorde
 
 test("unknown routes answer 404 JSON and known paths 405 for other methods", async (t) => {
   const tracker = await givenFakeTracker(t);
-  const unknown = await call(tracker, "GET", "/rest/api/3/nothing-here");
+  const unknown = await call(tracker, "GET", "/rest/api/3/nothing-here", { deliberate: "no such path" });
   t.is(unknown.status, 404);
   t.regex(unknown.headers["content-type"] ?? "", /^application\/json/);
   t.regex(unknown.json<{ message: string }>().message, /^null for uri: /);
-  t.is((await call(tracker, "PATCH", `${ISSUE}/TEST-1`, { json: {} })).status, 405);
+  const patch = { json: {}, deliberate: "a method the path does not have" };
+  t.is((await call(tracker, "PATCH", `${ISSUE}/TEST-1`, patch)).status, 405);
 });
 
 test("repeatNextPageToken hands back the token it was asked with", async (t) => {

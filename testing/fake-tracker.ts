@@ -22,6 +22,8 @@
  *   (`expand=transitions.fields` adds each transition screen's `fields`); POST answers 204.
  * - `GET /rest/api/3/myself` (`expand=groups,applicationRoles`), `GET /rest/api/3/project/{projectIdOrKey}` (the key
  *   is case sensitive; issue types included by default), `GET /rest/api/3/priority`.
+ * - `GET /rest/api/3/issue/createmeta/{projectIdOrKey}/issuetypes` → `PageOfCreateMetaIssueTypes`; a project the
+ *   account cannot see answers 400 (the description has no 404 here).
  * - Errors are an `ErrorCollection` `{errorMessages: string[], errors: {field: message}}`; the wording of each one
  *   is Jira's as recorded in public client code and issue threads where it could be found (see the constants).
  * - Authentication is Basic `base64(email:apiToken)`. Jira Cloud answers a missing or wrong credential with 401 and
@@ -41,12 +43,18 @@
  *
  * Tests change data as "someone else" would (`addIssue`, `editIssue`, `deleteIssue`), steer the fake through
  * switches (`setTimeZone`, `rateLimitNext`, `repeatNextPageToken`, `lagApproximateCount`) and read `requests`.
+ *
+ * Every exchange is judged as it happens against the operations recorded in
+ * fixtures/vendor/jira-platform-v3.json (testing/vendor-contract.ts); `close()`, which each test's teardown
+ * calls, fails naming every departure. An answer or request wrong on purpose says so where it is made
+ * (`deliberate`; DELIBERATE_HEADER).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
 import { adfSchemaProblem } from "./adf-schema.js";
 import { closeServer, listenOnLoopback } from "./loopback.js";
+import { ContractWatch } from "./vendor-contract.js";
 
 /** An ADF document or node as JSON (kept byte-for-byte as received: store the parsed JSON value). */
 export type AdfJson = { readonly type: string; readonly [member: string]: unknown };
@@ -124,6 +132,11 @@ export interface FakeTrackerOptions {
   readonly pageSize?: number;
   /** Known accounts (assignee values); default the bot (accountId "557058:bot-0001") and alice ("557058:alice-0002"). */
   readonly users?: readonly FakeTrackerUser[];
+  /**
+   * `false`: exchanges are not judged against the vendor's description (the benchmarks, which time svc);
+   * every test leaves it on.
+   */
+  readonly vendorChecks?: false;
 }
 
 /** The server's state of one issue (a copy). */
@@ -217,6 +230,12 @@ export interface FakeTracker {
    * still counted, one created since is not ("Recent updates might not be immediately visible").
    */
   lagApproximateCount(on?: boolean): void;
+  /**
+   * Every exchange judged against the vendor's description as it happened (testing/vendor-contract.ts);
+   * `close()` fails naming each departure.
+   */
+  readonly contract: ContractWatch;
+  /** Closes the server; rejects, naming them, when any exchange departed from the vendor's description. */
   close(): Promise<void>;
 }
 
@@ -277,6 +296,8 @@ interface Answer {
   readonly body?: unknown;
   /** Sent as text/plain instead of `body`. */
   readonly text?: string;
+  /** Why this answer departs from the vendor's description on purpose (a fault a test injects). */
+  readonly deliberate?: string;
 }
 
 /** One request as a handler sees it; `params` are the route's captures, URI-decoded. */
@@ -2057,6 +2078,24 @@ function getProject(call: Call): Answer {
   return { status: 200, body: call.shapes.project(project) };
 }
 
+/**
+ * "Get create metadata issue types for a project" (`PageOfCreateMetaIssueTypes`). A project the account
+ * cannot see answers 400: the description documents 200, 400 and 401 only. ASSUMPTION: the message, as
+ * getProject's.
+ */
+function getCreateMetaIssueTypes(call: Call): Answer {
+  const named = call.params[0] ?? "";
+  const project = call.tracker.visibleProject(named);
+  if (!project) fail(400, `No project could be found with key '${named}'.`);
+  const allowed = ["avatarId", "description", "hierarchyLevel", "iconUrl", "id", "name", "self", "subtask"];
+  const issueTypes = project.issueTypes.map((type) =>
+    Object.fromEntries(
+      Object.entries(call.shapes.issueType(type)).filter(([name]) => allowed.includes(name)),
+    ),
+  );
+  return { status: 200, body: { issueTypes, maxResults: 50, startAt: 0, total: issueTypes.length } };
+}
+
 function getPriorities(call: Call): Answer {
   return { status: 200, body: PRIORITIES.map((priority) => call.shapes.priorityFull(priority)) };
 }
@@ -2077,6 +2116,11 @@ const ROUTES: readonly Route[] = [
   { method: "POST", path: TRANSITIONS_PATH, handle: doTransition },
   { method: "GET", path: /^\/rest\/api\/3\/myself$/, handle: getMyself },
   { method: "GET", path: /^\/rest\/api\/3\/project\/([^/]+)$/, handle: getProject },
+  {
+    method: "GET",
+    path: /^\/rest\/api\/3\/issue\/createmeta\/([^/]+)\/issuetypes$/,
+    handle: getCreateMetaIssueTypes,
+  },
   { method: "GET", path: /^\/rest\/api\/3\/priority$/, handle: getPriorities },
 ];
 
@@ -2115,6 +2159,7 @@ function authenticates(header: string | undefined, email: string, apiToken: stri
 /** The fake: the HTTP side (rate limit, authentication, router, request log) and the test's helpers. */
 class FakeTrackerServer implements FakeTracker {
   readonly requests: FakeTrackerRequest[] = [];
+  readonly contract: ContractWatch;
   private readonly shapes: Shapes;
   private readonly search: Search;
   private limited = { count: 0, retryAfterSeconds: 0 };
@@ -2126,7 +2171,9 @@ class FakeTrackerServer implements FakeTracker {
     readonly email: string,
     readonly apiToken: string,
     private readonly tracker: Tracker,
+    judging: boolean,
   ) {
+    this.contract = new ContractWatch("jira", judging);
     this.shapes = new Shapes(origin, tracker);
     this.search = new Search(tracker, tracker.options.pageSize);
   }
@@ -2151,7 +2198,12 @@ class FakeTrackerServer implements FakeTracker {
     entry.status = answer.status;
     entry.answer = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body));
     const requestId = `${this.requests.length}x${this.requests.length.toString(16)}x1`;
-    send(res, { ...answer, headers: { "x-arequestid": requestId, ...answer.headers } });
+    const headers = { "x-arequestid": requestId, ...answer.headers };
+    send(res, { ...answer, headers });
+    this.contract.observe(
+      { ...entry, requestHeaders: entry.headers, answerHeaders: headers },
+      answer.deliberate,
+    );
   }
 
   /**
@@ -2281,7 +2333,7 @@ class FakeTrackerServer implements FakeTracker {
   }
 
   close(): Promise<void> {
-    this.closing ??= closeServer(this.server);
+    this.closing ??= closeServer(this.server).then(() => this.contract.assertNone());
     return this.closing;
   }
 }
@@ -2305,7 +2357,14 @@ export async function startFakeTracker(options: FakeTrackerOptions = {}): Promis
   });
   const server = createServer();
   const origin = await listenOnLoopback(server);
-  const fake = new FakeTrackerServer(server, origin, email, options.apiToken ?? DEFAULT_TOKEN, tracker);
+  const fake = new FakeTrackerServer(
+    server,
+    origin,
+    email,
+    options.apiToken ?? DEFAULT_TOKEN,
+    tracker,
+    options.vendorChecks !== false,
+  );
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     fake.handle(req, res).catch((error: unknown) => {
       console.error("fake tracker:", error);

@@ -53,12 +53,16 @@ interface SpaceJson {
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Follows `_links.next`, joined to the fake's own origin, to the end; returns every result and each response. */
-async function walk<T>(wiki: FakeWiki, first: string): Promise<{ results: T[]; responses: WikiResponse[] }> {
+async function walk<T>(
+  wiki: FakeWiki,
+  first: string,
+  options: FakeCallOptions = {},
+): Promise<{ results: T[]; responses: WikiResponse[] }> {
   const results: T[] = [];
   const responses: WikiResponse[] = [];
   let path: string | undefined = first;
   while (path !== undefined) {
-    const response = await call(wiki, "GET", path);
+    const response = await call(wiki, "GET", path, options);
     if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${response.text}`);
     responses.push(response);
     const body = response.json<Listing<T>>();
@@ -133,13 +137,14 @@ test("pages carry the vendor's fields, RFC 3339 timestamps with milliseconds, an
 test("limit defaults to 25, is clamped to 250, and must be at least 1", async (t) => {
   const wiki = await givenFakeWiki(t);
   wiki.seedPages("SVC", 300);
-  const big = await call(wiki, "GET", pagesPath(wiki, "limit=1000"));
+  const beyond = { deliberate: "a limit outside 1..250, to see the fake clamp or refuse it" };
+  const big = await call(wiki, "GET", pagesPath(wiki, "limit=1000"), beyond);
   t.is(big.json<Listing<PageJson>>().results.length, 250);
   t.true(big.json<Listing<PageJson>>()._links.next?.includes("limit=1000&cursor="));
   const walked = await walk<PageJson>(wiki, pagesPath(wiki, "limit=250"));
   t.is(walked.responses.length, 2);
   t.is(walked.results.length, 300);
-  t.is((await call(wiki, "GET", pagesPath(wiki, "limit=0"))).status, 400);
+  t.is((await call(wiki, "GET", pagesPath(wiki, "limit=0"), beyond)).status, 400);
   t.is((await call(wiki, "GET", pagesPath(wiki, "cursor=not-a-cursor"))).status, 400);
 });
 
@@ -162,8 +167,8 @@ test("status filters repeated or comma-separated: the trash and the archive, a t
   wiki.trashPage(ids[0] as string);
   wiki.trashPage(ids[2] as string);
   wiki.archivePage(ids[4] as string);
-  const removed = (query: string) =>
-    walk<PageJson>(wiki, pagesPath(wiki, query)).then(({ results }) =>
+  const removed = (query: string, options: FakeCallOptions = {}) =>
+    walk<PageJson>(wiki, pagesPath(wiki, query), options).then(({ results }) =>
       results.map((page) => `${page.id} ${page.status}`),
     );
   const modified = (id: string) => wiki.page(id)?.version.createdAt ?? "";
@@ -173,12 +178,17 @@ test("status filters repeated or comma-separated: the trash and the archive, a t
     .map((id) => `${id} ${wiki.page(id)?.status}`);
   t.is(expected[0], `${ids[0]} trashed`, "edited last");
   t.deepEqual(await removed("status=trashed&status=deleted&status=archived&sort=-modified-date"), expected);
-  t.deepEqual(await removed("status=trashed,archived&sort=-modified-date"), expected);
+  // The description has the exploded form only; the fake also takes a comma list (ASSUMPTION in the fake).
+  const commas = { deliberate: "status as a comma list, which the description does not have" };
+  t.deepEqual(await removed("status=trashed,archived&sort=-modified-date", commas), expected);
   t.is(wiki.page(ids[0] as string)?.version.createdAt, edited.version.createdAt, "trashing makes no version");
   // The default is current and archived; svc's listing asks for current only.
   t.deepEqual((await removed("status=current")).length, 3);
   t.deepEqual((await removed("sort=id")).length, 4);
-  t.is((await call(wiki, "GET", pagesPath(wiki, "status=gone"))).status, 400);
+  t.is(
+    (await call(wiki, "GET", pagesPath(wiki, "status=gone"), { deliberate: "no such status" })).status,
+    400,
+  );
 });
 
 test("a space resolves by its raw key and by its alias; an unknown key finds nothing", async (t) => {
@@ -292,6 +302,7 @@ test("PUT needs version current + 1: the right number updates, a stale one gets 
 
   const missingVersion = await call(wiki, "PUT", `/wiki/api/v2/pages/${id}`, {
     json: { id, status: "current", title: "t", body: { representation: "storage", value: "" } },
+    deliberate: "no version, to see the 400",
   });
   t.is(missingVersion.status, 400);
 });

@@ -21,10 +21,16 @@
  * `_links.base` defaults to a second loopback server that only counts its hits (`baseHits`): the adapter must
  * join `_links.next` to its own tenant base URL and never follow `_links.base` (Document 3 "Pagination
  * rules" 2), so any test can assert `baseHits === 0`.
+ *
+ * Every exchange is judged as it happens against the operations recorded in
+ * fixtures/vendor/confluence-v2.json (testing/vendor-contract.ts); `close()`, which each test's teardown
+ * calls, fails naming every departure. An answer or request wrong on purpose says so where it is made
+ * (`deliberate`; DELIBERATE_HEADER).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { closeServer, listenOnLoopback } from "./loopback.js";
+import { ContractWatch } from "./vendor-contract.js";
 
 export type SpaceType = "global" | "collaboration" | "knowledge_base" | "personal";
 export type PageStatus = "current" | "archived" | "trashed";
@@ -212,6 +218,12 @@ export interface FakeWiki {
   /** The space's pages by id; trashed ones only with `includeTrashed`. */
   pages(spaceKey: string, options?: { includeTrashed?: boolean }): FakeWikiPage[];
   space(keyOrAlias: string): FakeWikiSpace;
+  /**
+   * Every exchange judged against the vendor's description as it happened (testing/vendor-contract.ts);
+   * `close()` fails naming each departure.
+   */
+  readonly contract: ContractWatch;
+  /** Closes the server; rejects, naming them, when any exchange departed from the vendor's description. */
   close(): Promise<void>;
 }
 
@@ -322,6 +334,8 @@ interface Answer {
   readonly body?: unknown;
   /** Instead of `body`: this many bytes of JSON, streamed (a hostile `oversized` listing). */
   readonly stream?: { readonly bytes: number; readonly announce: boolean };
+  /** Why this answer departs from the vendor's description on purpose (a fault a test injects). */
+  readonly deliberate?: string;
 }
 
 class HttpFailure extends Error {
@@ -575,6 +589,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
   };
 
   const requests: Logged[] = [];
+  const contract = new ContractWatch("confluence");
   const baseRequests: Logged[] = [];
   let forced429 = 0;
   let forcedRetryAfter = 1;
@@ -712,6 +727,11 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
         ? `${origin}/wiki`
         : requestedBase;
 
+  /**
+   * SpaceBulk. `homepageId`, `description` and `icon` are not nullable in the description: a member with
+   * nothing to say is left out (the description only when `description-format` asks for it, the icon only
+   * with `include-icon=true`), never sent as null.
+   */
   function spaceJson(space: Space, params: URLSearchParams): Record<string, unknown> {
     const descriptionFormat = params.get("description-format");
     if (descriptionFormat !== null) oneOf(descriptionFormat, ["plain", "view"], "description-format");
@@ -723,20 +743,20 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       status: space.status,
       authorId: ACCOUNT_ID,
       createdAt: space.createdAt,
-      homepageId: space.homepageId,
-      description:
-        descriptionFormat === "plain"
-          ? { plain: { representation: "plain", value: space.description } }
-          : descriptionFormat === "view"
-            ? { view: { representation: "view", value: `<p>${space.description}</p>` } }
-            : null,
-      icon:
-        params.get("include-icon") === "true"
-          ? {
+      ...(space.homepageId === null ? {} : { homepageId: space.homepageId }),
+      ...(descriptionFormat === "plain"
+        ? { description: { plain: { representation: "plain", value: space.description } } }
+        : descriptionFormat === "view"
+          ? { description: { view: { representation: "view", value: `<p>${space.description}</p>` } } }
+          : {}),
+      ...(params.get("include-icon") === "true"
+        ? {
+            icon: {
               path: `/wiki/aa-avatar/space/${space.key}`,
               apiDownloadLink: `/wiki/download/space/${space.key}`,
-            }
-          : null,
+            },
+          }
+        : {}),
       spaceOwnerId: ACCOUNT_ID,
       currentActiveAlias: space.alias,
       _links: { webui: `/spaces/${space.alias}` },
@@ -795,7 +815,12 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     if (!space) fail(404, "NOT_FOUND", "Not Found");
     if (space.denied) {
       if (deniedStatus === 404) fail(404, "NOT_FOUND", "Not Found");
-      fail(403, "FORBIDDEN", "You do not have permission to view or edit content in this space");
+      throw new HttpFailure({
+        ...vendorError(403, "FORBIDDEN", "You do not have permission to view or edit content in this space"),
+        // The test chose Document 3's status over the description's (which documents 404 here).
+        deliberate:
+          "a denied space answering 403, as Document 3 says (deniedStatus: 404 is the description's)",
+      });
     }
   }
 
@@ -1289,6 +1314,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     if (answer.stream)
       streams.push(streamJson(res, { ...answer, headers }, answer.stream.bytes, answer.stream.announce));
     else send(res, { ...answer, headers });
+    contract.observe({ ...entry, requestHeaders: entry.headers, answerHeaders: headers }, answer.deliberate);
   }
 
   /** The hostile listing that applies to this request, if any. */
@@ -1310,7 +1336,11 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     contentType: string | undefined,
   ): Answer {
     if (hostile.kind === "oversized") {
-      return { status: 200, stream: { bytes: hostile.bytes, announce: hostile.announce ?? false } };
+      return {
+        status: 200,
+        stream: { bytes: hostile.bytes, announce: hostile.announce ?? false },
+        deliberate: "a hostile oversized listing (setHostileListing)",
+      };
     }
     const cursor = url.searchParams.get("cursor");
     const first = new URL(url);
@@ -1353,6 +1383,7 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
     credentials: { email, token },
     authorization: basicAuthorization(email, token),
     requests,
+    contract,
     get baseHits() {
       return baseRequests.length;
     },
@@ -1446,8 +1477,8 @@ export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<Fake
       return { ...findSpace(keyOrAlias) };
     },
     close() {
-      closing ??= Promise.all([closeServer(server), hostile ? closeServer(hostile) : undefined]).then(
-        () => undefined,
+      closing ??= Promise.all([closeServer(server), hostile ? closeServer(hostile) : undefined]).then(() =>
+        contract.assertNone(),
       );
       return closing;
     },

@@ -204,8 +204,11 @@ export class TrackerBackend implements WritableBackend {
     this.types ??= (async () => {
       const key = encodeURIComponent(this.project);
       let response = await this.call("GET", this.api(`/project/${key}`));
-      if (response.status === 404)
+      if (response.status === 404) {
         response = await this.call("GET", this.api(`/issue/createmeta/${key}/issuetypes`));
+        // Jira's description has no 404 here: a project the create metadata cannot find is a 400.
+        if (response.status === 400) throw this.noProject(what);
+      }
       if (response.status === 404) throw this.noProject(what);
       if (response.status !== 200) throw this.failure(`${what}: reading project ${this.project}`, response);
       const value = this.parse(`reading project ${this.project}`, response);

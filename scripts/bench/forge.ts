@@ -30,7 +30,8 @@ const RUNS = 3;
  */
 async function startForge(): Promise<FakeForge> {
   const { startFakeForge } = await import("../../testing/fake-forge.js");
-  return startFakeForge();
+  // The benchmark times svc; judging every exchange against the vendor's description is the tests' job.
+  return startFakeForge({ vendorChecks: false });
 }
 
 interface Calls {
