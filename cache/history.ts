@@ -7,9 +7,9 @@
  */
 import { parseRecordFile, type RecordSchema } from "../backends/record.js";
 import { jsonEqual } from "../core/checks.js";
+import { parseDiffTree, readObjects, runGit, type TreeChange } from "../git/plumbing.js";
 import type { ProjectCache } from "./cache.js";
 import type { TipOp, TipRow } from "./db.js";
-import { parseDiffTree, readObjects, runGit, type TreeChange } from "./git.js";
 
 export interface RecordChange {
   readonly path: string;

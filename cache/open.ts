@@ -25,10 +25,10 @@ import type { Backend } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import { Database, SqliteError } from "../core/sqlite.js";
+import { FirstStateBlobs } from "../git/pack.js";
+import { spawnGit } from "../git/plumbing.js";
 import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
-import { spawnGit } from "./git.js";
-import { FirstStateBlobs } from "./pack.js";
 import { cacheRoot, checkCacheRootFolder } from "./root.js";
 import { FullListing, importListing, type SyncResult, writeStateCommit } from "./sync.js";
 
@@ -261,7 +261,7 @@ async function buildCache(plan: BuildPlan): Promise<{ built: SyncResult; firstBl
   }
   plan.trace?.("new database and repository made");
   let result: SyncResult;
-  // A first state with no history before it is what a clone's pack sends (cache/pack.ts `firstState`).
+  // A first state with no history before it is what a clone's pack sends (git/pack.ts `firstState`).
   const firstBlobs = plan.keepFirstBlobs && !plan.known ? new FirstStateBlobs() : undefined;
   try {
     if (plan.known) await copyHistory(cache, plan.user, plan.known.commit);

@@ -9,7 +9,7 @@
  */
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
-import { parseDiffTree, readObjects, runGit, type TreeChange } from "../cache/git.js";
+import { parseDiffTree, readObjects, runGit, type TreeChange } from "../git/plumbing.js";
 
 interface ParsedCommit {
   readonly parents: string[];

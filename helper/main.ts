@@ -168,7 +168,7 @@ async function reportFailure(
       import("../core/errors.js"),
       import("../core/version.js"),
       import("../cache/local-fault.js"),
-      import("./user-command.js"),
+      import("../git/user-command.js"),
     ]);
   // An error whose message is already on stderr (written before git was answered) is not repeated.
   if (error instanceof SvcError && error.data.reported === true) return;

@@ -21,15 +21,26 @@ import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/re
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
-import { readObjects, runGit } from "../cache/git.js";
 import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
-import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
 import { SvcError, shellWord, terminalSafe } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
 import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
+import { copyNewObjects } from "../git/copy.js";
+import { ObjectReader } from "../git/object-store.js";
+import { readObjects, runGit } from "../git/plumbing.js";
+import {
+  commitParents,
+  filesAt,
+  mergeBase as mergeBaseOf,
+  NotInProcessError,
+  Trees,
+  treeDiff,
+} from "../git/tree-diff.js";
+import { rerunCommand, userObjectsDir } from "../git/user-command.js";
+import { userGit, userRefCommit } from "../git/user-git.js";
 import {
   journalCreate,
   journalCreated,
@@ -39,15 +50,6 @@ import {
   worktreeId,
 } from "./create-journal.js";
 import { mergeRecord } from "./merge.js";
-import {
-  commitParents,
-  filesAt,
-  mergeBase as mergeBaseOf,
-  NotInProcessError,
-  Trees,
-  treeDiff,
-} from "./push-diff.js";
-import { copyNewObjects } from "./push-diff-copy.js";
 import {
   type DiffEntry,
   isUnsafePath,
@@ -60,8 +62,6 @@ import {
   problemSummary,
 } from "./push-plan.js";
 import { whenAgain } from "./server-fault.js";
-import { rerunCommand, userObjectsDir } from "./user-command.js";
-import { userGit, userRefCommit } from "./user-git.js";
 
 export type PushReply =
   | { readonly ok: true; readonly oldOid: string | undefined }
@@ -224,7 +224,7 @@ async function userCommit(ref: string): Promise<string | undefined> {
   return resolved.code === 0 && /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
 }
 
-/** The objects a push reads in-process (cache/object-store.ts). */
+/** The objects a push reads in-process (git/object-store.ts). */
 interface PushObjects {
   readonly cache: ObjectReader;
   /** The user's repository's objects, where git's environment says where they are. */
@@ -368,7 +368,7 @@ async function alreadyOnServer(
 }
 
 /**
- * Copies the user's commits into the cache byte for byte: in-process (helper/push-diff-copy.ts), or, where
+ * Copies the user's commits into the cache byte for byte: in-process (git/copy.ts), or, where
  * that leaves it to git, with `git push` to `incomingRef`. The base ref (the user's remote-tracking commit,
  * when the cache has it) tells send-pack what the cache already has, so only new objects travel, and nothing
  * is fetched lazily in a partial clone. `madeRefs` is called before the refs are made; the caller deletes
@@ -1186,7 +1186,7 @@ async function commitResult(
     settleCreates(cache, push.worktree, push.diff);
     return written;
   });
-  // gitPid: the git that hears `ok` and then moves the user's refs/svc/<remote>/main (helper/ref-locks.ts).
+  // gitPid: the git that hears `ok` and then moves the user's refs/svc/<remote>/main (git/ref-locks.ts).
   cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result, gitPid: process.ppid } });
   // Here, not in the sync above: that one runs beside the copy of the user's commits into the cache.
   await cache.consolidateIfDue(log);

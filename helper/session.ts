@@ -18,21 +18,21 @@ import {
   openProjectCache,
   type UserRepository,
 } from "../cache/open.js";
-import type { FirstStateBlobs } from "../cache/pack.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { EgressDeniedError } from "../core/allowlist.js";
 import { SvcError, terminalSafe, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrlLookingUp, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
+import type { FirstStateBlobs } from "../git/pack.js";
+import { cdPrefix, pullCommand, rerunCommand, userObjectsDir } from "../git/user-command.js";
+import { userGit, userGitOutput, userRepository } from "../git/user-git.js";
 import { refusalMessage, usableBlobLimit } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
 import { whenAgain } from "./server-fault.js";
 import { serveUploadPack } from "./stateless-connect.js";
-import { cdPrefix, pullCommand, rerunCommand, userObjectsDir } from "./user-command.js";
-import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
 /** No debounce unless the user asks for one: every explicit fetch makes one delta request. */
 const DEFAULT_SYNC_INTERVAL_MS = 0;
@@ -406,7 +406,7 @@ class CacheSession implements Session {
     const [settings, { pushMain }, { removeStaleRefLocks }] = await Promise.all([
       this.userSettings(),
       import("./push.js"),
-      import("./ref-locks.js"),
+      import("../git/ref-locks.js"),
     ]);
     const at = settings.get("svc.at");
     if (at !== undefined) {

@@ -26,7 +26,7 @@
  * the verification found a difference; 2 bad arguments or URLs, missing credentials, an unreachable
  * backend or mirror, the wiki test space without its durable pages.
  *
- * Every git command here runs through cache/git.ts (the scrubbed environment). The temporary repositories
+ * Every git command here runs through git/plumbing.ts (the scrubbed environment). The temporary repositories
  * are made without templates and with `core.hooksPath` pointing at an empty folder, and the push passes
  * `--no-verify`: no hook of the user's runs in them.
  */
@@ -39,14 +39,14 @@ import type { Backend } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { WikiBackend } from "../backends/wiki/backend.js";
 import type { ProjectCache } from "../cache/cache.js";
-import { gitOutcome, readObjects, runGit } from "../cache/git.js";
-import { encodeCommit, writeLooseObject } from "../cache/objects.js";
 import { openProjectCache, type UserRepository } from "../cache/open.js";
 import { spliceTree } from "../cache/state-tree.js";
 import { type SyncResult, syncCache } from "../cache/sync.js";
 import { excerpt, failureReport, SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { SVC_VERSION } from "../core/version.js";
+import { encodeCommit, writeLooseObject } from "../git/objects.js";
+import { gitOutcome, readObjects, runGit } from "../git/plumbing.js";
 
 export const MIRROR_EXIT = {
   /** Up to date, fast-forwarded and verified, or a dry run. */

@@ -1,5 +1,5 @@
 /**
- * The pack writer (cache/pack.ts) against git and node's zlib: `adler32` is the checksum zlib writes,
+ * The pack writer (git/pack.ts) against git and node's zlib: `adler32` is the checksum zlib writes,
  * `zlibStored` inflates back to its input across the 65,535-byte block boundaries, and the pack
  * `writeBlobPack` streams is accepted by `git index-pack --stdin` and `git verify-pack`, holding exactly the
  * blobs given, under the ids `git hash-object` gives them, their bytes intact (sizes chosen to cross each
@@ -11,9 +11,10 @@ import { PassThrough } from "node:stream";
 import { deflateSync, inflateSync } from "node:zlib";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
+import { ProjectCache } from "../cache/cache.js";
+import { writeStateCommit } from "../cache/sync.js";
 import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
-import { ProjectCache } from "./cache.js";
 import { hashObject } from "./objects.js";
 import {
   adler32,
@@ -24,7 +25,6 @@ import {
   writeBlobPack,
   zlibStored,
 } from "./pack.js";
-import { writeStateCommit } from "./sync.js";
 
 const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
 

@@ -1,5 +1,5 @@
 /**
- * The readers of git's output in cache/git.ts: `parseDiffTree` against recorded `git diff-tree --stdin -z`
+ * The readers of git's output in git/plumbing.ts: `parseDiffTree` against recorded `git diff-tree --stdin -z`
  * output (git 2.39.5: a delete, a modify and an add of paths with a space, a leading `:` and a newline, and
  * a root commit) and against real git for any file names a pushed commit may carry; `readObjects` (one `git
  * cat-file --batch`) against a real repository for any blob bytes, with missing and malformed ids among them.
@@ -10,8 +10,8 @@ import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { fuzzParams, gitPathComponent } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
-import { parseDiffTree, readObjects, type TreeChange } from "./git.js";
 import { hashObject } from "./objects.js";
+import { parseDiffTree, readObjects, type TreeChange } from "./plumbing.js";
 
 const GIT_ENV = {
   ...process.env,

@@ -1,15 +1,15 @@
 /**
  * The one way to run git on the user's repository, for the helper and for the CLI (`svc init`, `svc sync`):
  * with the inherited environment (under the helper, git set `GIT_DIR` for us), the opposite of
- * `cache/git.ts`, which scrubs that environment to reach the cache. Never throws; the exit code says how it
+ * `git/plumbing.ts`, which scrubs that environment to reach the cache. Never throws; the exit code says how it
  * went (null when git could not be started).
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseGitVersion } from "../cache/cache.js";
-import { ObjectReader } from "../cache/object-store.js";
 import type { UserRepository } from "../cache/open.js";
+import { ObjectReader } from "./object-store.js";
 import { type HelperPlace, userCommonDir, userGitDir, userObjectsDir } from "./user-command.js";
 
 export interface UserGitResult {

@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
-import type { ProjectCache } from "./cache.js";
+import type { ProjectCache } from "../cache/cache.js";
 import { hashObject, sha1 } from "./objects.js";
 
 // node:zlib is loaded on first use, to read a loose commit: a no-op fetch (one helper start) reads none.

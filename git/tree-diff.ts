@@ -1,5 +1,5 @@
 /**
- * What a push changed, read in-process from the objects of the cache (cache/object-store.ts): the merge
+ * What a push changed, read in-process from the objects of the cache (git/object-store.ts): the merge
  * base of the pushed commit and the cache's main (`git merge-base`), the files that differ between two
  * commits (`git diff-tree -r --raw --no-renames`), and the blobs of some paths in a commit (`git ls-tree`).
  * Each of those is one git process (4–8 ms) on the push's path, and each reads only what it needs here too:
@@ -10,8 +10,9 @@
  * crafted tree: git's own walk then does what it does), several merge bases (git picks one by its own
  * order), an object this reader cannot find or read, a walk longer than MAX_WALK commits.
  */
-import type { StoredObject } from "../cache/object-store.js";
-import type { DiffEntry } from "./push-plan.js";
+
+import type { DiffEntry } from "../helper/push-plan.js";
+import type { StoredObject } from "./object-store.js";
 
 /** An object by id, from whichever repository holds it; undefined when none does. */
 export type ReadObject = (oid: string) => StoredObject | undefined;

@@ -1,5 +1,5 @@
 /**
- * helper/ref-locks.ts: which lock files under refs/ are stale, against lock files laid out as git leaves
+ * git/ref-locks.ts: which lock files under refs/ are stale, against lock files laid out as git leaves
  * them (the new value and a newline), real processes for the pids, and a real cache database's audit rows.
  */
 import { spawn } from "node:child_process";
