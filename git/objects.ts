@@ -4,7 +4,7 @@
  * do (notes/push-and-lazy-cache.md A1).
  */
 import type { Hash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -57,6 +57,20 @@ export function writeLooseObject(repo: string, type: ObjectType, content: Buffer
 
 function loosePath(repo: string, oid: string): string {
   return join(repo, "objects", oid.slice(0, 2), oid.slice(2));
+}
+
+/** The content of the loose object `oid` of `repo` if it is one and has `type`, else undefined. */
+export function readLooseObject(repo: string, oid: string, type: ObjectType): Buffer | undefined {
+  let raw: Buffer;
+  try {
+    raw = inflate(readFileSync(loosePath(repo, oid)));
+  } catch {
+    return undefined;
+  }
+  const nul = raw.indexOf(0);
+  const header = raw.subarray(0, nul).toString("latin1");
+  const content = raw.subarray(nul + 1);
+  return header === `${type} ${content.length}` ? content : undefined;
 }
 
 /**

@@ -41,6 +41,12 @@ export function scrubbedEnv(extra: Record<string, string> = {}): NodeJS.ProcessE
   return { ...env, ...extra };
 }
 
+/** `[major, minor]` of `git version` output, or undefined when it names no version svc can read. */
+export function parseGitVersion(text: string): [number, number] | undefined {
+  const match = /git version (\d+)\.(\d+)/.exec(text);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
 export class GitCommandError extends SvcError {
   constructor(args: readonly string[], code: number | null, stderr: string) {
     super("SVC_STORE", `git ${args.join(" ")} failed (exit ${code}): ${stderr.trim().slice(0, 2000)}`, {
@@ -128,6 +134,17 @@ export async function readObjects(repo: string, oids: readonly string[]): Promis
     offset = newline + 1 + size + 1;
   }
   return objects;
+}
+
+/** One file that differs between two trees, from `git diff-tree -r -z --raw` (or svc's own tree diff). */
+export interface DiffEntry {
+  /** git's status letter: A, M, D, T (type change). */
+  readonly status: string;
+  readonly path: string;
+  readonly oldMode: string;
+  readonly newMode: string;
+  readonly oldOid: string;
+  readonly newOid: string;
 }
 
 /** One file that differs between a commit and the one it is compared with, from `git diff-tree -z --raw`. */

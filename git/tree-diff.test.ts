@@ -11,12 +11,12 @@ import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { parseRawDiff } from "../helper/push.js";
-import type { DiffEntry } from "../helper/push-plan.js";
 import { fuzzParams, gitPathComponent, holds } from "../testing/fuzz.js";
 import { SCRATCH_GIT_ENV } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { ObjectReader } from "./object-store.js";
 import { hashObject } from "./objects.js";
+import type { DiffEntry } from "./plumbing.js";
 import { filesAt, mergeBase, NotInProcessError, Trees, treeDiff } from "./tree-diff.js";
 
 const ZERO = "0".repeat(40);

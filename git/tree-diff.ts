@@ -11,8 +11,8 @@
  * order), an object this reader cannot find or read, a walk longer than MAX_WALK commits.
  */
 
-import type { DiffEntry } from "../helper/push-plan.js";
 import type { StoredObject } from "./object-store.js";
+import type { DiffEntry } from "./plumbing.js";
 
 /** An object by id, from whichever repository holds it; undefined when none does. */
 export type ReadObject = (oid: string) => StoredObject | undefined;

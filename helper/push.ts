@@ -14,7 +14,7 @@
  * (`create-journal.ts`) so that none is ever sent twice.
  */
 
-import { readdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/record.js";
@@ -26,11 +26,11 @@ import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
 import { SvcError, shellWord, terminalSafe } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
-import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
 import { copyNewObjects } from "../git/copy.js";
 import { ObjectReader } from "../git/object-store.js";
 import { readObjects, runGit } from "../git/plumbing.js";
+import { staleTemporaryRefs } from "../git/refs.js";
 import {
   commitParents,
   filesAt,
@@ -128,36 +128,6 @@ function crashPoint(step: string): void {
 function dieAfterWrites(): number | undefined {
   const value = Number(process.env.SVC_TEST_DIE_AFTER_WRITES);
   return Number.isSafeInteger(value) && value > 0 ? value : undefined;
-}
-
-/**
- * `refs/svc/base/<pid>` and `refs/svc/incoming/<pid>` in the cache repository `repo` of pushes whose process
- * is gone (killed mid-push), and the lock files such a push left beside them (git refuses to touch a ref
- * while its lock is there). Reads only: `svc doctor` reports them, a push deletes them. A running push's
- * refs, and `self`'s, are not in it.
- */
-export function staleTemporaryRefs(
-  repo: string,
-  self: number = process.pid,
-): { refs: string[]; locks: string[] } {
-  const refs: string[] = [];
-  const locks: string[] = [];
-  for (const kind of ["base", "incoming"]) {
-    let names: string[] = [];
-    try {
-      names = readdirSync(join(repo, "refs", "svc", kind));
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const match = /^(\d+)(\.lock)?$/.exec(name);
-      const pid = Number(match?.[1]);
-      if (!match || !Number.isSafeInteger(pid) || pid === self || isRunning(pid)) continue;
-      if (match[2]) locks.push(join(repo, "refs", "svc", kind, name));
-      else refs.push(`refs/svc/${kind}/${name}`);
-    }
-  }
-  return { refs, locks };
 }
 
 export async function pushMain(pushContext: PushContext, src: string): Promise<PushReply> {

@@ -39,7 +39,7 @@ import type { Backend } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { WikiBackend } from "../backends/wiki/backend.js";
 import type { ProjectCache } from "../cache/cache.js";
-import { openProjectCache, type UserRepository } from "../cache/open.js";
+import { openProjectCache } from "../cache/open.js";
 import { spliceTree } from "../cache/state-tree.js";
 import { type SyncResult, syncCache } from "../cache/sync.js";
 import { excerpt, failureReport, SvcError, shellWord, UserFacingError } from "../core/errors.js";
@@ -47,6 +47,7 @@ import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { SVC_VERSION } from "../core/version.js";
 import { encodeCommit, writeLooseObject } from "../git/objects.js";
 import { gitOutcome, readObjects, runGit } from "../git/plumbing.js";
+import type { UserRepository } from "../git/user-git.js";
 
 export const MIRROR_EXIT = {
   /** Up to date, fast-forwarded and verified, or a dry run. */

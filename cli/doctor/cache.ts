@@ -24,11 +24,11 @@ import {
   otherCacheRoot,
   permissionFix,
 } from "../../cache/root.js";
+import { formatAge } from "../../core/duration.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
 import { Database } from "../../core/sqlite.js";
 import { hasObject } from "../../git/object-store.js";
-import { staleTemporaryRefs } from "../../helper/push.js";
-import { formatAge } from "../../helper/session.js";
+import { staleTemporaryRefs } from "../../git/refs.js";
 import { type Place, svcSync, words } from "./place.js";
 import { type Finding, fail, info, ok, skipped } from "./report.js";
 

@@ -7,10 +7,11 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { cacheFolderName } from "../../cache/cache.js";
+import { pushGitsFrom } from "../../cache/push-gits.js";
 import { cacheRoot } from "../../cache/root.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
 import { Database } from "../../core/sqlite.js";
-import { type PushGits, pushGitsFrom, staleRefLocks } from "../../git/ref-locks.js";
+import { type PushGits, staleRefLocks } from "../../git/ref-locks.js";
 import { userGit } from "../../git/user-git.js";
 import { type Place, words } from "./place.js";
 import { type Finding, fail, ok, skipped } from "./report.js";
