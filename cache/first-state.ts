@@ -4,7 +4,7 @@
  * Which objects those are is the cache's knowledge (its database's state trees and blobs); the pack's
  * format is git/'s.
  */
-import { hashObject, readLooseObject } from "../git/objects.js";
+import { type Commit, hashObject, parseCommit, readLooseObject } from "../git/objects.js";
 import { streamPack } from "../git/pack.js";
 import type { ProjectCache } from "./cache.js";
 
@@ -76,11 +76,16 @@ export class FirstStateBlobs {
 export function firstState(cache: ProjectCache, tip: string, kept?: FirstStateBlobs): FirstState | undefined {
   const commit = readLooseObject(cache.repo, tip, "commit");
   if (commit === undefined) return undefined;
-  const head = commit.subarray(0, commit.indexOf("\n\n")).toString("utf8").split("\n");
-  if (head.some((line) => line.startsWith("parent "))) return undefined;
+  let read: Commit;
+  try {
+    read = parseCommit(commit);
+  } catch {
+    return undefined;
+  }
+  if (read.parents.length > 0) return undefined;
   const trees = cache.db.stateTrees();
   const root = trees.get("");
-  if (root === undefined || head[0] !== `tree ${hashObject("tree", root)}`) return undefined;
+  if (root === undefined || read.tree !== hashObject("tree", root)) return undefined;
   if (cache.db.dirtyPaths().length > 0) return undefined;
   // Two directories with the same entries are one tree object, sent once.
   const distinct = new Map([...trees.values()].map((content) => [hashObject("tree", content), content]));
