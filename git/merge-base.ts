@@ -16,6 +16,8 @@ import {
 
 /** What the caller has noted of a history, which settles the usual push without a walk. */
 export interface NotedHistory {
+  /** What the history is, as a trace says it (`the cache's history`). */
+  readonly name: string;
   /** Whether `commit` is noted in the history up to `tip` (so is `tip` or one of its ancestors). */
   readonly noted: (commit: string, tip: string) => boolean;
   /** Whether the first commit asked about is new to the repository (so no ancestor of `tip`). */
@@ -36,8 +38,8 @@ export async function findMergeBase(
   trace: (message: string) => void = () => {},
 ): Promise<string | undefined> {
   const found = history === undefined ? undefined : fromNotedHistory(read, commit, tip, history);
-  if (found !== undefined) {
-    trace(`merge base ${found} from the cache's history`);
+  if (history !== undefined && found !== undefined) {
+    trace(`merge base ${found} from ${history.name}`);
     return found;
   }
   try {

@@ -149,6 +149,7 @@ export async function pushMain(pushContext: PushContext, src: string): Promise<P
     const tipBefore = cache.tip();
     if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
     const history = {
+      name: "the cache's history",
       noted: (oid: string, tip: string) => cache.db.notedAncestor(oid, tip),
       isNew: commitIsNew,
     };
