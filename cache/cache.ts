@@ -22,11 +22,11 @@ import {
 import { join } from "node:path";
 import { SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
+import { hasObject } from "../git/object-store.js";
+import { writeLooseObject } from "../git/objects.js";
+import { writeBlobPack } from "../git/pack.js";
+import { GitCommandError, parseGitVersion, readObjects, runGit, spawnGit } from "../git/plumbing.js";
 import { CacheDb, type TipOp } from "./db.js";
-import { GitCommandError, readObjects, runGit, spawnGit } from "./git.js";
-import { hasObject } from "./object-store.js";
-import { writeLooseObject } from "./objects.js";
-import { writeBlobPack } from "./pack.js";
 
 /** `sim-127.0.0.1_7878-demo`: one folder per (backend, origin, project), safe as a single path segment. */
 export function cacheFolderName(remote: RemoteUrl): string {
@@ -120,11 +120,6 @@ export const MIN_GIT = [2, 30] as const;
 
 /** Why `MIN_GIT`, as messages say it. */
 export const MIN_GIT_REASON = "the oldest git svc is tested with";
-
-export function parseGitVersion(text: string): [number, number] | undefined {
-  const match = /git version (\d+)\.(\d+)/.exec(text);
-  return match ? [Number(match[1]), Number(match[2])] : undefined;
-}
 
 /**
  * Why the `git` svc runs cannot serve a cache (it does not start, or is older than `MIN_GIT`), or undefined

@@ -7,9 +7,10 @@
  */
 import { parseRecordFile, type RecordSchema } from "../backends/record.js";
 import { jsonEqual } from "../core/checks.js";
+import { identityOf, parseCommit, parseCommitObject } from "../git/objects.js";
+import { parseDiffTree, parseLsTree, readObjects, runGit, type TreeChange } from "../git/plumbing.js";
 import type { ProjectCache } from "./cache.js";
 import type { TipOp, TipRow } from "./db.js";
-import { parseDiffTree, readObjects, runGit, type TreeChange } from "./git.js";
 
 export interface RecordChange {
   readonly path: string;
@@ -112,8 +113,12 @@ function keep(change: RecordChange, tip: TipRow, sinceMs: number | undefined): b
  */
 async function continuedCommit(cache: ProjectCache, first: TipRow): Promise<string | undefined> {
   const body = (await readObjects(cache.repo, [first.commit_oid])).get(first.commit_oid);
-  const header = body?.toString("utf8").split("\n\n")[0] ?? "";
-  const parent = /^parent ([0-9a-f]{40})$/m.exec(header)?.[1];
+  let parent: string | undefined;
+  try {
+    parent = body === undefined ? undefined : parseCommit(body).parents[0];
+  } catch {
+    parent = undefined;
+  }
   return parent && cache.hasObject(parent) ? parent : undefined;
 }
 
@@ -206,8 +211,8 @@ async function pushAuthors(cache: ProjectCache, tips: readonly TipRow[]): Promis
   const pushed = [...new Set(tips.flatMap((tip) => (tip.pushed_commit ? [tip.pushed_commit] : [])))];
   const authors = new Map<string, string>();
   for (const [oid, body] of await readObjects(cache.repo, pushed)) {
-    const line = /^author (.*) <([^>\n]*)> \d+ [+-]\d{4}$/m.exec(body.toString("utf8"));
-    if (line) authors.set(oid, `${line[1]} <${line[2]}>`);
+    const author = identityOf(parseCommitObject(body).author);
+    if (author) authors.set(oid, author);
   }
   return authors;
 }
@@ -215,17 +220,6 @@ async function pushAuthors(cache: ProjectCache, tips: readonly TipRow[]): Promis
 /** How many record files the state `commit` holds. */
 async function recordCount(cache: ProjectCache, schema: RecordSchema, commit: string): Promise<number> {
   if (!cache.hasObject(commit)) return 0;
-  const { stdout } = await runGit(cache.repo, [
-    "ls-tree",
-    "-r",
-    "-z",
-    "--name-only",
-    commit,
-    "--",
-    schema.folder,
-  ]);
-  return stdout
-    .toString("utf8")
-    .split("\0")
-    .filter((name) => name !== "").length;
+  const { stdout } = await runGit(cache.repo, ["ls-tree", "-r", "-z", commit, "--", schema.folder]);
+  return parseLsTree(stdout).length;
 }

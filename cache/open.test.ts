@@ -6,9 +6,10 @@ import type { Backend, BackendRecord } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { SvcError } from "../core/errors.js";
 import { parseRemoteUrl } from "../core/remote-url.js";
+import type { UserRepository } from "../git/user-git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { cacheFolderName, ProjectCache } from "./cache.js";
-import { openProjectCache, REBUILT_MARKER, type UserRepository } from "./open.js";
+import { openProjectCache, REBUILT_MARKER } from "./open.js";
 
 const REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");
 const IDENTITY = { backend: "sim", project: "demo", agent: "test" };

@@ -25,10 +25,11 @@ import type { Backend } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import { Database, SqliteError } from "../core/sqlite.js";
+import { spawnGit } from "../git/plumbing.js";
+import type { UserRepository } from "../git/user-git.js";
 import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
-import { spawnGit } from "./git.js";
-import { FirstStateBlobs } from "./pack.js";
+import { FirstStateBlobs } from "./first-state.js";
 import { cacheRoot, checkCacheRootFolder } from "./root.js";
 import { FullListing, importListing, type SyncResult, writeStateCommit } from "./sync.js";
 
@@ -48,24 +49,6 @@ export const REBUILT_MARKER = "rebuilt";
 
 /** How long a process waits for another one that is building the same cache. */
 const BUILD_LOCK_WAIT_MS = 5 * 60 * 1000;
-
-/** The user's repository, as the caller reaches it (the helper: git's environment; `svc sync`: a folder). */
-export interface UserRepository {
-  /**
-   * Refs that hold the user's last known server commit, best first: the remote-tracking `main`, then the
-   * helper's private `refs/svc/<remote>/main`.
-   */
-  readonly serverRefs: readonly string[];
-  /**
-   * The commit the first of `serverRefs` that exists names, read without starting git (a file or two):
-   * null when none exists, undefined when it cannot be read that way (then `gitOutput` is asked).
-   */
-  readonly serverCommitInProcess?: () => string | null | undefined;
-  /** `git <args>` in the user's repository: its stdout when it exits 0, else undefined. */
-  gitOutput(args: readonly string[]): Promise<string | undefined>;
-  /** Starts `git <args>` in the user's repository with `env` added, all three stdio streams piped. */
-  spawnGit(args: readonly string[], env: Readonly<Record<string, string>>): ChildProcess;
-}
 
 export interface OpenCacheOptions {
   readonly remote: RemoteUrl;
@@ -261,7 +244,7 @@ async function buildCache(plan: BuildPlan): Promise<{ built: SyncResult; firstBl
   }
   plan.trace?.("new database and repository made");
   let result: SyncResult;
-  // A first state with no history before it is what a clone's pack sends (cache/pack.ts `firstState`).
+  // A first state with no history before it is what a clone's pack sends (cache/first-state.ts `firstState`).
   const firstBlobs = plan.keepFirstBlobs && !plan.known ? new FirstStateBlobs() : undefined;
   try {
     if (plan.known) await copyHistory(cache, plan.user, plan.known.commit);

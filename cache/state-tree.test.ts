@@ -4,10 +4,10 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
+import { encodeTree, hashObject, type TreeEntry } from "../git/objects.js";
 import { fuzzParams } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
 import { PACK_AFTER_COMMITS, ProjectCache } from "./cache.js";
-import { encodeTree, hashObject, type TreeEntry } from "./objects.js";
 import { rebuildStateTree, spliceTree, writeStateTree } from "./state-tree.js";
 import { writeStateCommit } from "./sync.js";
 

@@ -11,9 +11,10 @@ import test, { type ExecutionContext } from "ava";
 import type { Backend, BackendRecord, RemovedRecords } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { parseRemoteUrl } from "../core/remote-url.js";
+import type { UserRepository } from "../git/user-git.js";
 import { givenTempDir } from "../testing/sim.js";
 import type { ProjectCache } from "./cache.js";
-import { openProjectCache, type UserRepository } from "./open.js";
+import { openProjectCache } from "./open.js";
 import { syncCache } from "./sync.js";
 
 const REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");

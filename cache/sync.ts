@@ -15,9 +15,9 @@ import type { Backend, BackendRecord, Listing, RemovedRecords, ValidatorStore } 
 import { renderRecordFile } from "../backends/record.js";
 import { formatCount } from "../core/count.js";
 import { progress } from "../core/progress.js";
+import { encodeCommit, hashObject } from "../git/objects.js";
 import type { ProjectCache } from "./cache.js";
-import { encodeCommit, hashObject } from "./objects.js";
-import type { FirstStateBlobs } from "./pack.js";
+import type { FirstStateBlobs } from "./first-state.js";
 import { writeStateTree } from "./state-tree.js";
 
 export const SVC_IDENTITY = "svc <svc@localhost>";
@@ -201,7 +201,7 @@ export async function importListing(
     readonly continues?: string;
     readonly trace?: (message: string) => void;
     readonly now?: number;
-    /** Keeps the record files for the clone's pack (cache/pack.ts `FirstStateBlobs`), sealed with the commit. */
+    /** Keeps the record files for the clone's pack (cache/first-state.ts `FirstStateBlobs`), sealed with the commit. */
     readonly kept?: FirstStateBlobs;
   },
 ): Promise<SyncResult> {

@@ -1,6 +1,6 @@
 /**
  * Where `git-remote-svc` is for the git commands `svc init` and `svc sync` run (git itself is run by
- * `helper/user-git.ts`).
+ * `git/user-git.ts`).
  */
 import { accessSync, constants, existsSync, mkdirSync, readlinkSync, renameSync, symlinkSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";

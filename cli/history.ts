@@ -11,7 +11,7 @@ import { cacheRoot } from "../cache/root.js";
 import { shellWord, UserFacingError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
 import { parseTimeArgument } from "../core/time-arg.js";
-import { userGit } from "../helper/user-git.js";
+import { userGit } from "../git/user-git.js";
 import { svcRemoteOf } from "./working-tree.js";
 
 /**

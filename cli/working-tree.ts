@@ -3,7 +3,7 @@
  */
 import { UserFacingError } from "../core/errors.js";
 import { parseRemoteUrlLookingUp, type RemoteUrl } from "../core/remote-url.js";
-import { userGit } from "../helper/user-git.js";
+import { userGit } from "../git/user-git.js";
 
 /** The parsed `svc::` URL of remote `name` in the working tree `dir`; refuses anything else, saying what to run. */
 export async function svcRemoteOf(

@@ -19,8 +19,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import { hashObject } from "../cache/objects.js";
 import { excerpt } from "../core/errors.js";
+import { hashObject } from "../git/objects.js";
 import { type RunningSim, startSimServer } from "../server/sim/server.js";
 import { GARBAGE_BODY, givenFaultProxy, type ProxiedRequest } from "../testing/fault-proxy.js";
 import {

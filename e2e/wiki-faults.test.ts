@@ -13,8 +13,8 @@ import test, { type ExecutionContext } from "ava";
 import { renderRecordFile } from "../backends/record.js";
 import { wikiPageToRecord } from "../backends/wiki/backend.js";
 import { WIKI_SCHEMA } from "../backends/wiki/schema.js";
-import { hashObject } from "../cache/objects.js";
 import { excerpt } from "../core/errors.js";
+import { hashObject } from "../git/objects.js";
 import { type FakeWiki, givenFakeWiki } from "../testing/fake-wiki.js";
 import { GARBAGE_BODY, givenFaultProxy, type ProxiedRequest } from "../testing/fault-proxy.js";
 import {

@@ -43,10 +43,9 @@ function readLineSync(): string | undefined | "blocked" {
   }
 }
 
-/** `SVC_TRACE`'s line (the format of main.js: pid, milliseconds since the process started). */
+/** `SVC_TRACE`'s line on stderr (preamble.cts `traceLine`, as main.js writes it), or nothing. */
 function trace(message: string): void {
-  if (process.env.SVC_TRACE)
-    process.stderr.write(`svc-trace ${process.pid} +${Math.round(performance.now())}ms ${message}\n`);
+  if (process.env.SVC_TRACE) process.stderr.write(`${preamble.traceLine(message)}\n`);
 }
 
 /** Answers the opening commands; returns the exit code, or the line main.js must answer first. */

@@ -24,8 +24,8 @@ import {
   userGitCommand,
   userGitDir,
   userWorkTree,
-} from "./user-command.js";
-import { gitAtLeast, userGit, userGitVersion } from "./user-git.js";
+} from "../git/user-command.js";
+import { gitAtLeast, userGit, userGitVersion } from "../git/user-git.js";
 
 /** `SVC_BLOB_LIMIT`: off (0) unless set. */
 export function blobLimit(env: NodeJS.ProcessEnv = process.env): number {

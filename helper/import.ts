@@ -9,40 +9,8 @@
  */
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
-import { parseDiffTree, readObjects, runGit, type TreeChange } from "../cache/git.js";
-
-interface ParsedCommit {
-  readonly parents: string[];
-  readonly author: string;
-  readonly committer: string;
-  readonly encoding: string | undefined;
-  readonly unsupportedHeaders: string[];
-  readonly message: Buffer;
-}
-
-/** Parses a raw commit object: headers up to the first blank line, then the message bytes. */
-export function parseCommitObject(raw: Buffer): ParsedCommit {
-  const split = raw.indexOf("\n\n");
-  const headerText = raw.subarray(0, split === -1 ? raw.length : split).toString("utf8");
-  const message = split === -1 ? Buffer.alloc(0) : raw.subarray(split + 2);
-  const parents: string[] = [];
-  let author = "";
-  let committer = "";
-  let encoding: string | undefined;
-  const unsupportedHeaders: string[] = [];
-  for (const line of headerText.split("\n")) {
-    if (line.startsWith(" ")) continue;
-    const space = line.indexOf(" ");
-    const name = line.slice(0, space);
-    const value = line.slice(space + 1);
-    if (name === "parent") parents.push(value);
-    else if (name === "author") author = value;
-    else if (name === "committer") committer = value;
-    else if (name === "encoding") encoding = value;
-    else if (name !== "tree") unsupportedHeaders.push(name);
-  }
-  return { parents, author, committer, encoding, unsupportedHeaders, message };
-}
+import { type CommitHeaders, parseCommitObject } from "../git/objects.js";
+import { parseDiffTree, parseRevList, readObjects, runGit, type TreeChange } from "../git/plumbing.js";
 
 /** A path as fast-import reads it: C-quoted when it contains a newline, a quote or a backslash. */
 export function quotePath(path: string): string {
@@ -79,17 +47,14 @@ async function commitsToImport(
     tip,
     ...(have ? [`^${have}`] : []),
   ]);
-  return revList.stdout
-    .toString("utf8")
-    .split("\n")
-    .filter((line) => line !== "");
+  return parseRevList(revList.stdout);
 }
 
 /** Each commit's changes against its first parent (against nothing for a root). */
 async function changesOf(
   cache: ProjectCache,
   commitIds: readonly string[],
-  parsed: ReadonlyMap<string, ParsedCommit>,
+  parsed: ReadonlyMap<string, CommitHeaders>,
 ): Promise<Map<string, TreeChange[]>> {
   const diffInput = commitIds.map((oid) => {
     const parent = parsed.get(oid)?.parents[0];
@@ -121,7 +86,7 @@ async function blobContents(
 function writeCommit(
   write: (data: string | Buffer) => void,
   ref: string,
-  commit: ParsedCommit,
+  commit: CommitHeaders,
   index: number,
   marks: ReadonlyMap<string, number>,
   changes: readonly TreeChange[],

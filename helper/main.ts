@@ -35,9 +35,7 @@ interface HelperContext {
 
 /** `SVC_TRACE`'s lines on stderr, stamped with the milliseconds since the process started; or nothing. */
 function traceTo(log: (message: string) => void): (message: string) => void {
-  return process.env.SVC_TRACE
-    ? (message: string) => log(`svc-trace ${process.pid} +${Math.round(performance.now())}ms ${message}`)
-    : () => {};
+  return process.env.SVC_TRACE ? (message: string) => log(preamble.traceLine(message)) : () => {};
 }
 
 /** The rest of a batch (`import …` or `push …` lines ended by a blank line): the arguments of `command`'s lines. */
@@ -168,7 +166,7 @@ async function reportFailure(
       import("../core/errors.js"),
       import("../core/version.js"),
       import("../cache/local-fault.js"),
-      import("./user-command.js"),
+      import("../git/user-command.js"),
     ]);
   // An error whose message is already on stderr (written before git was answered) is not repeated.
   if (error instanceof SvcError && error.data.reported === true) return;

@@ -1,6 +1,7 @@
 /**
  * What the helper answers before it needs anything of the project (gitremote-helpers(7) "COMMANDS"): the
- * capability list, the options it accepts, and the ref list a push asks for. CommonJS and free of imports,
+ * capability list, the options it accepts, and the ref list a push asks for (and the one format of the
+ * `SVC_TRACE` line, which bin.cjs writes before main.js is loaded). CommonJS and free of imports,
  * so that `bin.cjs` answers these without loading an ES module: git starts the helper for every fetch and
  * every lazy blob batch, and `capabilities` is always its first question.
  */
@@ -25,4 +26,9 @@ const SUPPORTED_OPTIONS: ReadonlySet<string> = new Set(["from-promisor", "verbos
  */
 const LIST_FOR_PUSH_ANSWER = "? refs/heads/main\n@refs/heads/main HEAD\n\n";
 
-export = { privateRefPrefix, capabilitiesAnswer, SUPPORTED_OPTIONS, LIST_FOR_PUSH_ANSWER };
+/** `SVC_TRACE`'s line for `message`: the helper's pid and the milliseconds since the process started. */
+function traceLine(message: string): string {
+  return `svc-trace ${process.pid} +${Math.round(performance.now())}ms ${message}`;
+}
+
+export = { privateRefPrefix, capabilitiesAnswer, SUPPORTED_OPTIONS, LIST_FOR_PUSH_ANSWER, traceLine };

@@ -31,16 +31,9 @@ import {
 import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
 import { formatCount } from "../core/count.js";
 import { shellWord, terminalSafe, UserFacingError } from "../core/errors.js";
+import type { DiffEntry } from "../git/plumbing.js";
 
-export interface DiffEntry {
-  /** git's status letter: A, M, D, T (type change). */
-  readonly status: string;
-  readonly path: string;
-  readonly oldMode: string;
-  readonly newMode: string;
-  readonly oldOid: string;
-  readonly newOid: string;
-}
+export type { DiffEntry };
 
 export type PlannedWrite =
   | {

@@ -14,22 +14,27 @@
  * (`create-journal.ts`) so that none is ever sent twice.
  */
 
-import { readdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
 import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
 import type { JournalRow } from "../cache/db.js";
-import { readObjects, runGit } from "../cache/git.js";
 import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
-import { ObjectReader } from "../cache/object-store.js";
 import { rememberRecord, syncCache, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
 import { SvcError, shellWord, terminalSafe } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
-import { isRunning } from "../core/process.js";
 import { progress } from "../core/progress.js";
+import { copyNewObjects } from "../git/copy.js";
+import { findMergeBase } from "../git/merge-base.js";
+import { ObjectReader } from "../git/object-store.js";
+import { parseLsTree, parseRawDiff, readObjects, runGit } from "../git/plumbing.js";
+import { staleTemporaryRefs } from "../git/refs.js";
+import { filesAt, NotInProcessError, Trees, treeDiff } from "../git/tree-diff.js";
+import { rerunCommand, userObjectsDir } from "../git/user-command.js";
+import { userGit, userRefCommit } from "../git/user-git.js";
 import {
   journalCreate,
   journalCreated,
@@ -39,15 +44,6 @@ import {
   worktreeId,
 } from "./create-journal.js";
 import { mergeRecord } from "./merge.js";
-import {
-  commitParents,
-  filesAt,
-  mergeBase as mergeBaseOf,
-  NotInProcessError,
-  Trees,
-  treeDiff,
-} from "./push-diff.js";
-import { copyNewObjects } from "./push-diff-copy.js";
 import {
   type DiffEntry,
   isUnsafePath,
@@ -61,8 +57,6 @@ import {
 } from "./push-plan.js";
 import { respelledBodies, respelledNotes } from "./push-respelled.js";
 import { whenAgain } from "./server-fault.js";
-import { rerunCommand, userObjectsDir } from "./user-command.js";
-import { userGit, userRefCommit } from "./user-git.js";
 
 export type PushReply =
   | { readonly ok: true; readonly oldOid: string | undefined }
@@ -102,19 +96,6 @@ interface PushRun extends PushContext {
   readonly tally: WriteTally;
 }
 
-/** Parses `git diff-tree -r -z --raw` output into entries. */
-export function parseRawDiff(output: Buffer): DiffEntry[] {
-  const tokens = output.toString("utf8").split("\0");
-  const entries: DiffEntry[] = [];
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] ?? "";
-    if (!token.startsWith(":")) continue;
-    const [oldMode = "", newMode = "", oldOid = "", newOid = "", status = ""] = token.slice(1).split(" ");
-    entries.push({ status: status.slice(0, 1), path: tokens[++i] ?? "", oldMode, newMode, oldOid, newOid });
-  }
-  return entries;
-}
-
 /**
  * Test-only crash points (`SVC_TEST_KILL_AT=<step>`): SIGKILL of the whole process group (git push, this
  * helper and its children), as `kill -9` of a push would. Steps: copy, planned, after-create,
@@ -129,36 +110,6 @@ function crashPoint(step: string): void {
 function dieAfterWrites(): number | undefined {
   const value = Number(process.env.SVC_TEST_DIE_AFTER_WRITES);
   return Number.isSafeInteger(value) && value > 0 ? value : undefined;
-}
-
-/**
- * `refs/svc/base/<pid>` and `refs/svc/incoming/<pid>` in the cache repository `repo` of pushes whose process
- * is gone (killed mid-push), and the lock files such a push left beside them (git refuses to touch a ref
- * while its lock is there). Reads only: `svc doctor` reports them, a push deletes them. A running push's
- * refs, and `self`'s, are not in it.
- */
-export function staleTemporaryRefs(
-  repo: string,
-  self: number = process.pid,
-): { refs: string[]; locks: string[] } {
-  const refs: string[] = [];
-  const locks: string[] = [];
-  for (const kind of ["base", "incoming"]) {
-    let names: string[] = [];
-    try {
-      names = readdirSync(join(repo, "refs", "svc", kind));
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const match = /^(\d+)(\.lock)?$/.exec(name);
-      const pid = Number(match?.[1]);
-      if (!match || !Number.isSafeInteger(pid) || pid === self || isRunning(pid)) continue;
-      if (match[2]) locks.push(join(repo, "refs", "svc", kind, name));
-      else refs.push(`refs/svc/${kind}/${name}`);
-    }
-  }
-  return { refs, locks };
 }
 
 export async function pushMain(pushContext: PushContext, src: string): Promise<PushReply> {
@@ -198,10 +149,13 @@ export async function pushMain(pushContext: PushContext, src: string): Promise<P
     trace(`pushed ${commit} into the cache`);
     const tipBefore = cache.tip();
     if (!tipBefore) return { ok: false, reason: "the cache has no server state yet; run git fetch first" };
+    const history = {
+      name: "the cache's history",
+      noted: (oid: string, tip: string) => cache.db.notedAncestor(oid, tip),
+      isNew: commitIsNew,
+    };
     const mergeBase =
-      mergeBaseFromHistory(cache, objects, commit, tipBefore, commitIsNew, trace) ??
-      (await cacheMergeBase(cache, objects, commit, tipBefore)) ??
-      "";
+      (await findMergeBase(cache.repo, objects.trees.read, commit, tipBefore, history, trace)) ?? "";
     // The user's commit is in the server's history already.
     if (mergeBase === commit) return await alreadyOnServer(context, objects, commit, tipBefore, tracking);
     return await integrate(context, objects, commit, tipBefore, mergeBase);
@@ -225,7 +179,7 @@ async function userCommit(ref: string): Promise<string | undefined> {
   return resolved.code === 0 && /^[0-9a-f]{40}$/.test(oid) ? oid : undefined;
 }
 
-/** The objects a push reads in-process (cache/object-store.ts). */
+/** The objects a push reads in-process (git/object-store.ts). */
 interface PushObjects {
   readonly cache: ObjectReader;
   /** The user's repository's objects, where git's environment says where they are. */
@@ -239,61 +193,6 @@ function pushObjects(cache: ProjectCache): PushObjects {
   const userFolder = userObjectsDir({ env: process.env, cwd: process.cwd() });
   const user = userFolder === undefined ? undefined : new ObjectReader(userFolder);
   return { cache: cacheObjects, user, trees: new Trees((oid) => cacheObjects.read(oid) ?? user?.read(oid)) };
-}
-
-/**
- * `git merge-base <commit> <tip>` read off the cache's own history, where that settles it without a walk;
- * undefined where it does not. A walk reads every commit since the user's last pull (a clone that pushes
- * again and again without pulling makes the cache's history a ladder of push results, each a merge of the
- * one before and the user's commit), and each push grew slower with their number: 103 -> 175 ms over 130
- * pushes at 10,000 records (`SVC_TRACE` exit, medians of the first and the last ten; 96 -> 113 ms with
- * this). The usual push answers here:
- * - `commit` is noted in the history up to `tip` (CacheDb.notedAncestor): it is an ancestor of `tip`, so it
- *   is the merge base;
- * - else, when `commit` is new to the cache (so no ancestor of `tip`) and has one parent noted there: the
- *   common ancestors of `commit` and `tip` are exactly that parent's ancestors, whose newest is the parent,
- *   so it is the merge base, the one git names.
- */
-function mergeBaseFromHistory(
-  cache: ProjectCache,
-  objects: PushObjects,
-  commit: string,
-  tip: string,
-  commitIsNew: boolean,
-  trace: (message: string) => void,
-): string | undefined {
-  let found: string | undefined;
-  if (cache.db.notedAncestor(commit, tip)) found = commit;
-  else if (commitIsNew) {
-    let parents: readonly string[] = [];
-    try {
-      parents = commitParents(objects.trees.read, commit);
-    } catch (error) {
-      if (!(error instanceof NotInProcessError)) throw error;
-    }
-    const [parent] = parents;
-    if (parents.length === 1 && parent !== undefined && cache.db.notedAncestor(parent, tip)) found = parent;
-  }
-  if (found !== undefined) trace(`merge base ${found} from the cache's history`);
-  return found;
-}
-
-/** `git merge-base <commit> <tip>` in the cache, in-process where that gives git's answer; undefined for none. */
-async function cacheMergeBase(
-  cache: ProjectCache,
-  objects: PushObjects,
-  commit: string,
-  tip: string,
-): Promise<string | undefined> {
-  try {
-    return mergeBaseOf(objects.trees.read, commit, tip);
-  } catch (error) {
-    if (!(error instanceof NotInProcessError)) throw error;
-  }
-  return runGit(cache.repo, ["merge-base", commit, tip]).then(
-    (result) => result.stdout.toString("utf8").trim() || undefined,
-    () => undefined,
-  );
 }
 
 /** A redirect's message with the command for the user's remote (a push to a URL has no name to set). */
@@ -343,7 +242,8 @@ async function alreadyOnServer(
     // An earlier push of this very commit wrote everything and made its result, and was killed before git
     // heard `ok` (git's origin/main does not contain the commit): say what it did.
     const heard =
-      tracking !== "" && (await cacheMergeBase(context.cache, objects, commit, tracking)) === commit;
+      tracking !== "" &&
+      (await findMergeBase(context.cache.repo, objects.trees.read, commit, tracking)) === commit;
     const summary = heard
       ? undefined
       : summaryOfResult(objects.cache.read(carried)?.content.toString("utf8") ?? "");
@@ -369,7 +269,7 @@ async function alreadyOnServer(
 }
 
 /**
- * Copies the user's commits into the cache byte for byte: in-process (helper/push-diff-copy.ts), or, where
+ * Copies the user's commits into the cache byte for byte: in-process (git/copy.ts), or, where
  * that leaves it to git, with `git push` to `incomingRef`. The base ref (the user's remote-tracking commit,
  * when the cache has it) tells send-pack what the cache already has, so only new objects travel, and nothing
  * is fetched lazily in a partial clone. `madeRefs` is called before the refs are made; the caller deletes
@@ -430,14 +330,9 @@ async function listTree(
     if (!(error instanceof NotInProcessError)) throw error;
   }
   const { stdout } = await runGit(cache.repo, ["ls-tree", "-z", "--full-tree", commit, "--", ...paths]);
-  const files = new Map<string, string>();
-  for (const line of stdout.toString("utf8").split("\0")) {
-    const tab = line.indexOf("\t");
-    if (tab === -1) continue;
-    const [, type, oid] = line.slice(0, tab).split(" ");
-    if (type === "blob" && oid) files.set(line.slice(tab + 1), oid);
-  }
-  return files;
+  return new Map(
+    parseLsTree(stdout).flatMap(({ type, oid, path }) => (type === "blob" ? [[path, oid]] : [])),
+  );
 }
 
 /** The files that differ between commits `from` and `to` of the cache (`git diff-tree -r --raw`). */
@@ -1161,7 +1056,7 @@ async function commitResult(
   const containsTip =
     tipSeen === tipBefore
       ? mergeBase === tipBefore
-      : (await cacheMergeBase(cache, objects, tipSeen, commit)) === tipSeen;
+      : (await findMergeBase(cache.repo, objects.trees.read, tipSeen, commit)) === tipSeen;
   const parentsSeen = containsTip ? [commit] : [tipSeen, commit];
   const counts: WriteCounts = { create: 0, update: 0, delete: 0, kept: 0 };
   // A delete the server could not do leaves the record there, changed (the forge closes the issue).
@@ -1189,7 +1084,7 @@ async function commitResult(
     settleCreates(cache, push.worktree, push.diff);
     return written;
   });
-  // gitPid: the git that hears `ok` and then moves the user's refs/svc/<remote>/main (helper/ref-locks.ts).
+  // gitPid: the git that hears `ok` and then moves the user's refs/svc/<remote>/main (git/ref-locks.ts).
   cache.db.audit({ op: "push-accept", oid: commit, detail: { ...counts, result, gitPid: process.ppid } });
   // Here, not in the sync above: that one runs beside the copy of the user's commits into the cache.
   await cache.consolidateIfDue(log);

@@ -9,6 +9,7 @@ import type { Writable } from "node:stream";
 import { type Backend, isWritable } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { CacheUnsafeError } from "../cache/cache.js";
+import type { FirstStateBlobs } from "../cache/first-state.js";
 import { isLocalFault } from "../cache/local-fault.js";
 import {
   auditExistingCache,
@@ -16,23 +17,23 @@ import {
   continueUserHistory,
   type OpenedCache,
   openProjectCache,
-  type UserRepository,
 } from "../cache/open.js";
-import type { FirstStateBlobs } from "../cache/pack.js";
+import { pushGitsFrom } from "../cache/push-gits.js";
 import { DEFAULT_RECONCILE_INTERVAL_MS, syncCache } from "../cache/sync.js";
 import { EgressDeniedError } from "../core/allowlist.js";
+import { formatAge } from "../core/duration.js";
 import { SvcError, terminalSafe, UserFacingError } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault } from "../core/http.js";
 import { initCommandFor, parseRemoteUrlLookingUp, type RemoteUrl } from "../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE, envCount, readDurationMs, readFlag } from "../core/settings.js";
+import { cdPrefix, pullCommand, rerunCommand, userObjectsDir } from "../git/user-command.js";
+import { type UserRepository, userGit, userGitOutput, userRepository } from "../git/user-git.js";
 import { refusalMessage, usableBlobLimit } from "./blob-limit.js";
 import type { ByteReader } from "./pktline.js";
 import { readPrefetchBytes } from "./prefetch.js";
 import type { PushReply } from "./push.js";
 import { whenAgain } from "./server-fault.js";
 import { serveUploadPack } from "./stateless-connect.js";
-import { cdPrefix, pullCommand, rerunCommand, userObjectsDir } from "./user-command.js";
-import { userGit, userGitOutput, userRepository } from "./user-git.js";
 
 /** No debounce unless the user asks for one: every explicit fetch makes one delta request. */
 const DEFAULT_SYNC_INTERVAL_MS = 0;
@@ -65,15 +66,6 @@ function readOffline(settings: ReadonlyMap<string, string>): { on: boolean; show
   }
   const raw = process.env.SVC_OFFLINE;
   return { on: readFlag("SVC_OFFLINE", raw, false), shown: `SVC_OFFLINE=${raw?.trim()}` };
-}
-
-/** `1.4 s`, `12 min`, `5 h`, `3 days`: how old the cached state is, for people. */
-export function formatAge(ms: number): string {
-  const seconds = Math.max(0, ms) / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
-  if (seconds < 48 * 3600) return `${Math.floor(seconds / 3600)} h`;
-  return `${Math.floor(seconds / 86400)} days`;
 }
 
 /** ` from 1.4 s ago` for the cache's last sync, or "" when it has none on record. */
@@ -406,7 +398,7 @@ class CacheSession implements Session {
     const [settings, { pushMain }, { removeStaleRefLocks }] = await Promise.all([
       this.userSettings(),
       import("./push.js"),
-      import("./ref-locks.js"),
+      import("../git/ref-locks.js"),
     ]);
     const at = settings.get("svc.at");
     if (at !== undefined) {
@@ -446,7 +438,8 @@ class CacheSession implements Session {
       });
       if (reply.ok) {
         // git moves refs/svc/<remote>/main as soon as it hears `ok`, and cannot while a lock is there.
-        removeStaleRefLocks(this.cache.db.db, this.options.privateRefPrefix, this.log);
+        const db = this.cache.db.db;
+        removeStaleRefLocks((commit) => pushGitsFrom(db)(commit), this.options.privateRefPrefix, this.log);
         replies.push(`ok ${dst}${reply.oldOid ? `\noption old-oid ${reply.oldOid}` : ""}`);
       } else {
         // git prints the reason raw: a file name's escape sequence must not reach the terminal.

@@ -20,12 +20,12 @@ import { once } from "node:events";
 import { statSync } from "node:fs";
 import type { Writable } from "node:stream";
 import type { ProjectCache } from "../cache/cache.js";
-import { spawnGit } from "../cache/git.js";
-import { ObjectLookup } from "../cache/object-store.js";
+import { type FirstState, type FirstStateBlobs, firstState, streamFirstState } from "../cache/first-state.js";
 import { lostVersionsHint } from "../cache/open.js";
-import { type FirstState, type FirstStateBlobs, firstState, streamFirstState } from "../cache/pack.js";
 import { SvcError, UserFacingError } from "../core/errors.js";
 import { SVC_VERSION } from "../core/version.js";
+import { ObjectLookup } from "../git/object-store.js";
+import { spawnGit } from "../git/plumbing.js";
 import { BlobLimitError } from "./blob-limit.js";
 import { type ByteReader, encodePkt, FLUSH, MAX_PKT_LENGTH, pktText, RESPONSE_END } from "./pktline.js";
 import { choosePrefetch, type PrefetchChoice } from "./prefetch.js";
@@ -293,9 +293,9 @@ export function asksForFirstState(lines: readonly string[]): boolean {
 const SIDE_BAND_DATA = MAX_PKT_LENGTH - 5;
 
 /**
- * Answers a clone's fetch with the pack of the cache's first state (cache/pack.ts), made here: the blobs
+ * Answers a clone's fetch with the pack of the cache's first state (git/pack.ts), made here: the blobs
  * are read from the database on the way, never written into the cache's repository (they stay unwritten
- * there, for a later lazy fetch, as before the clone), and sent uncompressed (cache/pack.ts says why).
+ * there, for a later lazy fetch, as before the clone), and sent uncompressed (git/pack.ts says why).
  * gitprotocol-v2 "fetch": the `packfile` section, its bytes on side band 1, then a flush.
  */
 async function answerWithFirstState(cache: ProjectCache, state: FirstState, output: Writable): Promise<void> {

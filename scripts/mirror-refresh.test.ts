@@ -1,7 +1,8 @@
 /**
  * The pure parts of scripts/mirror-refresh.ts: the command line, the mirror URL refusals, and the readings
- * of git's output (`ls-tree -z`, `diff-tree -z`, `push --porcelain`, recorded from git 2.39). The runs
- * against real git and real servers are in e2e/mirror-refresh.test.ts.
+ * of git's output (`diff-tree -z` as folder changes, `push --porcelain`, recorded from git 2.39; the
+ * `ls-tree -z` reader is git/plumbing.ts's). The runs against real git and real servers are in
+ * e2e/mirror-refresh.test.ts.
  */
 import test from "ava";
 import { UserFacingError } from "../core/errors.js";
@@ -12,7 +13,6 @@ import {
   HELP,
   main,
   mirrorCommitMessage,
-  parseLsTree,
   parseMirrorArgs,
   parsePushPorcelain,
   parseTreeDiff,
@@ -106,24 +106,6 @@ test("main prints the help on stdout with exit 0, and a refused command line on 
   t.is(await main(["only-one"], io), 2);
   t.regex(err.join(""), /^svc: mirror-refresh needs two arguments/);
   t.notRegex(err.join(""), /^\s+at /m, "no stack for the user's mistake");
-});
-
-test("parseLsTree reads -z output, including names with tabs, newlines and non-ASCII bytes", (t) => {
-  const output = Buffer.from(
-    [
-      `040000 tree ${OID_A}\tissues`,
-      `100644 blob ${OID_B}\tissues/we\tird\nname é.md`,
-      `160000 commit ${OID_A}\tsub`,
-      "",
-    ].join("\0"),
-  );
-  t.deepEqual(parseLsTree(output), [
-    { mode: "040000", type: "tree", oid: OID_A, path: "issues" },
-    { mode: "100644", type: "blob", oid: OID_B, path: "issues/we\tird\nname é.md" },
-    { mode: "160000", type: "commit", oid: OID_A, path: "sub" },
-  ]);
-  t.deepEqual(parseLsTree(Buffer.alloc(0)), []);
-  t.throws(() => parseLsTree(Buffer.from("garbage\0")), { message: /git ls-tree printed a line/ });
 });
 
 test("parseTreeDiff reads diff-tree -r -z --no-renames; a mode change counts as changed", (t) => {

@@ -26,7 +26,7 @@
  * the verification found a difference; 2 bad arguments or URLs, missing credentials, an unreachable
  * backend or mirror, the wiki test space without its durable pages.
  *
- * Every git command here runs through cache/git.ts (the scrubbed environment). The temporary repositories
+ * Every git command here runs through git/plumbing.ts (the scrubbed environment). The temporary repositories
  * are made without templates and with `core.hooksPath` pointing at an empty folder, and the push passes
  * `--no-verify`: no hook of the user's runs in them.
  */
@@ -39,14 +39,28 @@ import type { Backend } from "../backends/backend.js";
 import { createBackend } from "../backends/create.js";
 import { WikiBackend } from "../backends/wiki/backend.js";
 import type { ProjectCache } from "../cache/cache.js";
-import { gitOutcome, readObjects, runGit } from "../cache/git.js";
-import { encodeCommit, writeLooseObject } from "../cache/objects.js";
-import { openProjectCache, type UserRepository } from "../cache/open.js";
+import { openProjectCache } from "../cache/open.js";
 import { spliceTree } from "../cache/state-tree.js";
 import { type SyncResult, syncCache } from "../cache/sync.js";
 import { excerpt, failureReport, SvcError, shellWord, UserFacingError } from "../core/errors.js";
 import { parseRemoteUrl, type RemoteUrl } from "../core/remote-url.js";
 import { SVC_VERSION } from "../core/version.js";
+import {
+  type Commit,
+  encodeCommit,
+  parseCommit,
+  parseCommitObject,
+  writeLooseObject,
+} from "../git/objects.js";
+import {
+  gitOutcome,
+  parseLsTree,
+  parseRawDiff,
+  readObjects,
+  runGit,
+  type TreeListing,
+} from "../git/plumbing.js";
+import type { UserRepository } from "../git/user-git.js";
 
 export const MIRROR_EXIT = {
   /** Up to date, fast-forwarded and verified, or a dry run. */
@@ -188,50 +202,18 @@ export function checkMirrorUrl(mirror: string, rerunWith: (clean: string) => str
   }
 }
 
-/** One entry of `git ls-tree -z` output. */
-export interface TreeListing {
-  readonly mode: string;
-  readonly type: string;
-  readonly oid: string;
-  readonly path: string;
-}
-
-/** Parses `git ls-tree -z [-r]` output: `<mode> SP <type> SP <oid> TAB <path> NUL`, for any path bytes. */
-export function parseLsTree(output: Buffer): TreeListing[] {
-  const entries: TreeListing[] = [];
-  for (let at = 0; at < output.length; ) {
-    const end = output.indexOf(0, at);
-    const line = output.subarray(at, end === -1 ? output.length : end).toString("utf8");
-    at = end === -1 ? output.length : end + 1;
-    const match = /^(\d+) (\w+) ([0-9a-f]{40})\t([\s\S]+)$/.exec(line);
-    if (!match) throw new SvcError("SVC_STORE", `git ls-tree printed a line it should not: ${excerpt(line)}`);
-    entries.push({
-      mode: match[1] as string,
-      type: match[2] as string,
-      oid: match[3] as string,
-      path: match[4] as string,
-    });
-  }
-  return entries;
-}
-
 export interface FolderChange {
   /** A added, M changed (content or mode), D removed. */
   readonly status: "A" | "M" | "D";
   readonly path: string;
 }
 
-/** Parses `git diff-tree -r -z --no-renames` output (`:<modes> <oids> <status> NUL <path> NUL` pairs). */
+/** Parses `git diff-tree -r -z --no-renames` output (git/plumbing.ts `parseRawDiff`) into folder changes. */
 export function parseTreeDiff(output: Buffer): FolderChange[] {
-  const fields = output.toString("utf8").split("\0");
-  const changes: FolderChange[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const header = fields[i] as string;
-    const letter = header.slice(header.lastIndexOf(" ") + 1);
-    const status = letter === "A" || letter === "D" ? letter : "M";
-    changes.push({ status, path: fields[i + 1] as string });
-  }
-  return changes;
+  return parseRawDiff(output).map(({ status, path }) => ({
+    status: status === "A" || status === "D" ? status : "M",
+    path,
+  }));
 }
 
 export interface ChangeCounts {
@@ -374,11 +356,16 @@ async function makeScratchRepo(dir: string): Promise<void> {
 
 /** The commit's tree and committer time (seconds), from its raw object. */
 function commitFacts(raw: Buffer | undefined, oid: string): { tree: string; time: number } {
-  const text = raw?.toString("utf8") ?? "";
-  const tree = /^tree ([0-9a-f]{40})$/m.exec(text)?.[1];
-  const time = /^committer .* (\d+) [+-]\d{4}$/m.exec(text)?.[1];
-  if (!tree || !time) throw new SvcError("SVC_STORE", `commit ${oid} could not be read`);
-  return { tree, time: Number(time) };
+  let commit: Commit | undefined;
+  try {
+    commit = raw === undefined ? undefined : parseCommit(raw);
+  } catch {
+    commit = undefined;
+  }
+  // A commit without a committer line has no time to take (git would read 0).
+  if (commit?.time === undefined || !parseCommitObject(raw as Buffer).committer)
+    throw new SvcError("SVC_STORE", `commit ${oid} could not be read`);
+  return { tree: commit.tree, time: commit.time };
 }
 
 /** The branch tip `git ls-remote` reports, or undefined when the mirror has no such branch. */

@@ -55,7 +55,7 @@ export function gitAtLeast(major: number, minor: number): boolean {
 
 /**
  * `git sparse-checkout set` for non-cone patterns as the tests' git takes it (what svc prints too,
- * helper/user-git.ts `sparseSetWords`): `--no-cone` arrived in git 2.35; before it `set` reads it as a
+ * git/user-git.ts `sparseSetWords`): `--no-cone` arrived in git 2.35; before it `set` reads it as a
  * pattern and keeps the non-cone mode `clone --sparse` and `init` start in.
  */
 export const SPARSE_SET: readonly string[] = gitAtLeast(2, 35)

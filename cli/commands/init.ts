@@ -8,7 +8,7 @@ import { wikiConfig } from "../../backends/wiki/config.js";
 import { shellWord, UserFacingError } from "../../core/errors.js";
 import { DEFAULT_SIM_ORIGIN, parseRemoteUrl, parseRemoteUrlLookingUp } from "../../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../core/settings.js";
-import { USER_CWD_VARIABLE } from "../../helper/user-command.js";
+import { USER_CWD_VARIABLE } from "../../git/user-command.js";
 import { EXIT, SvcCommand } from "../command.js";
 import { withValueName } from "../command-spec.js";
 
@@ -214,7 +214,7 @@ export class InitCommand extends SvcCommand {
         : (await import("../history.js")).stateOfCacheAt(parseRemoteUrl(url), this.at, again(dir));
     const [{ helperEnvironment, ownBinDir }, { userGit }] = await Promise.all([
       import("../helper-path.js"),
-      import("../../helper/user-git.js"),
+      import("../../git/user-git.js"),
     ]);
     const { env, helperOnPath } = helperEnvironment();
     const stderr = new CloneStderr(this.context.stderr);

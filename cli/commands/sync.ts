@@ -38,7 +38,7 @@ export class SyncCommand extends SvcCommand {
       { readDurationMs },
     ] = await Promise.all([
       import("../helper-path.js"),
-      import("../../helper/user-git.js"),
+      import("../../git/user-git.js"),
       import("../../backends/create.js"),
       import("../../cache/open.js"),
       import("../../cache/sync.js"),

@@ -15,7 +15,6 @@ import { existsSync, lstatSync, readdirSync, statfsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CacheUnsafeError, cacheFolderName, cacheTip, checkCacheOwner } from "../../cache/cache.js";
 import { probeStorage } from "../../cache/local-fault.js";
-import { hasObject } from "../../cache/object-store.js";
 import { REBUILT_MARKER } from "../../cache/open.js";
 import {
   cacheRoot,
@@ -25,10 +24,11 @@ import {
   otherCacheRoot,
   permissionFix,
 } from "../../cache/root.js";
+import { formatAge } from "../../core/duration.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
 import { Database } from "../../core/sqlite.js";
-import { staleTemporaryRefs } from "../../helper/push.js";
-import { formatAge } from "../../helper/session.js";
+import { hasObject } from "../../git/object-store.js";
+import { staleTemporaryRefs } from "../../git/refs.js";
 import { type Place, svcSync, words } from "./place.js";
 import { type Finding, fail, info, ok, skipped } from "./report.js";
 

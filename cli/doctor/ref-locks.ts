@@ -1,5 +1,5 @@
 /**
- * The check `ref-locks`: lock files under the clone's `refs/` that a killed git left (helper/ref-locks.ts
+ * The check `ref-locks`: lock files under the clone's `refs/` that a killed git left (git/ref-locks.ts
  * decides which are stale, by the same rules the helper uses before it removes one of its own). git
  * refuses to update a ref while its lock file is there, and nothing else says so: a push still lands,
  * with git's "cannot lock ref" among its lines. Reads only; the fix removes the files.
@@ -7,11 +7,12 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { cacheFolderName } from "../../cache/cache.js";
+import { pushGitsFrom } from "../../cache/push-gits.js";
 import { cacheRoot } from "../../cache/root.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
 import { Database } from "../../core/sqlite.js";
-import { type PushGits, pushGitsFrom, staleRefLocks } from "../../helper/ref-locks.js";
-import { userGit } from "../../helper/user-git.js";
+import { type PushGits, staleRefLocks } from "../../git/ref-locks.js";
+import { userGit } from "../../git/user-git.js";
 import { type Place, words } from "./place.js";
 import { type Finding, fail, ok, skipped } from "./report.js";
 

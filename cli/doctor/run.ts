@@ -4,7 +4,7 @@
  * `skipped`, saying which.
  */
 import { lastServerCommit } from "../../cache/open.js";
-import { userRepository } from "../../helper/user-git.js";
+import { userRepository } from "../../git/user-git.js";
 import { checkCache } from "./cache.js";
 import type { Place } from "./place.js";
 import { checkRefLocks } from "./ref-locks.js";

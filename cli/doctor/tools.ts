@@ -4,11 +4,12 @@
  */
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
-import { MIN_GIT, MIN_GIT_REASON, parseGitVersion } from "../../cache/cache.js";
+import { MIN_GIT, MIN_GIT_REASON } from "../../cache/cache.js";
 import { LocalFaultError } from "../../cache/root.js";
 import nodeVersion from "../../core/node-version.cjs";
 import { SVC_VERSION } from "../../core/version.js";
-import { userGit } from "../../helper/user-git.js";
+import { parseGitVersion } from "../../git/plumbing.js";
+import { userGit } from "../../git/user-git.js";
 import { findOnPath, ownBinDirPlan } from "../helper-path.js";
 import { prependToPath, words } from "./place.js";
 import { type Finding, fail, ok } from "./report.js";

@@ -4,7 +4,7 @@
  * checkout), and a pull that merges (svc init sets `pull.rebase=false`; a rebase or `pull.ff=only` breaks
  * the documented `git pull --no-rebase --no-edit && git push` after a rejected push).
  */
-import { sparseSetWords, userGit } from "../../helper/user-git.js";
+import { sparseSetWords, userGit } from "../../git/user-git.js";
 import { gitIn, type Place } from "./place.js";
 import { type Finding, fail, ok } from "./report.js";
 

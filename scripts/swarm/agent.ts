@@ -16,7 +16,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } 
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { SIM_STATUSES } from "../../backends/sim/schema.js";
-import { userGit } from "../../helper/user-git.js";
+import { userGit } from "../../git/user-git.js";
 import { SVC_BIN } from "../bench/git.js";
 import { type Timed, timedRun } from "../bench/process.js";
 import { type Random, seededRandom } from "./random.js";

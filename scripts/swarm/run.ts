@@ -31,7 +31,7 @@ import { renderRecordFile } from "../../backends/record.js";
 import { simIssueToRecord } from "../../backends/sim/backend.js";
 import { SIM_SCHEMA } from "../../backends/sim/schema.js";
 import { Database } from "../../core/sqlite.js";
-import { userGit } from "../../helper/user-git.js";
+import { userGit } from "../../git/user-git.js";
 import { BIN, gitEnv, SVC_BIN } from "../bench/git.js";
 import { timedRun } from "../bench/process.js";
 import { spawnListening } from "../children.js";

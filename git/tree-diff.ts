@@ -1,7 +1,7 @@
 /**
- * What a push changed, read in-process from the objects of the cache (cache/object-store.ts): the merge
- * base of the pushed commit and the cache's main (`git merge-base`), the files that differ between two
- * commits (`git diff-tree -r --raw --no-renames`), and the blobs of some paths in a commit (`git ls-tree`).
+ * What a push changed, read in-process from the objects of the cache (git/object-store.ts): the files that
+ * differ between two commits (`git diff-tree -r --raw --no-renames`) and the blobs of some paths in a commit
+ * (`git ls-tree`); git/merge-base.ts walks the commits read here (`git merge-base`).
  * Each of those is one git process (4–8 ms) on the push's path, and each reads only what it needs here too:
  * a diff descends only into folders whose tree ids differ, a lookup only along its path.
  *
@@ -10,8 +10,10 @@
  * crafted tree: git's own walk then does what it does), several merge bases (git picks one by its own
  * order), an object this reader cannot find or read, a walk longer than MAX_WALK commits.
  */
-import type { StoredObject } from "../cache/object-store.js";
-import type { DiffEntry } from "./push-plan.js";
+
+import type { StoredObject } from "./object-store.js";
+import { MalformedCommitError, parseCommit } from "./objects.js";
+import type { DiffEntry } from "./plumbing.js";
 
 /** An object by id, from whichever repository holds it; undefined when none does. */
 export type ReadObject = (oid: string) => StoredObject | undefined;
@@ -36,42 +38,25 @@ function readAs(read: ReadObject, oid: string, type: StoredObject["type"]): Buff
   return object.content;
 }
 
-interface Commit {
+export interface Commit {
   readonly tree: string;
   readonly parents: readonly string[];
   /** The committer time (seconds), git's order of a walk. */
   readonly time: number;
 }
 
-function readCommit(read: ReadObject, oid: string): Commit {
-  const content = readAs(read, oid, "commit");
-  const end = content.indexOf("\n\n");
-  const lines = content.toString("latin1", 0, end === -1 ? content.length : end).split("\n");
-  const tree = /^tree ([0-9a-f]{40})$/.exec(lines[0] ?? "")?.[1];
-  if (!tree) throw new NotInProcessError(`commit ${oid} names no tree`);
-  let at = 1;
-  const parents: string[] = [];
-  for (; lines[at]?.startsWith("parent "); at++) {
-    const parent = /^parent ([0-9a-f]{40})$/.exec(lines[at] as string)?.[1];
-    if (!parent) throw new NotInProcessError(`commit ${oid} has a malformed parent`);
-    parents.push(parent);
+/** The commit `oid`, as git reads it; NotInProcessError where git would read it its own way. */
+export function readCommit(read: ReadObject, oid: string): Commit {
+  let commit: ReturnType<typeof parseCommit>;
+  try {
+    commit = parseCommit(readAs(read, oid, "commit"));
+  } catch (error) {
+    if (!(error instanceof MalformedCommitError)) throw error;
+    throw new NotInProcessError(`commit ${oid}: ${error.message}`);
   }
-  return { tree, parents, time: commitTime(lines[at], lines[at + 1], oid) };
-}
-
-/**
- * git's parse_commit_date: the committer line right after the author line, the number after its last `>`;
- * 0 when the lines are not there.
- */
-function commitTime(author: string | undefined, committer: string | undefined, oid: string): number {
-  if (!author?.startsWith("author") || !committer?.startsWith("committer")) return 0;
-  const close = committer.lastIndexOf(">");
-  if (close === -1) return 0;
-  const digits = /^[ \t\v\f\r]*(\+|-)?(\d*)/.exec(committer.slice(close + 1));
-  const time = Number(digits?.[2] || "0");
-  if (digits?.[1] === "-" || !Number.isSafeInteger(time))
+  if (commit.time === undefined)
     throw new NotInProcessError(`commit ${oid} has a committer time git reads its own way`);
-  return time;
+  return { tree: commit.tree, parents: commit.parents, time: commit.time };
 }
 
 /** The tree a commit names. */
@@ -421,85 +406,4 @@ export function filesAt(trees: Trees, commit: string, paths: readonly string[]):
     }
   }
   return files;
-}
-
-const PARENT1 = 1;
-const PARENT2 = 2;
-const STALE = 4;
-const RESULT = 8;
-
-/**
- * The merge base of commits `one` and `two` as `git merge-base <one> <two>` prints it, or undefined when
- * they share no history. git's paint_down_to_common (commit-reach.c): walk both histories newest commit
- * first (ties in the order they were queued), mark each commit with the sides that reach it, and a commit
- * both reach is a result whose ancestors are stale; of the results, those another result reaches are
- * dropped. One left is git's answer; several need git's own choice among them (NotInProcessError).
- */
-export function mergeBase(read: ReadObject, one: string, two: string): string | undefined {
-  if (one === two) return one;
-  const commits = new Map<string, Commit>();
-  const flags = new Map<string, number>();
-  const load = (oid: string) => {
-    let commit = commits.get(oid);
-    if (!commit) {
-      if (commits.size >= MAX_WALK) throw new NotInProcessError(`more than ${MAX_WALK} commits to walk`);
-      commit = readCommit(read, oid);
-      commits.set(oid, commit);
-    }
-    return commit;
-  };
-  // git's prio_queue: newest first, and among commits of the same time the one queued first.
-  const queue: { oid: string; time: number; order: number }[] = [];
-  let queued = 0;
-  const put = (oid: string) => {
-    const entry = { oid, time: load(oid).time, order: queued++ };
-    let at = queue.length;
-    while (at > 0) {
-      const before = queue[at - 1] as (typeof queue)[number];
-      if (before.time > entry.time || (before.time === entry.time && before.order < entry.order)) break;
-      at--;
-    }
-    queue.splice(at, 0, entry);
-  };
-  flags.set(one, PARENT1);
-  flags.set(two, PARENT2);
-  put(one);
-  put(two);
-  const results: string[] = [];
-  while (queue.some((entry) => ((flags.get(entry.oid) ?? 0) & STALE) === 0)) {
-    const { oid } = queue.shift() as (typeof queue)[number];
-    let mark = (flags.get(oid) ?? 0) & (PARENT1 | PARENT2 | STALE);
-    if (mark === (PARENT1 | PARENT2)) {
-      const own = flags.get(oid) ?? 0;
-      if ((own & RESULT) === 0) {
-        flags.set(oid, own | RESULT);
-        results.push(oid);
-      }
-      mark |= STALE;
-    }
-    for (const parent of load(oid).parents) {
-      const theirs = flags.get(parent) ?? 0;
-      if ((theirs & mark) === mark) continue;
-      flags.set(parent, theirs | mark);
-      put(parent);
-    }
-  }
-  const found = results.filter((oid) => ((flags.get(oid) ?? 0) & STALE) === 0);
-  // Commits of the same time can make the walk find a base and one of its ancestors; git then drops those
-  // reachable from another (remove_redundant).
-  const best = found.filter((oid) => !found.some((other) => other !== oid && reaches(other, oid)));
-  if (best.length > 1) throw new NotInProcessError(`${best.length} merge bases`);
-  return best[0];
-
-  function reaches(from: string, target: string): boolean {
-    const seen = new Set<string>();
-    for (const pending = [from]; pending.length > 0; ) {
-      const oid = pending.pop() as string;
-      if (oid === target) return true;
-      if (seen.has(oid)) continue;
-      seen.add(oid);
-      pending.push(...load(oid).parents);
-    }
-    return false;
-  }
 }

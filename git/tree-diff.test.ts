@@ -1,23 +1,24 @@
 /**
- * The in-process reads of helper/push-diff.ts against git itself, on any trees and histories: `treeDiff`
+ * The in-process reads of git/tree-diff.ts against git itself, on any trees and histories: `treeDiff`
  * against `git diff-tree -r -z --raw --no-renames`, `filesAt` against `git ls-tree`, `mergeBase` against
- * `git merge-base`. And `parseRawDiff` (helper/push.ts) on what a push brings: the file names of a pushed commit are the user's
- * (or an agent's), so any name git allows in a tree, in folders too, must come back as exactly one entry
- * with its status and blob ids, from real `git diff-tree -r -z --raw --no-renames <base> <tip>`. The
- * recorded outputs are in push.test.ts.
+ * `git merge-base`. And `parseRawDiff` (git/plumbing.ts) on what a push brings: the file names of a pushed
+ * commit are the user's (or an agent's), so any name git allows in a tree, in folders too, must come back
+ * as exactly one entry with its status and blob ids, from real `git diff-tree -r -z --raw --no-renames
+ * <base> <tip>`. The recorded outputs are in raw-diff.test.ts.
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
-import { ObjectReader } from "../cache/object-store.js";
-import { hashObject } from "../cache/objects.js";
 import { fuzzParams, gitPathComponent, holds } from "../testing/fuzz.js";
 import { SCRATCH_GIT_ENV } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
-import { parseRawDiff } from "./push.js";
-import { filesAt, mergeBase, NotInProcessError, Trees, treeDiff } from "./push-diff.js";
-import type { DiffEntry } from "./push-plan.js";
+import { mergeBase } from "./merge-base.js";
+import { ObjectReader } from "./object-store.js";
+import { hashObject } from "./objects.js";
+import type { DiffEntry } from "./plumbing.js";
+import { parseRawDiff } from "./plumbing.js";
+import { filesAt, NotInProcessError, Trees, treeDiff } from "./tree-diff.js";
 
 const ZERO = "0".repeat(40);
 const GIT_ENV = SCRATCH_GIT_ENV;

@@ -1,7 +1,8 @@
 /**
  * Undeltified packs (gitformat-pack(5)), streamed: of blobs for the cache, fed to `git index-pack --stdin`
  * (one spawn writes any number of blobs, never one process per blob), and of a whole first state for a
- * clone (helper/stateless-connect.ts answers the clone's fetch with it).
+ * clone (cache/first-state.ts chooses its objects; helper/stateless-connect.ts answers the clone's fetch
+ * with it).
  *
  * Every entry is a zlib stream of *stored* (uncompressed) deflate blocks, built here without zlib: Node's
  * `deflateSync` costs ~20-35 µs a call whatever the level (measured: 789 ms for 20,000 record files,
@@ -16,16 +17,8 @@
  * against ~1.6 MB for 10,000 files of ~540 bytes); git reads either the same way.
  */
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join } from "node:path";
 import type { Writable } from "node:stream";
-import type { ProjectCache } from "./cache.js";
-import { hashObject, sha1 } from "./objects.js";
-
-// node:zlib is loaded on first use, to read a loose commit: a no-op fetch (one helper start) reads none.
-const require = createRequire(import.meta.url);
-let zlib: typeof import("node:zlib") | undefined;
+import { sha1 } from "./objects.js";
 
 const OBJ_COMMIT = 1;
 const OBJ_TREE = 2;
@@ -163,118 +156,4 @@ export async function writeBlobPack(blobs: Iterable<Buffer>, count: number, sink
     if (!sink.write(data)) await once(sink, "drain");
   });
   sink.end();
-}
-
-/** The content of the loose object `oid` of `repo` if it is one and has `type`, else undefined. */
-function looseObject(repo: string, oid: string, type: PackObjectType): Buffer | undefined {
-  let raw: Buffer;
-  try {
-    zlib ??= require("node:zlib") as typeof import("node:zlib");
-    raw = zlib.inflateSync(readFileSync(join(repo, "objects", oid.slice(0, 2), oid.slice(2))));
-  } catch {
-    return undefined;
-  }
-  const nul = raw.indexOf(0);
-  const header = raw.subarray(0, nul).toString("latin1");
-  const content = raw.subarray(nul + 1);
-  return header === `${type} ${content.length}` ? content : undefined;
-}
-
-/** What a first state is made of: a commit without parents, its trees, the live records' blobs. */
-export interface FirstState {
-  readonly commit: Buffer;
-  readonly trees: readonly Buffer[];
-  /** The live records' distinct blobs, each once. */
-  readonly blobCount: number;
-  /** Those blobs when the build kept them (`FirstStateBlobs`); else the pack reads them from the database. */
-  readonly blobs: readonly Buffer[] | undefined;
-}
-
-/** The most bytes of record files a build keeps in memory for the clone's pack (`FirstStateBlobs`). */
-export const FIRST_STATE_BLOBS_BUDGET = 64 * 1024 * 1024;
-
-/**
- * The record files of a new cache's first state as its build rendered them, kept in memory for the clone's
- * pack, which is made in the same process right after the build. Read back from the database instead, the
- * 10,000 files of a 10,000-issue project cost ~30-45 ms of the helper's one thread, with git's index-pack
- * waiting for them (issue 18). They are kept only while they fit in `budget` bytes, and only for the commit
- * `seal` names when each is a blob of its own (the database holds as many as were kept): past either, they
- * are let go at once, and the pack reads the database as for any cache.
- */
-export class FirstStateBlobs {
-  private contents: Buffer[] | undefined = [];
-  private bytes = 0;
-  private tip: string | undefined;
-
-  constructor(private readonly budget = FIRST_STATE_BLOBS_BUDGET) {}
-
-  /** A record file the build stored. */
-  add(content: Buffer): void {
-    if (this.contents === undefined) return;
-    this.bytes += content.length;
-    if (this.bytes > this.budget) this.release();
-    else this.contents.push(content);
-  }
-
-  /**
-   * The build wrote `tip`, whose tree holds the files added; `stored` counts the blobs the database holds
-   * (asked only while the files are kept: at 1,000,000 records the count is not free).
-   */
-  seal(tip: string, stored: () => number): void {
-    if (this.contents !== undefined && this.contents.length === stored()) this.tip = tip;
-    else this.release();
-  }
-
-  /** The files of `tip`'s tree, each once, if they were all kept for it; else undefined. */
-  of(tip: string): readonly Buffer[] | undefined {
-    return tip === this.tip ? this.contents : undefined;
-  }
-
-  release(): void {
-    this.contents = undefined;
-    this.tip = undefined;
-  }
-}
-
-/**
- * The first state of the cache when its `main` is one, else undefined: `tip` is a loose commit without
- * parents (the import of a new or rebuilt cache, before anything else), whose tree is the state tree the
- * database keeps with no change since, no two live records share a blob, and the database holds no
- * other blob (none of an older version, a removed record, or a push cut off before its commit). That
- * commit, its trees and the database's blobs are then the whole of what a clone of `tip` needs; anything
- * else is left to upload-pack. When `kept` holds the files of `tip` (this process built it just now), they
- * are its blobs, and the database's are neither counted nor read.
- */
-export function firstState(cache: ProjectCache, tip: string, kept?: FirstStateBlobs): FirstState | undefined {
-  const commit = looseObject(cache.repo, tip, "commit");
-  if (commit === undefined) return undefined;
-  const head = commit.subarray(0, commit.indexOf("\n\n")).toString("utf8").split("\n");
-  if (head.some((line) => line.startsWith("parent "))) return undefined;
-  const trees = cache.db.stateTrees();
-  const root = trees.get("");
-  if (root === undefined || head[0] !== `tree ${hashObject("tree", root)}`) return undefined;
-  if (cache.db.dirtyPaths().length > 0) return undefined;
-  // Two directories with the same entries are one tree object, sent once.
-  const distinct = new Map([...trees.values()].map((content) => [hashObject("tree", content), content]));
-  const blobs = kept?.of(tip);
-  if (blobs !== undefined) return { commit, trees: [...distinct.values()], blobCount: blobs.length, blobs };
-  const counts = cache.db.blobCounts();
-  if (counts.distinctLive !== counts.live || counts.stored !== counts.live) return undefined;
-  return { commit, trees: [...distinct.values()], blobCount: counts.stored, blobs: undefined };
-}
-
-/** Streams the pack of `state` (helper/stateless-connect.ts frames it for git). */
-export async function streamFirstState(
-  cache: ProjectCache,
-  state: FirstState,
-  write: (data: Buffer) => Promise<void>,
-  pieceBytes?: number,
-): Promise<void> {
-  const objects = function* () {
-    yield { type: "commit" as const, content: state.commit };
-    for (const content of state.trees) yield { type: "tree" as const, content };
-    for (const content of state.blobs ?? cache.db.storedBlobContents())
-      yield { type: "blob" as const, content };
-  };
-  await streamPack(objects(), 1 + state.trees.length + state.blobCount, write, pieceBytes);
 }

@@ -1,5 +1,5 @@
 /**
- * `encodeCommit` and `hashObject` (cache/objects.ts) against git: the deterministic cache commit (DESIGN.md
+ * `encodeCommit` and `hashObject` (git/objects.ts) against git: the deterministic cache commit (DESIGN.md
  * §3: fixed committer `svc <svc@localhost>`, time = newest `updated_at`) has the id `git commit-tree` gives
  * the same tree, parents, identity, time and message; and for any message, parents and time, git accepts
  * the bytes as a commit under the same id and reads the same parents, identity and time back.

@@ -15,15 +15,9 @@
  * objects folder (an alternate, a missing blob of a partial clone that no parent shares), a damaged object,
  * a tree not in git's order, or more than MAX_COPY objects (git's pack is faster then).
  */
-import type { ObjectReader, StoredObject } from "../cache/object-store.js";
-import {
-  hashObject,
-  type ObjectType,
-  parseCommit,
-  writeLooseFile,
-  writeLooseObject,
-} from "../cache/objects.js";
-import { diffTrees, type Trees } from "./push-diff.js";
+import type { ObjectReader, StoredObject } from "./object-store.js";
+import { hashObject, type ObjectType, parseCommit, writeLooseFile, writeLooseObject } from "./objects.js";
+import { diffTrees, type Trees } from "./tree-diff.js";
 
 /** More new objects than this are left to `git push`. */
 export const MAX_COPY = 500;

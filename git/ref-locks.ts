@@ -22,7 +22,6 @@
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { isRunning } from "../core/process.js";
-import type { Database } from "../core/sqlite.js";
 import { userCommonDir } from "./user-command.js";
 
 export const STALE_AFTER_MS = 10_000;
@@ -82,27 +81,14 @@ export function staleRefLocks(gitDir: string, under: string, pushGits: PushGits,
   return refLockFiles(gitDir, under).filter((lock) => isStale(lock, pushGits, now));
 }
 
-/** `PushGits` read from a cache database (`cache.db`, read-only will do). */
-export function pushGitsFrom(db: Database): PushGits {
-  const rows = db
-    .prepare(
-      "SELECT json_extract(detail, '$.gitPid') FROM audit_events_cache WHERE op = 'push-accept' AND oid = ?",
-    )
-    .pluck();
-  return (commit) =>
-    (rows.all(commit) as unknown[]).filter(
-      (pid): pid is number => typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0,
-    );
-}
-
 /**
  * Removes the stale locks under `under` (the helper's `refs/svc/<remote>`) of the repository git runs the
- * helper for, saying so on `log`.
+ * helper for, saying so on `log`; `pushGits` names the gits of each pushed commit (cache/push-gits.ts).
  */
-export function removeStaleRefLocks(cacheDb: Database, under: string, log: (message: string) => void): void {
+export function removeStaleRefLocks(pushGits: PushGits, under: string, log: (message: string) => void): void {
   const common = userCommonDir({ env: process.env, cwd: process.cwd() });
   if (common === undefined) return;
-  for (const lock of staleRefLocks(common, under, (commit) => pushGitsFrom(cacheDb)(commit))) {
+  for (const lock of staleRefLocks(common, under, pushGits)) {
     rmSync(lock.path, { force: true });
     log(
       `svc: removed ${lock.path}: a git killed while it updated ${lock.ref} left it, and git refuses to update that ref while it is there`,

@@ -4,7 +4,7 @@
  * do (notes/push-and-lazy-cache.md A1).
  */
 import type { Hash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -57,6 +57,20 @@ export function writeLooseObject(repo: string, type: ObjectType, content: Buffer
 
 function loosePath(repo: string, oid: string): string {
   return join(repo, "objects", oid.slice(0, 2), oid.slice(2));
+}
+
+/** The content of the loose object `oid` of `repo` if it is one and has `type`, else undefined. */
+export function readLooseObject(repo: string, oid: string, type: ObjectType): Buffer | undefined {
+  let raw: Buffer;
+  try {
+    raw = inflate(readFileSync(loosePath(repo, oid)));
+  } catch {
+    return undefined;
+  }
+  const nul = raw.indexOf(0);
+  const header = raw.subarray(0, nul).toString("latin1");
+  const content = raw.subarray(nul + 1);
+  return header === `${type} ${content.length}` ? content : undefined;
 }
 
 /**
@@ -126,44 +140,92 @@ export function encodeCommit(commit: CommitFields): Buffer {
   return Buffer.from(`${lines.join("\n")}\n\n${commit.message}`);
 }
 
-/** One entry of a tree object as stored: its mode digits (`100644`, `40000`, …), name bytes and object id. */
-export interface StoredTreeEntry {
-  readonly mode: string;
-  readonly name: Buffer;
-  readonly oid: string;
+/** A commit object's header lines (continuation lines as they are) and its message bytes. */
+function commitParts(raw: Buffer): { lines: string[]; message: Buffer } {
+  const split = raw.indexOf("\n\n");
+  return {
+    lines: raw.toString("utf8", 0, split === -1 ? raw.length : split).split("\n"),
+    message: split === -1 ? Buffer.alloc(0) : raw.subarray(split + 2),
+  };
 }
 
-/** The entries of the tree object `content`, in stored order; throws on bytes that are no tree. */
-export function parseTree(content: Buffer): StoredTreeEntry[] {
-  const entries: StoredTreeEntry[] = [];
-  for (let at = 0; at < content.length; ) {
-    const space = content.indexOf(0x20, at);
-    const nul = space === -1 ? -1 : content.indexOf(0, space);
-    if (nul === -1 || nul + 21 > content.length || space - at < 5 || space - at > 6 || nul === space + 1)
-      throw new Error(`malformed tree entry at byte ${at}`);
-    const mode = content.toString("latin1", at, space);
-    if (!/^[0-7]+$/.test(mode)) throw new Error(`malformed tree entry mode at byte ${at}`);
-    entries.push({
-      mode,
-      name: content.subarray(space + 1, nul),
-      oid: content.toString("hex", nul + 1, nul + 21),
-    });
-    at = nul + 21;
-  }
-  return entries;
+/** A commit object that is no commit as git reads one. */
+export class MalformedCommitError extends Error {}
+
+/** A commit as git reads it (parse_commit_buffer): the tree on its first line, then its parents. */
+export interface Commit {
+  readonly tree: string;
+  readonly parents: readonly string[];
+  /**
+   * The committer time (seconds; git's order of a walk), as git's parse_commit_date reads it: 0 when the
+   * author and committer lines are not right after the parents; undefined when git reads it its own way (a
+   * sign, a number past 2^53).
+   */
+  readonly time: number | undefined;
 }
 
-/** The tree and parents a commit object names; throws on bytes that are no commit. */
-export function parseCommit(content: Buffer): { tree: string; parents: string[] } {
-  const end = content.indexOf("\n\n");
-  const lines = content.toString("latin1", 0, end === -1 ? content.length : end).split("\n");
+/** The tree, parents and committer time of the commit object `content`; throws MalformedCommitError. */
+export function parseCommit(content: Buffer): Commit {
+  const { lines } = commitParts(content);
   const tree = /^tree ([0-9a-f]{40})$/.exec(lines[0] ?? "")?.[1];
-  if (!tree) throw new Error("the commit names no tree on its first line");
+  if (!tree) throw new MalformedCommitError("the commit names no tree on its first line");
+  let at = 1;
   const parents: string[] = [];
-  for (const line of lines.slice(1)) {
-    const parent = /^parent ([0-9a-f]{40})$/.exec(line)?.[1];
-    if (!parent) break;
+  for (; lines[at]?.startsWith("parent "); at++) {
+    const parent = /^parent ([0-9a-f]{40})$/.exec(lines[at] as string)?.[1];
+    if (!parent) throw new MalformedCommitError("the commit has a malformed parent");
     parents.push(parent);
   }
-  return { tree, parents };
+  return { tree, parents, time: commitTime(lines[at], lines[at + 1]) };
+}
+
+/** git's parse_commit_date: the number after the last `>` of the committer line that follows the author's. */
+function commitTime(author: string | undefined, committer: string | undefined): number | undefined {
+  if (!author?.startsWith("author") || !committer?.startsWith("committer")) return 0;
+  const close = committer.lastIndexOf(">");
+  if (close === -1) return 0;
+  const digits = /^[ \t\v\f\r]*(\+|-)?(\d*)/.exec(committer.slice(close + 1));
+  const time = Number(digits?.[2] || "0");
+  return digits?.[1] === "-" || !Number.isSafeInteger(time) ? undefined : time;
+}
+
+/** A commit object's headers as they are written, for rewriting it (helper/import.ts). */
+export interface CommitHeaders {
+  /** Every `parent` header's value, in order. */
+  readonly parents: string[];
+  /** The last `author` header's value (`Name <email> <time> <zone>`), "" when there is none. */
+  readonly author: string;
+  readonly committer: string;
+  readonly encoding: string | undefined;
+  /** Headers other than tree, parent, author, committer and encoding (`gpgsig`, `mergetag`, …). */
+  readonly unsupportedHeaders: string[];
+  readonly message: Buffer;
+}
+
+/** The headers of a raw commit object (up to the first blank line) and its message (the bytes after it). */
+export function parseCommitObject(raw: Buffer): CommitHeaders {
+  const { lines, message } = commitParts(raw);
+  const parents: string[] = [];
+  let author = "";
+  let committer = "";
+  let encoding: string | undefined;
+  const unsupportedHeaders: string[] = [];
+  for (const line of lines) {
+    if (line.startsWith(" ")) continue;
+    const space = line.indexOf(" ");
+    const name = line.slice(0, space);
+    const value = line.slice(space + 1);
+    if (name === "parent") parents.push(value);
+    else if (name === "author") author = value;
+    else if (name === "committer") committer = value;
+    else if (name === "encoding") encoding = value;
+    else if (name !== "tree") unsupportedHeaders.push(name);
+  }
+  return { parents, author, committer, encoding, unsupportedHeaders, message };
+}
+
+/** `Name <email>` of an author or committer header's value (`Name <email> <time> <zone>`), or undefined. */
+export function identityOf(value: string): string | undefined {
+  const match = /^(.*) <([^>\n]*)> \d+ [+-]\d{4}$/.exec(value);
+  return match ? `${match[1]} <${match[2]}>` : undefined;
 }

@@ -1,8 +1,9 @@
 /**
- * The readers of git's output in cache/git.ts: `parseDiffTree` against recorded `git diff-tree --stdin -z`
+ * The readers of git's output in git/plumbing.ts: `parseDiffTree` against recorded `git diff-tree --stdin -z`
  * output (git 2.39.5: a delete, a modify and an add of paths with a space, a leading `:` and a newline, and
  * a root commit) and against real git for any file names a pushed commit may carry; `readObjects` (one `git
- * cat-file --batch`) against a real repository for any blob bytes, with missing and malformed ids among them.
+ * cat-file --batch`) against a real repository for any blob bytes, with missing and malformed ids among them;
+ * `parseLsTree` against recorded `git ls-tree -z` output (git 2.39).
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
@@ -10,8 +11,8 @@ import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { fuzzParams, gitPathComponent } from "../testing/fuzz.js";
 import { givenTempDir } from "../testing/sim.js";
-import { parseDiffTree, readObjects, type TreeChange } from "./git.js";
 import { hashObject } from "./objects.js";
+import { parseDiffTree, parseLsTree, readObjects, type TreeChange } from "./plumbing.js";
 
 const GIT_ENV = {
   ...process.env,
@@ -101,6 +102,27 @@ test("parseDiffTree: a path of 40 hex digits is a path, not a commit; a status w
       ["M", "x"],
     ],
   );
+});
+
+const OID_A = "a".repeat(40);
+const OID_B = "b".repeat(40);
+
+test("parseLsTree reads -z output, including names with tabs, newlines and non-ASCII bytes", (t) => {
+  const output = Buffer.from(
+    [
+      `040000 tree ${OID_A}\tissues`,
+      `100644 blob ${OID_B}\tissues/we\tird\nname é.md`,
+      `160000 commit ${OID_A}\tsub`,
+      "",
+    ].join("\0"),
+  );
+  t.deepEqual(parseLsTree(output), [
+    { mode: "040000", type: "tree", oid: OID_A, path: "issues" },
+    { mode: "100644", type: "blob", oid: OID_B, path: "issues/we\tird\nname é.md" },
+    { mode: "160000", type: "commit", oid: OID_A, path: "sub" },
+  ]);
+  t.deepEqual(parseLsTree(Buffer.alloc(0)), []);
+  t.throws(() => parseLsTree(Buffer.from("garbage\0")), { message: /git ls-tree printed a line/ });
 });
 
 /** A file name a pushed commit may hold: any characters git allows in one path component. */

@@ -7,7 +7,7 @@
  * `git rev-parse --local-env-vars` prints, plus the numbered `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { SvcError } from "../core/errors.js";
+import { excerpt, SvcError } from "../core/errors.js";
 
 const LOCAL_ENV_VARS = [
   "GIT_ALTERNATE_OBJECT_DIRECTORIES",
@@ -39,6 +39,12 @@ export function scrubbedEnv(extra: Record<string, string> = {}): NodeJS.ProcessE
     if (/^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(name)) delete env[name];
   }
   return { ...env, ...extra };
+}
+
+/** `[major, minor]` of `git version` output, or undefined when it names no version svc can read. */
+export function parseGitVersion(text: string): [number, number] | undefined {
+  const match = /git version (\d+)\.(\d+)/.exec(text);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
 export class GitCommandError extends SvcError {
@@ -130,6 +136,17 @@ export async function readObjects(repo: string, oids: readonly string[]): Promis
   return objects;
 }
 
+/** One file that differs between two trees, from `git diff-tree -r -z --raw` (or svc's own tree diff). */
+export interface DiffEntry {
+  /** git's status letter: A, M, D, T (type change). */
+  readonly status: string;
+  readonly path: string;
+  readonly oldMode: string;
+  readonly newMode: string;
+  readonly oldOid: string;
+  readonly newOid: string;
+}
+
 /** One file that differs between a commit and the one it is compared with, from `git diff-tree -z --raw`. */
 export interface TreeChange {
   readonly mode: string;
@@ -143,22 +160,86 @@ export interface TreeChange {
 }
 
 /**
+ * Reads `git diff-tree -z --raw` output (`:<old mode> <new mode> <old id> <new id> <status>` NUL `<path>`
+ * NUL, after a commit id and NUL for each input line of `--stdin`): each commit id to `commit`, each change to
+ * `change`. A path is never taken for a commit id (it follows its header), whatever its bytes.
+ */
+function readRawDiff(
+  output: Buffer,
+  commit: (oid: string) => void,
+  change: (entry: DiffEntry) => void,
+): void {
+  const tokens = output.toString("utf8").split("\0");
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] ?? "";
+    if (token.startsWith(":")) {
+      const [oldMode = "", newMode = "", oldOid = "", newOid = "", status = ""] = token.slice(1).split(" ");
+      change({ status: status.slice(0, 1), path: tokens[++i] ?? "", oldMode, newMode, oldOid, newOid });
+    } else if (/^[0-9a-f]{40}$/.test(token)) commit(token);
+  }
+}
+
+/** Parses `git diff-tree -r -z --raw` output of two trees into entries. */
+export function parseRawDiff(output: Buffer): DiffEntry[] {
+  const entries: DiffEntry[] = [];
+  readRawDiff(
+    output,
+    () => {},
+    (entry) => entries.push(entry),
+  );
+  return entries;
+}
+
+/**
  * Parses `git diff-tree --stdin -z -r --raw` output: commit id → its changes against the commit(s) the input
  * line named (its first parent when it named none). A commit without changes may be missing from the map.
  */
 export function parseDiffTree(output: Buffer): Map<string, TreeChange[]> {
-  const tokens = output.toString("utf8").split("\0");
   const changes = new Map<string, TreeChange[]>();
   let current: TreeChange[] | undefined;
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] ?? "";
-    if (/^[0-9a-f]{40}$/.test(token)) {
+  readRawDiff(
+    output,
+    (oid) => {
       current = [];
-      changes.set(token, current);
-    } else if (token.startsWith(":") && current) {
-      const [, mode = "", oldOid = "", oid = "", status = ""] = token.slice(1).split(" ");
-      current.push({ mode, oldOid, oid, status: status.slice(0, 1), path: tokens[++i] ?? "" });
-    }
-  }
+      changes.set(oid, current);
+    },
+    ({ newMode, oldOid, newOid, status, path }) =>
+      current?.push({ mode: newMode, oldOid, oid: newOid, status, path }),
+  );
   return changes;
+}
+
+/** Parses `git rev-list` output (one commit id a line), in its order. */
+export function parseRevList(output: Buffer): string[] {
+  return output
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => line !== "");
+}
+
+/** One entry of `git ls-tree -z` output. */
+export interface TreeListing {
+  readonly mode: string;
+  readonly type: string;
+  readonly oid: string;
+  readonly path: string;
+}
+
+/** Parses `git ls-tree -z [-r]` output: `<mode> SP <type> SP <oid> TAB <path> NUL`, for any path bytes. */
+export function parseLsTree(output: Buffer): TreeListing[] {
+  const entries: TreeListing[] = [];
+  for (let at = 0; at < output.length; ) {
+    const end = output.indexOf(0, at);
+    const line = output.subarray(at, end === -1 ? output.length : end).toString("utf8");
+    at = end === -1 ? output.length : end + 1;
+    const match = /^(\d+) (\w+) ([0-9a-f]{40})\t([\s\S]+)$/.exec(line);
+    if (!match) throw new SvcError("SVC_STORE", `git ls-tree printed a line it should not: ${excerpt(line)}`);
+    entries.push({
+      mode: match[1] as string,
+      type: match[2] as string,
+      oid: match[3] as string,
+      path: match[4] as string,
+    });
+  }
+  return entries;
 }

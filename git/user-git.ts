@@ -1,16 +1,33 @@
 /**
  * The one way to run git on the user's repository, for the helper and for the CLI (`svc init`, `svc sync`):
  * with the inherited environment (under the helper, git set `GIT_DIR` for us), the opposite of
- * `cache/git.ts`, which scrubs that environment to reach the cache. Never throws; the exit code says how it
+ * `git/plumbing.ts`, which scrubs that environment to reach the cache. Never throws; the exit code says how it
  * went (null when git could not be started).
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseGitVersion } from "../cache/cache.js";
-import { ObjectReader } from "../cache/object-store.js";
-import type { UserRepository } from "../cache/open.js";
+import { ObjectReader } from "./object-store.js";
+import { parseGitVersion } from "./plumbing.js";
 import { type HelperPlace, userCommonDir, userGitDir, userObjectsDir } from "./user-command.js";
+
+/** The user's repository, as the caller reaches it (the helper: git's environment; `svc sync`: a folder). */
+export interface UserRepository {
+  /**
+   * Refs that hold the user's last known server commit, best first: the remote-tracking `main`, then the
+   * helper's private `refs/svc/<remote>/main`.
+   */
+  readonly serverRefs: readonly string[];
+  /**
+   * The commit the first of `serverRefs` that exists names, read without starting git (a file or two):
+   * null when none exists, undefined when it cannot be read that way (then `gitOutput` is asked).
+   */
+  readonly serverCommitInProcess?: () => string | null | undefined;
+  /** `git <args>` in the user's repository: its stdout when it exits 0, else undefined. */
+  gitOutput(args: readonly string[]): Promise<string | undefined>;
+  /** Starts `git <args>` in the user's repository with `env` added, all three stdio streams piped. */
+  spawnGit(args: readonly string[], env: Readonly<Record<string, string>>): ChildProcess;
+}
 
 export interface UserGitResult {
   readonly code: number | null;

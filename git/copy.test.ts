@@ -9,11 +9,11 @@ import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import { ObjectReader } from "../cache/object-store.js";
 import { SCRATCH_GIT_ENV } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
-import { Trees } from "./push-diff.js";
-import { copyNewObjects, MAX_COPY } from "./push-diff-copy.js";
+import { copyNewObjects, MAX_COPY } from "./copy.js";
+import { ObjectReader } from "./object-store.js";
+import { Trees } from "./tree-diff.js";
 
 const GIT_ENV = {
   ...SCRATCH_GIT_ENV,

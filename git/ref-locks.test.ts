@@ -1,22 +1,14 @@
 /**
- * helper/ref-locks.ts: which lock files under refs/ are stale, against lock files laid out as git leaves
- * them (the new value and a newline), real processes for the pids, and a real cache database's audit rows.
+ * git/ref-locks.ts: which lock files under refs/ are stale, against lock files laid out as git leaves
+ * them (the new value and a newline) and real processes for the pids.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
-import { Database } from "../core/sqlite.js";
 import { givenTempDir } from "../testing/sim.js";
-import {
-  isStale,
-  pushGitsFrom,
-  type RefLock,
-  refLockFiles,
-  STALE_AFTER_MS,
-  staleRefLocks,
-} from "./ref-locks.js";
+import { isStale, type RefLock, refLockFiles, STALE_AFTER_MS, staleRefLocks } from "./ref-locks.js";
 
 const PUSHED = "1".repeat(40);
 const OTHER = "2".repeat(40);
@@ -83,19 +75,4 @@ test("any other lock is stale once it is STALE_AFTER_MS old: empty, another valu
       .sort(),
     ["refs/heads/d", "refs/heads/e"],
   );
-});
-
-test("pushGitsFrom reads the gits of the push-accept rows of a commit", (t) => {
-  const db = new Database(":memory:");
-  t.teardown(() => db.close());
-  db.exec("CREATE TABLE audit_events_cache (id INTEGER PRIMARY KEY, op TEXT, oid TEXT, detail TEXT)");
-  const insert = db.prepare("INSERT INTO audit_events_cache (op, oid, detail) VALUES (?, ?, ?)");
-  insert.run("push-accept", PUSHED, JSON.stringify({ create: 1, gitPid: 4321 }));
-  insert.run("push-accept", PUSHED, JSON.stringify({ create: 0 })); // from before svc noted the git
-  insert.run("push-start", PUSHED, JSON.stringify({ gitPid: 99 }));
-  insert.run("push-accept", OTHER, JSON.stringify({ gitPid: 1234 }));
-  const gits = pushGitsFrom(db);
-  t.deepEqual(gits(PUSHED), [4321]);
-  t.deepEqual(gits(OTHER), [1234]);
-  t.deepEqual(gits("3".repeat(40)), []);
 });
