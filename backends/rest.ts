@@ -192,16 +192,19 @@ export type ReadForWrite<T> =
 /**
  * Compare-before-write, for APIs with no `If-Match` (the forge, the tracker): the record is read
  * immediately before the write, and a write only goes ahead on the version the push was based on. Gone →
- * the caller's gone handling; an `updatedAt` other than the base's → a conflict (`fetch first`). A write
- * landing between this read and the write cannot be detected; the window is one round trip.
+ * the caller's gone handling; an `updatedAt` other than the base's → a conflict (`fetch first`), unless
+ * `holds` says the record is already as the write would leave it: a write whose answer was lost (a server
+ * fault after the server acted) is then done, not a conflict with itself when the push is run again. A
+ * write landing between this read and the write cannot be detected; the window is one round trip.
  */
 export async function readForWrite<T extends { readonly record: BackendRecord }>(
   read: () => Promise<T | undefined>,
   base: BaseToken,
+  holds?: (current: T) => boolean,
 ): Promise<ReadForWrite<T>> {
   const current = await read();
   if (!current) return { kind: "gone" };
-  if (current.record.updatedAt !== base.updatedAt)
+  if (current.record.updatedAt !== base.updatedAt && !holds?.(current))
     return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
   return { kind: "current", value: current };
 }

@@ -483,7 +483,12 @@ export class ForgeBackend implements WritableBackend {
 
   /** The REST API cannot delete an issue: it is closed as not planned, and stays as status `wont_fix`. */
   async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
-    const found = await readForWrite(() => this.read(key), base);
+    // Closed as not planned already (the close of a push whose answer was lost): nothing left to write.
+    const found = await readForWrite(
+      () => this.read(key),
+      base,
+      (issue) => issue.state === "closed" && issue.stateReason === "not_planned",
+    );
     if (found.kind !== "current") return found;
     const current = found.value;
     const patch = patchFor(current, { fields: { status: "wont_fix" } });
