@@ -33,6 +33,7 @@ import { RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js"
 import type { WikiConfig } from "./config.js";
 import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
+import type { CreatePageBody, UpdatePageBody, WirePage } from "./wire.js";
 
 /** The most the vendor serves per page of results. */
 const PAGE_LIMIT = 250;
@@ -371,12 +372,13 @@ export class WikiBackend implements WritableBackend {
   async create(changes: RecordChanges): Promise<BackendRecord> {
     const spaceId = await this.resolveSpace();
     const title = changes.fields.title;
-    const response = await this.call("POST", "/wiki/api/v2/pages", {
+    const request: CreatePageBody = {
       spaceId,
       status: "current",
       title: typeof title === "string" ? title : "",
       body: { representation: "storage", value: changes.body ?? "" },
-    });
+    };
+    const response = await this.call("POST", "/wiki/api/v2/pages", request);
     if (response.status !== 200 && response.status !== 201) throw this.failure("creating a page", response);
     // The create answer may omit the body; read the page back in the form the listing gives.
     const created = this.parsePageLoose(response);
@@ -402,7 +404,8 @@ export class WikiBackend implements WritableBackend {
     if (response.status === 404) return undefined;
     if (response.status !== 200) throw this.failure(`reading page ${key}`, response);
     const record = this.parsePage(`reading page ${key}`, response);
-    const status = (this.json(response, `reading page ${key}`) as { status?: unknown }).status;
+    // Optional in the description: a page without one is taken as current.
+    const status = (this.json(response, `reading page ${key}`) as WirePage).status;
     return status === undefined || status === "current" ? record : undefined;
   }
 
@@ -416,13 +419,14 @@ export class WikiBackend implements WritableBackend {
     // since the base is found with a GET first; the window between the two is the race `remove` accepts.
     if (!(await this.get(key))) return { kind: "gone" };
     const title = changes.fields.title ?? desired.fields.title;
-    const response = await this.call("PUT", `/wiki/api/v2/pages/${encodeURIComponent(key)}`, {
+    const request: UpdatePageBody = {
       id: key,
       status: "current",
       title: typeof title === "string" ? title : "",
       body: { representation: "storage", value: changes.body ?? desired.body },
       version: { number: (base.version ?? 0) + 1, message: "svc push" },
-    });
+    };
+    const response = await this.call("PUT", `/wiki/api/v2/pages/${encodeURIComponent(key)}`, request);
     if (response.status === 200) return { kind: "ok", record: await this.reread(key, response) };
     if (response.status === 409) return { kind: "conflict", current: "a newer version" };
     if (response.status === 404) return { kind: "gone" };
