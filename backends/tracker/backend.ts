@@ -21,7 +21,7 @@
  * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
  *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
  */
-import { isObject, jsonEqual } from "../../core/checks.js";
+import { jsonEqual } from "../../core/checks.js";
 import { SvcError, UserFacingError } from "../../core/errors.js";
 import { HttpClient } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
@@ -56,7 +56,6 @@ import type {
   CreatedIssue,
   CreateMetaIssueTypes,
   IssueEdit,
-  IssueTypeDetails,
   Myself,
   Project,
   SearchRequest,
@@ -64,26 +63,12 @@ import type {
   Transitions,
   WireIssue,
 } from "./wire.js";
+import { type IssueType, issueTypesOf, type Transition, transitionsOf } from "./workflow.js";
 
 /** The most issues one result page is asked for (the server may send fewer). */
 const PAGE_SIZE = 100;
 /** At most five mutations a second (Document 3, "Rules for test fixtures" 4). */
 export const MUTATION_GAP_MS = 200;
-
-/** An issue type of the project, as creates and type edits need it. */
-interface IssueType {
-  readonly id: string;
-  readonly name: string;
-  readonly subtask: boolean;
-  readonly hierarchyLevel: number;
-}
-
-/** One workflow transition offered for an issue. */
-interface Transition {
-  readonly id: string;
-  readonly name: string;
-  readonly to: string;
-}
 
 export interface TrackerBackendOptions {
   readonly sleep?: (ms: number) => Promise<void>;
@@ -211,23 +196,8 @@ export class TrackerBackend implements WritableBackend {
         response = await this.call("GET", this.api(`/issue/createmeta/${key}/issuetypes`));
       if (response.status === 404) throw this.noProject(what);
       if (response.status !== 200) throw this.failure(`${what}: reading project ${this.project}`, response);
-      // `values`: not in the description, but answered by some sites for the create metadata.
-      const value = this.parse<(Project | CreateMetaIssueTypes) & { values?: unknown }>(
-        `reading project ${this.project}`,
-        response,
-      );
-      const list: unknown = value.issueTypes ?? value.values;
-      return (Array.isArray(list) ? (list as Partial<IssueTypeDetails>[]) : []).flatMap((item) =>
-        isObject(item) && typeof item.id === "string" && typeof item.name === "string"
-          ? [
-              {
-                id: item.id,
-                name: item.name,
-                subtask: item.subtask === true,
-                hierarchyLevel: typeof item.hierarchyLevel === "number" ? item.hierarchyLevel : 0,
-              },
-            ]
-          : [],
+      return issueTypesOf(
+        this.parse<Project | CreateMetaIssueTypes>(`reading project ${this.project}`, response),
       );
     })();
     this.types.catch(() => {
@@ -447,18 +417,7 @@ export class TrackerBackend implements WritableBackend {
     const what = `reading the workflow transitions of ${issue.key}`;
     const response = await this.call("GET", this.issuePath(issue.key, "/transitions"));
     if (response.status !== 200) throw this.failure(what, response);
-    const value = this.parse<Transitions>(what, response);
-    // Every member is optional in the description: a transition without an id or a target is not offered.
-    const offered = (Array.isArray(value.transitions) ? value.transitions : []).flatMap(
-      (item): Transition[] =>
-        isObject(item) &&
-        typeof item.id === "string" &&
-        item.isAvailable !== false &&
-        isObject(item.to) &&
-        typeof item.to.name === "string"
-          ? [{ id: item.id, name: typeof item.name === "string" ? item.name : item.id, to: item.to.name }]
-          : [],
-    );
+    const offered = transitionsOf(this.parse<Transitions>(what, response));
     const found = offered.find((transition) => transition.to.toLowerCase() === status.toLowerCase());
     if (found) return found;
     const from = issue.record.content.fields.status;
