@@ -398,8 +398,21 @@ export function isServerFault(error: unknown): boolean {
 }
 
 function armGate(origin: string, seconds: number): void {
-  const until = Date.now() + seconds * 1000;
-  if (until > (gates.get(origin) ?? 0)) gates.set(origin, until);
+  closeGateUntil(origin, Date.now() + seconds * 1000);
+}
+
+/**
+ * Holds every request of the process to `origin` until `untilMs` (never opening it earlier): for a limit a
+ * vendor tells by other headers than `Retry-After` (backends/rest.ts `RateLimits`). A request meeting the
+ * closed gate waits there, or is refused as a `RetryLaterError` when it is over `MAX_RETRY_AFTER_S` ahead.
+ */
+export function closeGateUntil(origin: string, untilMs: number): void {
+  if (untilMs > (gates.get(origin) ?? 0)) gates.set(origin, untilMs);
+}
+
+/** The instant (ms) `origin`'s gate opens; in the past when it is open. */
+export function openGateAt(origin: string): number {
+  return gates.get(origin) ?? 0;
 }
 
 /**

@@ -14,7 +14,9 @@
  *
  * One more case kills a push (kill -9) after two of its writes: the next fetch brings them too; and one
  * runs `svc init` against a listing that drips a byte every 100 ms forever: it ends at SVC_HTTP_TIMEOUT_MS.
- * One simulator serves every case (a project each); real git, real helper processes.
+ * One simulator serves every case (a project each); real git, real helper processes. The same faults meet
+ * the other backends in e2e/wiki-faults.test.ts (the fake wiki) and e2e/vendor-faults.test.ts (the fake
+ * forge and the fake tracker), all four through the same REST reading of answers (backends/rest.ts).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";

@@ -117,10 +117,12 @@ function faultPattern(fault: FaultCase, step: Step, wiki: FakeWiki, origin: stri
   const transport = transportPattern(fault, method, url);
   if (transport !== undefined) return transport;
   const server = literal(`wiki space SVC at ${origin}: ${what}`);
+  // An answer it did not expect names the request too (backends/rest.ts).
+  const request = literal(`(${method} ${new URL(url).pathname})`);
   if (fault.fault.kind === "answer")
-    return `${server} answered ${fault.fault.status}: ${literal(excerpt(JSON.stringify(fault.fault.body), 300))}`;
+    return `${server} ${request} answered ${fault.fault.status}: ${literal(excerpt(JSON.stringify(fault.fault.body), 300))}`;
   // A delete wants its 204 before anything is parsed.
-  if (step === "DELETE") return `${server} answered 200: ${literal(excerpt(GARBAGE_BODY, 300))}`;
+  if (step === "DELETE") return `${server} ${request} answered 200: ${literal(excerpt(GARBAGE_BODY, 300))}`;
   return (
     `${server} answered 200 with a body that is not JSON: ${literal(excerpt(GARBAGE_BODY))} ` +
     "\\(a proxy or sign-in page between svc and the server may have answered in its place\\)"

@@ -16,9 +16,8 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse, NotJsonError, serverClockFloor } from "../../core/http.js";
+import { HttpClient, serverClockFloor } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
-import { progress } from "../../core/progress.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -31,21 +30,14 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import { type RecordContent, stringList } from "../record.js";
+import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
 import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
 import { linkTarget } from "./link.js";
 import { patchFor } from "./patch.js";
-import {
-  exhaustedUntil,
-  type LimitAnswer,
-  limitOf,
-  MAX_RESET_WAIT_MS,
-  MAX_SECONDARY_WAITS,
-  QuotaExhaustedError,
-  QuotaNotResetError,
-  SecondaryLimitError,
-} from "./quota.js";
+import { forgeLimits } from "./quota.js";
 import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf } from "./schema.js";
+import type { CreateIssueBody, ErrorBody, ListIssuesQuery, UpdateIssueBody, WireIssue } from "./wire.js";
 
 /** The most the forge serves per result page. */
 const PER_PAGE = 100;
@@ -56,7 +48,7 @@ export const CLOSED_NOTE = "closed as not planned; it stays as status wont_fix";
 
 interface Answer {
   /** The server's answer: 200, a 304 for a kept answer, or a refusal. */
-  readonly response: HttpResponse;
+  readonly response: RestResponse;
   /** The JSON of a 200, or of the kept answer a 304 stands for; undefined for any other status. */
   readonly value?: unknown;
   /** The kept validator a `304` confirmed. */
@@ -89,18 +81,33 @@ export class ForgeBackend implements WritableBackend {
   private readonly repo: string;
   private readonly origin: string;
   private validators: ValidatorStore | undefined;
-  /** The instant before which the quota is known to be at zero. */
-  private resetAt = 0;
+  private readonly rest: RestClient;
 
   constructor(
     private readonly config: ForgeConfig,
     readonly project: string,
     private readonly http: HttpClient,
-    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {
     ({ owner: this.owner, repo: this.repo } = checkForgeProject(project));
     this.origin = new URL(config.baseUrl).origin;
     this.description = `forge repository ${project} at ${config.baseUrl}`;
+    this.rest = new RestClient({
+      http,
+      description: this.description,
+      headers: {
+        authorization: `Bearer ${config.token}`,
+        accept: "application/vnd.github+json",
+        "x-github-api-version": API_VERSION,
+      },
+      errorText: forgeErrorText,
+      unauthorized: (response) =>
+        new UserFacingError(
+          "SVC_BACKEND",
+          `the forge at ${this.origin} refused the token (401 ${forgeErrorText(response.body) ?? "Bad credentials"}); check FORGE_TOKEN: it must be a valid token that can read ${this.project}'s issues (and write them, to push)`,
+          { data: { status: 401 } },
+        ),
+      limits: forgeLimits(this.origin),
+    });
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
@@ -127,87 +134,26 @@ export class ForgeBackend implements WritableBackend {
   // -------------------------------------------------------------------------------------------------------
   // Requests
 
-  /** One request, waiting out rate limits as quota.ts says; 401 and repository-level 404/410 throw. */
-  private async call(method: string, url: string, body?: unknown, etag?: string): Promise<HttpResponse> {
-    for (let waits = 0; ; waits++) {
-      await this.waitForReset();
-      const response = await this.http.request({
-        method,
-        url,
-        headers: {
-          authorization: `Bearer ${this.config.token}`,
-          accept: "application/vnd.github+json",
-          "x-github-api-version": API_VERSION,
-          ...(etag === undefined ? {} : { "if-none-match": etag }),
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const resetMs = exhaustedUntil(response);
-      if (resetMs !== undefined) this.resetAt = Math.max(this.resetAt, resetMs);
-      const limit: LimitAnswer = limitOf(response);
-      if (limit.kind === "primary") {
-        // Each round waits for the reset the answer named; one that names a past reset again and again
-        // would be asked at once, forever.
-        if (waits >= MAX_SECONDARY_WAITS) throw new QuotaNotResetError(this.origin, waits + 1);
-        continue;
-      }
-      if (limit.kind === "secondary") {
-        if (waits >= MAX_SECONDARY_WAITS) throw new SecondaryLimitError(this.origin, waits);
-        await this.pause(limit.waitMs);
-        continue;
-      }
-      if (response.status === 401) {
-        throw new UserFacingError(
-          "SVC_BACKEND",
-          `the forge at ${this.origin} refused the token (401 ${this.message(response) ?? "Bad credentials"}); check FORGE_TOKEN: it must be a valid token that can read ${this.project}'s issues (and write them, to push)`,
-          { data: { status: 401 } },
-        );
-      }
-      return response;
-    }
-  }
-
-  /** Waits for the quota's reset when it is at most a minute ahead; throws when it is further. */
-  private async waitForReset(): Promise<void> {
-    const wait = this.resetAt - Date.now();
-    if (wait <= 0) return;
-    // The reset is in whole seconds of the server's clock: a second more so the first request is not early.
-    if (wait > MAX_RESET_WAIT_MS) throw new QuotaExhaustedError(this.origin, this.resetAt);
-    await this.pause(wait + 1000);
-    this.resetAt = 0;
-  }
-
-  private async pause(ms: number): Promise<void> {
-    progress().waitFor(this.origin, ms);
-    try {
-      await this.sleep(ms);
-    } finally {
-      progress().waitFor(undefined);
-    }
-  }
-
-  private message(response: HttpResponse): string | undefined {
-    try {
-      const value: unknown = JSON.parse(response.body.toString("utf8"));
-      return isObject(value) && typeof value.message === "string" ? excerpt(value.message, 300) : undefined;
-    } catch {
-      return undefined;
-    }
+  private call(method: string, url: string, body?: unknown, etag?: string): Promise<RestResponse> {
+    return this.rest.call(method, url, body, etag === undefined ? {} : { "if-none-match": etag });
   }
 
   /** The forge's validation errors (`errors[].message`, else `message`), for a 422. */
-  private validationMessage(response: HttpResponse): string {
+  private validationMessage(response: RestResponse): string {
     try {
       const value: unknown = JSON.parse(response.body.toString("utf8"));
-      if (isObject(value) && Array.isArray(value.errors)) {
-        const details = value.errors
+      const errors = isObject(value) ? (value as ErrorBody).errors : undefined;
+      if (Array.isArray(errors)) {
+        // The description: objects with `message` optional, `field` and `code`; older answers: strings.
+        const details = (errors as unknown[])
           .map((error) =>
-            isObject(error)
-              ? typeof error.message === "string"
-                ? error.message
-                : [error.field, error.code].filter((part) => typeof part === "string").join(" ")
-              : "",
+            typeof error === "string"
+              ? error
+              : isObject(error)
+                ? typeof error.message === "string"
+                  ? error.message
+                  : [error.field, error.code].filter((part) => typeof part === "string").join(" ")
+                : "",
           )
           .filter((text) => text !== "");
         if (details.length > 0) return excerpt(details.join("; "), 500);
@@ -215,11 +161,11 @@ export class ForgeBackend implements WritableBackend {
     } catch {
       // Not JSON: the excerpt below.
     }
-    return this.message(response) ?? excerpt(response.body.toString("utf8"), 300);
+    return forgeErrorText(response.body) ?? excerpt(response.body.toString("utf8"), 300);
   }
 
   /** A repository-level refusal (404/410), or any other unexpected answer, as an error. */
-  private failure(what: string, response: HttpResponse): SvcError {
+  private failure(what: string, response: RestResponse): SvcError {
     const status = response.status;
     if (status === 404) {
       return new UserFacingError(
@@ -245,24 +191,11 @@ export class ForgeBackend implements WritableBackend {
     if (status === 403) {
       return new SvcError(
         "SVC_BACKEND",
-        `${what}: the forge refused it (403 ${this.message(response) ?? "Forbidden"}); FORGE_TOKEN needs permission to write ${this.project}'s issues`,
+        `${what}: the forge refused it (403 ${forgeErrorText(response.body) ?? "Forbidden"}); FORGE_TOKEN needs permission to write ${this.project}'s issues`,
         { data: { status } },
       );
     }
-    return new SvcError(
-      "SVC_BACKEND",
-      `${this.description}: ${what} answered ${status}: ${excerpt(response.body.toString("utf8"), 300)}`,
-      { data: { status } },
-    );
-  }
-
-  private parse(what: string, response: HttpResponse): unknown {
-    try {
-      return JSON.parse(response.body.toString("utf8"));
-    } catch {
-      // A server fault, as the sim and the wiki say it: the message names when to run the command again.
-      throw new NotJsonError(`${this.description}: ${what}`, response.status, response.body);
-    }
+    return this.rest.failure(what, response);
   }
 
   /**
@@ -274,7 +207,7 @@ export class ForgeBackend implements WritableBackend {
     const response = await this.call("GET", url, undefined, known?.validator.etag);
     if (response.status === 304 && known) return { response, value: known.value, reused: known.validator };
     if (response.status !== 200) return { response };
-    const value = this.parse(what, response);
+    const value = this.rest.parse(what, response);
     const etag = response.headers.etag;
     if (keep === "now" && etag && this.validators) {
       this.validators.remember({ url, etag, payload: response.body.toString("utf8") });
@@ -285,29 +218,40 @@ export class ForgeBackend implements WritableBackend {
   // -------------------------------------------------------------------------------------------------------
   // Listing
 
+  /** "List repository issues": the query's order is kept, as kept validators are found by the URL. */
   private listUrl(since?: string): string {
-    const query = `state=all&sort=updated&direction=asc&per_page=${PER_PAGE}`;
-    return this.repoPath(
-      `/issues?${query}${since === undefined ? "" : `&since=${encodeURIComponent(since)}`}`,
+    const query: ListIssuesQuery = {
+      state: "all",
+      sort: "updated",
+      direction: "asc",
+      per_page: PER_PAGE,
+      ...(since === undefined ? {} : { since }),
+    };
+    const pairs = Object.entries(query).map(
+      ([name, value]) => `${name}=${encodeURIComponent(String(value))}`,
     );
+    return this.repoPath(`/issues?${pairs.join("&")}`);
   }
 
-  private malformed(reason: string): SvcError {
-    return new SvcError(
-      "SVC_BACKEND",
+  private malformed(reason: string, status: number): SvcError {
+    return new UnexpectedShapeError(
       `${this.description}: the server sent a malformed issue (${reason}); nothing was written`,
+      status,
     );
   }
 
   /** The issues of one result page (pull requests skipped). */
-  private issuesOf(value: unknown, what: string): ForgeIssue[] {
+  private issuesOf(value: unknown, what: string, status: number): ForgeIssue[] {
     if (!Array.isArray(value))
-      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a list of issues`);
+      throw new UnexpectedShapeError(
+        `${this.description}: ${what} answered without a list of issues`,
+        status,
+      );
     const issues: ForgeIssue[] = [];
     for (const item of value) {
       const issue = toForgeIssue(item);
       if (issue === PULL_REQUEST) continue;
-      if (typeof issue === "string") throw this.malformed(issue);
+      if (typeof issue === "string") throw this.malformed(issue, status);
       issues.push(issue);
     }
     return issues;
@@ -369,7 +313,7 @@ export class ForgeBackend implements WritableBackend {
         next = kept.next;
         if (linkTarget(headers.link, "next") !== undefined) next = headers.link;
       } else if (answer.response.status === 200) {
-        const issues = this.issuesOf(answer.value, what);
+        const issues = this.issuesOf(answer.value, what, answer.response.status);
         for (const issue of issues) records.push(issue.record);
         next = headers.link;
         const etag = headers.etag;
@@ -464,23 +408,23 @@ export class ForgeBackend implements WritableBackend {
     if (answer.value === undefined) throw this.failure(what, answer.response);
     const issue = toForgeIssue(answer.value);
     if (issue === PULL_REQUEST) return undefined;
-    if (typeof issue === "string") throw this.malformed(issue);
+    if (typeof issue === "string") throw this.malformed(issue, status);
     return issue;
   }
 
   private async send(
     method: "POST" | "PATCH",
     url: string,
-    body: unknown,
+    body: CreateIssueBody | UpdateIssueBody,
     what: string,
   ): Promise<ForgeIssue> {
     const response = await this.call(method, url, body);
     if (response.status !== 200 && response.status !== 201) throw this.failure(what, response);
-    const issue = toForgeIssue(this.parse(what, response));
+    const issue = toForgeIssue(this.rest.parse<WireIssue>(what, response));
     if (issue === PULL_REQUEST || typeof issue === "string")
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: ${what} answered with ${issue === PULL_REQUEST ? "a pull request" : `a malformed issue (${issue})`}`,
+      throw new UnexpectedShapeError(
+        `${this.description}: ${what} answered ${response.status} with ${issue === PULL_REQUEST ? "a pull request" : `a malformed issue (${issue})`}`,
+        response.status,
       );
     const etag = response.headers.etag;
     if (etag && this.validators && method === "PATCH") {
@@ -523,10 +467,9 @@ export class ForgeBackend implements WritableBackend {
     base: BaseToken,
     _desired: RecordContent,
   ): Promise<WriteOutcome> {
-    const current = await this.read(key);
-    if (!current) return { kind: "gone" };
-    if (current.record.updatedAt !== base.updatedAt)
-      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    const found = await readForWrite(() => this.read(key), base);
+    if (found.kind !== "current") return found;
+    const current = found.value;
     const patch = patchFor(current, changes);
     if (Object.keys(patch).length === 0) return { kind: "ok", record: current.record };
     const updated = await this.send(
@@ -540,10 +483,14 @@ export class ForgeBackend implements WritableBackend {
 
   /** The REST API cannot delete an issue: it is closed as not planned, and stays as status `wont_fix`. */
   async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
-    const current = await this.read(key);
-    if (!current) return { kind: "gone" };
-    if (current.record.updatedAt !== base.updatedAt)
-      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    // Closed as not planned already (the close of a push whose answer was lost): nothing left to write.
+    const found = await readForWrite(
+      () => this.read(key),
+      base,
+      (issue) => issue.state === "closed" && issue.stateReason === "not_planned",
+    );
+    if (found.kind !== "current") return found;
+    const current = found.value;
     const patch = patchFor(current, { fields: { status: "wont_fix" } });
     if (Object.keys(patch).length === 0) return { kind: "ok", record: current.record, note: CLOSED_NOTE };
     const closed = await this.send(
@@ -569,4 +516,15 @@ function keptPage(value: unknown): { keys: string[]; next: string | undefined } 
 function serverTime(date: string | undefined): string | undefined {
   const ms = serverClockFloor(date);
   return ms === undefined ? undefined : new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+}
+
+/** The forge's own words in an error body (`message`), cut to 300 characters; undefined when it has none. */
+function forgeErrorText(body: Buffer): string | undefined {
+  try {
+    const value: unknown = JSON.parse(body.toString("utf8"));
+    const message = isObject(value) ? (value as ErrorBody).message : undefined;
+    return typeof message === "string" ? excerpt(message, 300) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -251,7 +251,6 @@ test("a forge that keeps saying its quota is used up after each reset it named h
     { token: "t", baseUrl: origin, allowedOrigins: `${origin}` },
     "acme/widgets",
     new HttpClient({ allowedOrigins: origin, agent: "test" }),
-    async () => {},
   );
   const error = await t.throwsAsync(backend.listAll(), { instanceOf: UserFacingError });
   t.is(asked, 4);

@@ -7,12 +7,13 @@ import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt } from "../../core/errors.js";
 import type { BackendRecord } from "../backend.js";
 import { forgeFileName, isStatusLabel, statusOf } from "./schema.js";
+import type { WireIssue } from "./wire.js";
 
 /** An issue as svc needs it, with every label (the status ones too) and its raw state. */
 export interface ForgeIssue {
   readonly number: number;
   readonly state: "open" | "closed";
-  readonly stateReason: string | null;
+  readonly stateReason: WireIssue["state_reason"];
   /** Every label name, in the server's order, the status labels included. */
   readonly labels: readonly string[];
   readonly record: BackendRecord;
@@ -21,6 +22,11 @@ export interface ForgeIssue {
 /** A pull request: listed by the issues endpoints, but not a record. */
 export const PULL_REQUEST = Symbol("pull request");
 
+/**
+ * The names of a list the vendor describes as names or objects with the name in `member`. An object without
+ * one (the description makes it optional) is refused: a label svc could not name would be dropped by the
+ * next PATCH, which sends the whole list.
+ */
 function names(list: unknown, member: string, what: string): string[] | string {
   if (!Array.isArray(list)) return `${what} is not a list`;
   const out: string[] = [];
@@ -32,6 +38,51 @@ function names(list: unknown, member: string, what: string): string[] | string {
   return out;
 }
 
+/**
+ * The members of the vendor's "issue" svc reads, checked; labels and assignees as their names, the state as
+ * one of the two the description's text names.
+ */
+type ReadIssue = Pick<
+  WireIssue,
+  "number" | "title" | "body" | "state_reason" | "created_at" | "updated_at"
+> & {
+  readonly state: "open" | "closed";
+  readonly labels: string[];
+  readonly assignees: string[];
+};
+
+/** The reason `value` is not the vendor's "issue", or its members svc reads. */
+function readIssue(value: Record<string, unknown>, number: number): ReadIssue | string {
+  const at = `issue ${number}`;
+  if (typeof value.title !== "string") return `${at}: title is not a string`;
+  if (value.body !== null && value.body !== undefined && typeof value.body !== "string")
+    return `${at}: body is not a string`;
+  if (value.state !== "open" && value.state !== "closed") return `${at}: state is neither open nor closed`;
+  const reason = value.state_reason ?? null;
+  // Any text is taken: a reason the description adds later is still a closed issue's reason.
+  if (reason !== null && typeof reason !== "string") return `${at}: state_reason is not a string`;
+  const labels = names(value.labels, "name", `${at}: labels`);
+  if (typeof labels === "string") return labels;
+  // Optional in the description: none is no assignee.
+  const assignees = names(value.assignees ?? [], "login", `${at}: assignees`);
+  if (typeof assignees === "string") return assignees;
+  for (const member of ["created_at", "updated_at"] as const) {
+    const time = value[member];
+    if (typeof time !== "string" || !RFC3339.test(time)) return `${at}: ${member} is not a timestamp`;
+  }
+  return {
+    number,
+    title: value.title,
+    body: value.body as WireIssue["body"],
+    state: value.state,
+    state_reason: reason as WireIssue["state_reason"],
+    labels,
+    assignees,
+    created_at: value.created_at as string,
+    updated_at: value.updated_at as string,
+  };
+}
+
 /** Validates one issue object; returns the reason it is malformed, `PULL_REQUEST`, or the issue. */
 export function toForgeIssue(value: unknown): ForgeIssue | typeof PULL_REQUEST | string {
   if (!isObject(value)) return "an issue must be an object";
@@ -39,45 +90,33 @@ export function toForgeIssue(value: unknown): ForgeIssue | typeof PULL_REQUEST |
   if (typeof number !== "number" || !Number.isSafeInteger(number) || number < 1)
     return `bad issue number ${excerpt(String(number), 30)}`;
   if (value.pull_request !== undefined && value.pull_request !== null) return PULL_REQUEST;
-  const at = `issue ${number}`;
-  if (typeof value.title !== "string") return `${at}: title is not a string`;
-  if (value.body !== null && value.body !== undefined && typeof value.body !== "string")
-    return `${at}: body is not a string`;
-  if (value.state !== "open" && value.state !== "closed") return `${at}: state is neither open nor closed`;
-  const reason = value.state_reason ?? null;
-  if (reason !== null && typeof reason !== "string") return `${at}: state_reason is not a string`;
-  const labels = names(value.labels, "name", `${at}: labels`);
-  if (typeof labels === "string") return labels;
-  const assignees = names(value.assignees ?? [], "login", `${at}: assignees`);
-  if (typeof assignees === "string") return assignees;
-  for (const member of ["created_at", "updated_at"] as const) {
-    const time = value[member];
-    if (typeof time !== "string" || !RFC3339.test(time)) return `${at}: ${member} is not a timestamp`;
-  }
-  const createdAt = value.created_at as string;
-  const updatedAt = value.updated_at as string;
+  const issue = readIssue(value, number);
+  if (typeof issue === "string") return issue;
+  const state = issue.state;
+  // Optional and nullable in the description: absent is no reason.
+  const stateReason = issue.state_reason ?? null;
   const key = String(number);
   const fields = {
     id: number,
-    title: value.title,
-    status: statusOf(value.state, reason, labels),
-    labels: labels.filter((name) => !isStatusLabel(name)),
-    assignees,
-    created_at: createdAt,
-    updated_at: updatedAt,
+    title: issue.title,
+    status: statusOf(state, stateReason, issue.labels),
+    labels: issue.labels.filter((name) => !isStatusLabel(name)),
+    assignees: issue.assignees,
+    created_at: issue.created_at,
+    updated_at: issue.updated_at,
   };
-  const body = typeof value.body === "string" ? value.body : "";
   return {
     number,
-    state: value.state,
-    stateReason: reason,
-    labels,
+    state,
+    stateReason,
+    labels: issue.labels,
     record: {
       key,
       path: forgeFileName(number),
       version: null,
-      updatedAt,
-      content: { fields, body },
+      updatedAt: issue.updated_at,
+      // The description allows no body (absent or null): an empty file body.
+      content: { fields, body: issue.body ?? "" },
       raw: fields,
     },
   };

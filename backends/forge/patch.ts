@@ -6,14 +6,15 @@ import type { RecordChanges } from "../backend.js";
 import { stringList } from "../record.js";
 import type { ForgeIssue } from "./issue.js";
 import { type ForgeStatus, forgeStateOf, isStatusLabel, STATUS_LABELS } from "./schema.js";
+import type { UpdateIssueBody } from "./wire.js";
 
 /**
  * The PATCH body for `changes` on the issue as it is now: only what differs. Labels are a delta on the
  * current labels (the user's additions and removals, the status label swapped), so labels someone else
  * added are kept; the status sets state and state reason only when they change.
  */
-export function patchFor(current: ForgeIssue, changes: RecordChanges): Record<string, unknown> {
-  const patch: Record<string, unknown> = {};
+export function patchFor(current: ForgeIssue, changes: RecordChanges): UpdateIssueBody {
+  const patch: UpdateIssueBody = {};
   const fields = changes.fields;
   const before = current.record.content.fields;
   if (typeof fields.title === "string" && fields.title !== before.title) patch.title = fields.title;

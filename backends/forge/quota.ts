@@ -8,10 +8,12 @@
  *   "secondary rate limit" message and no header; waited out (at least a minute without a header), at most
  *   `MAX_SECONDARY_WAITS` times in a row, never in a tight loop.
  *
- * The per-origin gate of the HTTP client holds every request of the process while a wait lasts.
+ * backends/rest.ts waits them out at the HTTP client's per-origin gate, which holds every request of the
+ * process to the forge while a wait lasts.
  */
 import { UserFacingError } from "../../core/errors.js";
 import type { HttpResponse } from "../../core/http.js";
+import type { LimitAnswer, RateLimits } from "../rest.js";
 
 /** The longest wait for a quota reset (Document 3). */
 export const MAX_RESET_WAIT_MS = 60_000;
@@ -19,12 +21,18 @@ export const MAX_RESET_WAIT_MS = 60_000;
 export const SECONDARY_DEFAULT_WAIT_MS = 60_000;
 export const MAX_SECONDARY_WAITS = 3;
 
-export type LimitAnswer =
-  | { readonly kind: "none" }
-  /** The primary quota is used up until `resetMs`. */
-  | { readonly kind: "primary"; readonly resetMs: number }
-  /** A secondary limit: wait `waitMs`. */
-  | { readonly kind: "secondary"; readonly waitMs: number };
+/** The forge's limits as backends/rest.ts waits them out, for the forge at `origin`. */
+export function forgeLimits(origin: string): RateLimits {
+  return {
+    exhaustedUntil,
+    limitOf,
+    maxResetWaitMs: MAX_RESET_WAIT_MS,
+    maxWaits: MAX_SECONDARY_WAITS,
+    exhausted: (resetMs) => new QuotaExhaustedError(origin, resetMs),
+    notReset: (tries) => new QuotaNotResetError(origin, tries),
+    tooBusy: (waits) => new SecondaryLimitError(origin, waits),
+  };
+}
 
 /** The reset instant (ms) an answer announces, when it says the quota is at zero. */
 export function exhaustedUntil(response: HttpResponse): number | undefined {

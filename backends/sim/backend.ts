@@ -17,6 +17,7 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
+import { UnexpectedShapeError } from "../rest.js";
 import { JsonItemSplitter, JsonItemsError } from "./json-items.js";
 import { LIVE_COUNT_HEADER, SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
@@ -55,7 +56,10 @@ export async function simProjectSlugs(origin: string, http: HttpClient): Promise
     !Array.isArray(value) ||
     !value.every((project) => isObject(project) && typeof project.slug === "string")
   ) {
-    throw new SvcError("SVC_BACKEND", `${what} answered something other than an array of {slug, …}`);
+    throw new UnexpectedShapeError(
+      `${what} answered ${response.status} with something other than an array of {slug, …}`,
+      response.status,
+    );
   }
   return value.map((project) => (project as { slug: string }).slug);
 }
@@ -272,12 +276,12 @@ export class SimBackend implements WritableBackend {
       throw new NotJsonError(`${this.description}: ${what}`, response.status, response.body);
     }
     const record = simIssueToRecord(value);
-    if (typeof record === "string") {
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: ${what} answered with a malformed issue (${record})`,
+    // JSON of another shape than Document 1's issue: the server's fault, as the other backends say it.
+    if (typeof record === "string")
+      throw new UnexpectedShapeError(
+        `${this.description}: ${what} answered ${response.status} with a malformed issue (${record})`,
+        response.status,
       );
-    }
     return record;
   }
 

@@ -21,9 +21,9 @@
  * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
  *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
  */
-import { isObject, jsonEqual } from "../../core/checks.js";
-import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
+import { jsonEqual } from "../../core/checks.js";
+import { SvcError, UserFacingError } from "../../core/errors.js";
+import { HttpClient } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
@@ -35,10 +35,11 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import { type FieldValue, type RecordContent, stringList } from "../record.js";
+import { AN_OBJECT, RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
 import { markdownToAdf } from "./adf.js";
 import { approximateCount } from "./approximate-count.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
-import { errorCollectionText } from "./error-text.js";
+import { errorCollectionText, trackerErrorText } from "./error-text.js";
 import {
   labelUpdate,
   RECORD_FIELDS,
@@ -49,26 +50,25 @@ import {
 } from "./issue.js";
 import { jqlDateTime, jqlString } from "./jql.js";
 import { ISSUE_KEY, TRACKER_SCHEMA, trackerFileName } from "./schema.js";
+import type {
+  CountRequest,
+  CountResults,
+  CreatedIssue,
+  CreateMetaIssueTypes,
+  IssueEdit,
+  Myself,
+  Project,
+  SearchRequest,
+  SearchResults,
+  Transitions,
+  WireIssue,
+} from "./wire.js";
+import { type IssueType, issueTypesOf, type Transition, transitionsOf } from "./workflow.js";
 
 /** The most issues one result page is asked for (the server may send fewer). */
 const PAGE_SIZE = 100;
 /** At most five mutations a second (Document 3, "Rules for test fixtures" 4). */
 export const MUTATION_GAP_MS = 200;
-
-/** An issue type of the project, as creates and type edits need it. */
-interface IssueType {
-  readonly id: string;
-  readonly name: string;
-  readonly subtask: boolean;
-  readonly hierarchyLevel: number;
-}
-
-/** One workflow transition offered for an issue. */
-interface Transition {
-  readonly id: string;
-  readonly name: string;
-  readonly to: string;
-}
 
 export interface TrackerBackendOptions {
   readonly sleep?: (ms: number) => Promise<void>;
@@ -85,7 +85,7 @@ export class TrackerBackend implements WritableBackend {
   readonly maxRecordBytes = 1024 * 1024;
   readonly description: string;
   private readonly origin: string;
-  private readonly auth: string;
+  private readonly rest: RestClient;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly mutationGapMs: number;
   private lastMutation = 0;
@@ -95,13 +95,27 @@ export class TrackerBackend implements WritableBackend {
   constructor(
     private readonly config: TrackerConfig,
     readonly project: string,
-    private readonly http: HttpClient,
+    http: HttpClient,
     options: TrackerBackendOptions = {},
   ) {
     checkProjectKey(project);
     this.origin = new URL(config.baseUrl).origin;
-    this.auth = `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`;
     this.description = `tracker project ${project} at ${config.baseUrl}`;
+    this.rest = new RestClient({
+      http,
+      description: this.description,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`,
+        accept: "application/json",
+      },
+      errorText: trackerErrorText,
+      unauthorized: () =>
+        new UserFacingError(
+          "SVC_BACKEND",
+          `the tracker at ${this.origin} refused the credentials (401); check TRACKER_EMAIL and TRACKER_API_TOKEN: the token must be an API token of that account (Bearer tokens are not accepted)`,
+          { data: { status: 401 } },
+        ),
+    });
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.mutationGapMs = options.mutationGapMs ?? MUTATION_GAP_MS;
   }
@@ -129,30 +143,12 @@ export class TrackerBackend implements WritableBackend {
     return this.api(`/issue/${encodeURIComponent(key)}${rest}`);
   }
 
-  /** One request; a 401 throws (the credentials are wrong for every request). */
-  private async call(method: string, url: string, body?: unknown): Promise<HttpResponse> {
-    const response = await this.http.request({
-      method,
-      url,
-      headers: {
-        authorization: this.auth,
-        accept: "application/json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (response.status === 401) {
-      throw new UserFacingError(
-        "SVC_BACKEND",
-        `the tracker at ${this.origin} refused the credentials (401); check TRACKER_EMAIL and TRACKER_API_TOKEN: the token must be an API token of that account (Bearer tokens are not accepted)`,
-        { data: { status: 401 } },
-      );
-    }
-    return response;
+  private call(method: string, url: string, body?: unknown): Promise<RestResponse> {
+    return this.rest.call(method, url, body);
   }
 
   /** A write, at least `mutationGapMs` after the one before. */
-  private async mutate(method: string, url: string, body?: unknown): Promise<HttpResponse> {
+  private async mutate(method: string, url: string, body?: unknown): Promise<RestResponse> {
     const wait = this.lastMutation + this.mutationGapMs - Date.now();
     if (wait > 0) await this.sleep(wait);
     try {
@@ -162,17 +158,13 @@ export class TrackerBackend implements WritableBackend {
     }
   }
 
-  private parse(what: string, response: HttpResponse): unknown {
-    try {
-      return JSON.parse(response.body.toString("utf8"));
-    } catch {
-      // A server fault, as the sim and the wiki say it: the message names when to run the command again.
-      throw new NotJsonError(`${this.description}: ${what}`, response.status, response.body);
-    }
+  /** An answer's JSON object, of the vendor's shape `T` (whose members may each be missing). */
+  private parse<T>(what: string, response: RestResponse): T {
+    return this.rest.parse<T>(what, response, AN_OBJECT);
   }
 
   /** A refusal or an unexpected answer as an error; 4xx refusals carry the tracker's own words. */
-  private failure(what: string, response: HttpResponse): SvcError {
+  private failure(what: string, response: RestResponse): SvcError {
     const status = response.status;
     if (status >= 400 && status < 500) {
       return new SvcError(
@@ -181,11 +173,7 @@ export class TrackerBackend implements WritableBackend {
         { data: { status } },
       );
     }
-    return new SvcError(
-      "SVC_BACKEND",
-      `${this.description}: ${what} answered ${status}: ${excerpt(response.body.toString("utf8"), 300)}`,
-      { data: { status } },
-    );
+    return this.rest.failure(what, response);
   }
 
   private noProject(what: string): UserFacingError {
@@ -211,23 +199,8 @@ export class TrackerBackend implements WritableBackend {
       }
       if (response.status === 404) throw this.noProject(what);
       if (response.status !== 200) throw this.failure(`${what}: reading project ${this.project}`, response);
-      const value = this.parse(`reading project ${this.project}`, response);
-      const list = isObject(value)
-        ? Array.isArray(value.issueTypes)
-          ? value.issueTypes
-          : value.values
-        : undefined;
-      return (Array.isArray(list) ? list : []).flatMap((item) =>
-        isObject(item) && typeof item.id === "string" && typeof item.name === "string"
-          ? [
-              {
-                id: item.id,
-                name: item.name,
-                subtask: item.subtask === true,
-                hierarchyLevel: typeof item.hierarchyLevel === "number" ? item.hierarchyLevel : 0,
-              },
-            ]
-          : [],
+      return issueTypesOf(
+        this.parse<Project | CreateMetaIssueTypes>(`reading project ${this.project}`, response),
       );
     })();
     this.types.catch(() => {
@@ -241,8 +214,9 @@ export class TrackerBackend implements WritableBackend {
     this.zone ??= (async () => {
       const response = await this.call("GET", this.api("/myself"));
       if (response.status !== 200) throw this.failure("reading the account's time zone (/myself)", response);
-      const value = this.parse("reading the account's time zone", response);
-      return isObject(value) && typeof value.timeZone === "string" ? value.timeZone : undefined;
+      const value = this.parse<Myself>("reading the account's time zone", response);
+      // Optional in the description: none is the site's default zone (jql.ts).
+      return typeof value.timeZone === "string" ? value.timeZone : undefined;
     })();
     this.zone.catch(() => {
       this.zone = undefined;
@@ -253,10 +227,10 @@ export class TrackerBackend implements WritableBackend {
   // -------------------------------------------------------------------------------------------------------
   // Listing
 
-  private malformed(reason: string): SvcError {
-    return new SvcError(
-      "SVC_BACKEND",
+  private malformed(reason: string, status: number): SvcError {
+    return new UnexpectedShapeError(
       `${this.description}: the server sent a malformed issue (${reason}); nothing was written`,
+      status,
     );
   }
 
@@ -266,32 +240,37 @@ export class TrackerBackend implements WritableBackend {
     token: string | undefined,
     what: string,
   ): Promise<{ issues: TrackerIssue[]; next: string | undefined; date: string | undefined }> {
-    const response = await this.call("POST", this.api("/search/jql"), {
+    const request: SearchRequest = {
       jql,
-      fields: RECORD_FIELDS,
+      fields: [...RECORD_FIELDS],
       maxResults: PAGE_SIZE,
       ...(token === undefined ? {} : { nextPageToken: token }),
-    });
+    };
+    const response = await this.call("POST", this.api("/search/jql"), request);
     if (response.status === 400 || response.status === 404) {
       // An unknown project, or one the account may not browse, is a JQL error: say which it is.
       await this.issueTypes(what);
     }
     if (response.status !== 200) throw this.failure(what, response);
-    const value = this.parse(what, response);
-    if (!isObject(value) || !Array.isArray(value.issues))
-      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a list of issues`);
+    const value = this.parse<SearchResults>(what, response);
+    // Optional in the description, but an answer without the list says nothing of the issues.
+    if (!Array.isArray(value.issues))
+      throw new UnexpectedShapeError(
+        `${this.description}: ${what} answered without a list of issues`,
+        response.status,
+      );
     const issues: TrackerIssue[] = [];
     for (const item of value.issues) {
       const issue = toTrackerIssue(item);
-      if (typeof issue === "string") throw this.malformed(issue);
+      if (typeof issue === "string") throw this.malformed(issue, response.status);
       issues.push(issue);
     }
     const next =
       typeof value.nextPageToken === "string" && value.nextPageToken !== "" ? value.nextPageToken : undefined;
     if (next === undefined && value.isLast === false)
-      throw new SvcError(
-        "SVC_BACKEND",
+      throw new UnexpectedShapeError(
         `${this.description}: ${what}: the server said more result pages follow (isLast: false) but sent no nextPageToken; the listing stopped without a result`,
+        response.status,
       );
     return { issues, next: value.isLast === true ? undefined : next, date: response.headers.date };
   }
@@ -351,13 +330,14 @@ export class TrackerBackend implements WritableBackend {
    */
   async countLive(): Promise<{ count: number; approximate: boolean }> {
     const what = `counting the issues of project ${this.project}`;
-    const response = await this.call("POST", this.api("/search/approximate-count"), { jql: this.jql() });
+    const request: CountRequest = { jql: this.jql() };
+    const response = await this.call("POST", this.api("/search/approximate-count"), request);
     // An unknown project, or one the account may not browse, is a JQL error here too: say which it is.
     if (response.status === 400 || response.status === 404) await this.issueTypes(what);
     if (response.status !== 200) throw this.failure(what, response);
-    const count = approximateCount(this.parse(what, response));
+    const count = approximateCount(this.parse<CountResults>(what, response));
     if (typeof count === "string")
-      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered ${count}`);
+      throw new UnexpectedShapeError(`${this.description}: ${what} answered ${count}`, response.status);
     return { count, approximate: true };
   }
 
@@ -383,8 +363,8 @@ export class TrackerBackend implements WritableBackend {
       return undefined;
     }
     if (response.status !== 200) throw this.failure(what, response);
-    const issue = toTrackerIssue(this.parse(what, response));
-    if (typeof issue === "string") throw this.malformed(issue);
+    const issue = toTrackerIssue(this.parse<WireIssue>(what, response));
+    if (typeof issue === "string") throw this.malformed(issue, response.status);
     if (issue.key !== key) return undefined; // moved to another project (or renamed): not this record any more
     return issue;
   }
@@ -440,17 +420,7 @@ export class TrackerBackend implements WritableBackend {
     const what = `reading the workflow transitions of ${issue.key}`;
     const response = await this.call("GET", this.issuePath(issue.key, "/transitions"));
     if (response.status !== 200) throw this.failure(what, response);
-    const value = this.parse(what, response);
-    const offered = (isObject(value) && Array.isArray(value.transitions) ? value.transitions : []).flatMap(
-      (item): Transition[] =>
-        isObject(item) &&
-        typeof item.id === "string" &&
-        item.isAvailable !== false &&
-        isObject(item.to) &&
-        typeof item.to.name === "string"
-          ? [{ id: item.id, name: typeof item.name === "string" ? item.name : item.id, to: item.to.name }]
-          : [],
-    );
+    const offered = transitionsOf(this.parse<Transitions>(what, response));
     const found = offered.find((transition) => transition.to.toLowerCase() === status.toLowerCase());
     if (found) return found;
     const from = issue.record.content.fields.status;
@@ -494,12 +464,16 @@ export class TrackerBackend implements WritableBackend {
     };
     const labels = stringList(changes.fields.labels);
     if (labels.length > 0) Object.assign(fields, { labels });
-    const response = await this.mutate("POST", this.api("/issue"), { fields });
+    const request: IssueEdit = { fields };
+    const response = await this.mutate("POST", this.api("/issue"), request);
     if (response.status !== 201 && response.status !== 200) throw this.failure(what, response);
-    const value = this.parse(what, response);
-    const key = isObject(value) && typeof value.key === "string" ? value.key : undefined;
+    const value = this.parse<Partial<CreatedIssue>>(what, response);
+    const key = typeof value.key === "string" ? value.key : undefined;
     if (key === undefined || !ISSUE_KEY.test(key))
-      throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a valid issue key`);
+      throw new UnexpectedShapeError(
+        `${this.description}: ${what} answered ${response.status} without a valid issue key`,
+        response.status,
+      );
     // The issue exists from here on: a failure below must not read as "nothing was created" (that would
     // drop the create journal's entry and create it again). It is reported as unfinished; the next push
     // finds the issue and finishes the status.
@@ -527,10 +501,9 @@ export class TrackerBackend implements WritableBackend {
     base: BaseToken,
     _desired: RecordContent,
   ): Promise<WriteOutcome> {
-    const current = await this.read(key);
-    if (!current) return { kind: "gone" };
-    if (current.record.updatedAt !== base.updatedAt)
-      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    const found = await readForWrite(() => this.read(key), base);
+    if (found.kind !== "current") return found;
+    const current = found.value;
     const what = `updating issue ${key}`;
     const status = changes.fields.status;
     // A status cannot be emptied: `status: null` leaves it as it is.
@@ -540,7 +513,7 @@ export class TrackerBackend implements WritableBackend {
         : undefined;
     const fields = await this.fieldsFor(changes, what, current);
     const update = labelUpdate(current, changes.fields.labels);
-    const edit = {
+    const edit: IssueEdit = {
       ...(Object.keys(fields).length > 0 ? { fields } : {}),
       ...(update.length > 0 ? { update: { labels: update } } : {}),
     };
@@ -548,8 +521,10 @@ export class TrackerBackend implements WritableBackend {
       return { kind: "ok", record: current.record };
     if (transition) await this.transition(key, transition);
     if (Object.keys(edit).length > 0) {
+      // "Edit issue" answers 204 (200 only with returnIssue, which svc does not ask for): any other answer,
+      // a 200 page of a proxy too, is no edit made.
       const response = await this.mutate("PUT", this.issuePath(key), edit);
-      if (response.status !== 204 && response.status !== 200) {
+      if (response.status !== 204) {
         const failure = this.failure(what, response);
         if (!transition) throw failure;
         throw new SvcError(
@@ -564,10 +539,9 @@ export class TrackerBackend implements WritableBackend {
   }
 
   async remove(key: string, base: BaseToken): Promise<DeleteOutcome> {
-    const current = await this.read(key);
-    if (!current) return { kind: "gone" };
-    if (current.record.updatedAt !== base.updatedAt)
-      return { kind: "conflict", current: `updated ${current.record.updatedAt}` };
+    const found = await readForWrite(() => this.read(key), base);
+    if (found.kind !== "current") return found;
+    const current = found.value;
     if (current.subtasks.length > 0) {
       const files = current.subtasks.map(trackerFileName);
       throw new SvcError(
@@ -579,8 +553,8 @@ export class TrackerBackend implements WritableBackend {
     }
     const response = await this.mutate("DELETE", `${this.issuePath(key)}?deleteSubtasks=false`);
     if (response.status === 404) return { kind: "gone" };
-    if (response.status !== 204 && response.status !== 200)
-      throw this.failure(`deleting issue ${key}`, response);
+    // "Delete issue" answers 204: a 200 (a proxy's page) is no deletion.
+    if (response.status !== 204) throw this.failure(`deleting issue ${key}`, response);
     return { kind: "ok" };
   }
 }

@@ -7,6 +7,11 @@ import { excerpt } from "../../core/errors.js";
 
 /** The tracker's own words from an error body: `errorMessages`, then `errors` as `field: message`. */
 export function errorCollectionText(body: Buffer): string {
+  return trackerErrorText(body) ?? excerpt(body.toString("utf8"), 300);
+}
+
+/** The tracker's own words from an error body, or undefined when it is no `ErrorCollection` that has some. */
+export function trackerErrorText(body: Buffer): string | undefined {
   try {
     const value: unknown = JSON.parse(body.toString("utf8"));
     if (isObject(value)) {
@@ -23,7 +28,7 @@ export function errorCollectionText(body: Buffer): string {
       if (parts.length > 0) return parts.slice(0, 20).join("; ");
     }
   } catch {
-    // Not JSON: the excerpt below.
+    // Not JSON: no words of the tracker's.
   }
-  return excerpt(body.toString("utf8"), 300);
+  return undefined;
 }

@@ -16,7 +16,7 @@
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
+import { HttpClient } from "../../core/http.js";
 import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
@@ -29,9 +29,11 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
+import { RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
 import type { WikiConfig } from "./config.js";
 import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
+import type { CreatePageBody, UpdatePageBody, WirePage } from "./wire.js";
 
 /** The most the vendor serves per page of results. */
 const PAGE_LIMIT = 250;
@@ -105,16 +107,32 @@ export class WikiBackend implements WritableBackend {
   /** The vendor's page size limit is about 5 MB of storage format. */
   readonly maxRecordBytes = 5 * 1024 * 1024;
   readonly description: string;
-  private readonly auth: string;
+  private readonly rest: RestClient;
   private spaceId: string | undefined;
 
   constructor(
     private readonly config: WikiConfig,
     readonly project: string,
-    private readonly http: HttpClient,
+    http: HttpClient,
   ) {
-    this.auth = `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`;
     this.description = `wiki space ${project} at ${config.baseUrl}`;
+    this.rest = new RestClient({
+      http,
+      description: this.description,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`,
+        accept: "application/json",
+      },
+      errorText: wikiErrorText,
+      unauthorized: (response) =>
+        new UserFacingError(
+          "SVC_BACKEND",
+          response.headers["x-failure-category"] === "FAILURE_CLIENT_AUTH_MISMATCH"
+            ? `the wiki at ${config.baseUrl} refused the credentials: VENDOR_EMAIL (${config.email}) is not the account VENDOR_API_KEY was issued to; set the email of that account, or make a token for this one`
+            : `the wiki at ${config.baseUrl} refused the credentials (401); check VENDOR_EMAIL and VENDOR_API_KEY (a user API token; Bearer tokens are not accepted)`,
+          { data: { status: 401 } },
+        ),
+    });
   }
 
   static create(config: WikiConfig, project: string, agent: string): WikiBackend {
@@ -126,27 +144,9 @@ export class WikiBackend implements WritableBackend {
     await this.resolveSpace();
   }
 
-  private async call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
-    const response = await this.http.request({
-      method,
-      url: `${this.config.baseUrl}${path}`,
-      headers: {
-        authorization: this.auth,
-        accept: "application/json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (response.status === 401) {
-      const mismatch = response.headers["x-failure-category"] === "FAILURE_CLIENT_AUTH_MISMATCH";
-      throw new UserFacingError(
-        "SVC_BACKEND",
-        mismatch
-          ? `the wiki at ${this.config.baseUrl} refused the credentials: VENDOR_EMAIL (${this.config.email}) is not the account VENDOR_API_KEY was issued to; set the email of that account, or make a token for this one`
-          : `the wiki at ${this.config.baseUrl} refused the credentials (401); check VENDOR_EMAIL and VENDOR_API_KEY (a user API token; Bearer tokens are not accepted)`,
-        { data: { status: 401 } },
-      );
-    }
+  /** One request to `path` on the tenant; a 401 or 403 throws (no request of the push gets past them). */
+  private async call(method: string, path: string, body?: unknown): Promise<RestResponse> {
+    const response = await this.rest.call(method, `${this.config.baseUrl}${path}`, body);
     if (response.status === 403) {
       throw new UserFacingError(
         "SVC_BACKEND",
@@ -157,20 +157,12 @@ export class WikiBackend implements WritableBackend {
     return response;
   }
 
-  private json(response: HttpResponse, what: string): unknown {
-    try {
-      return JSON.parse(response.body.toString("utf8"));
-    } catch {
-      throw new NotJsonError(`${this.description}: ${what}`, response.status, response.body);
-    }
+  private json(response: RestResponse, what: string): unknown {
+    return this.rest.parse(what, response);
   }
 
-  private failure(what: string, response: HttpResponse): SvcError {
-    return new SvcError(
-      "SVC_BACKEND",
-      `${this.description}: ${what} answered ${response.status}: ${excerpt(response.body.toString("utf8"), 300)}`,
-      { data: { status: response.status } },
-    );
+  private failure(what: string, response: RestResponse): SvcError {
+    return this.rest.failure(what, response);
   }
 
   /**
@@ -191,7 +183,10 @@ export class WikiBackend implements WritableBackend {
       if (response.status !== 200) throw this.failure(what, response);
       const value = this.json(response, what);
       if (!isObject(value) || !Array.isArray(value.results)) {
-        throw new SvcError("SVC_BACKEND", `${this.description}: ${what} answered without a results list`);
+        throw new UnexpectedShapeError(
+          `${this.description}: ${what} answered ${response.status} without a results list`,
+          response.status,
+        );
       }
       yield* value.results;
       const next: unknown = isObject(value._links) ? value._links.next : undefined;
@@ -364,12 +359,12 @@ export class WikiBackend implements WritableBackend {
     return names;
   }
 
-  private parsePage(what: string, response: HttpResponse): BackendRecord {
+  private parsePage(what: string, response: RestResponse): BackendRecord {
     const record = wikiPageToRecord(this.json(response, what));
     if (typeof record === "string")
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: ${what} answered with a malformed page (${record})`,
+      throw new UnexpectedShapeError(
+        `${this.description}: ${what} answered ${response.status} with a malformed page (${record})`,
+        response.status,
       );
     return record;
   }
@@ -377,23 +372,27 @@ export class WikiBackend implements WritableBackend {
   async create(changes: RecordChanges): Promise<BackendRecord> {
     const spaceId = await this.resolveSpace();
     const title = changes.fields.title;
-    const response = await this.call("POST", "/wiki/api/v2/pages", {
+    const request: CreatePageBody = {
       spaceId,
       status: "current",
       title: typeof title === "string" ? title : "",
       body: { representation: "storage", value: changes.body ?? "" },
-    });
+    };
+    const response = await this.call("POST", "/wiki/api/v2/pages", request);
     if (response.status !== 200 && response.status !== 201) throw this.failure("creating a page", response);
     // The create answer may omit the body; read the page back in the form the listing gives.
     const created = this.parsePageLoose(response);
     return (await this.get(created)) ?? this.parsePage("creating a page", response);
   }
 
-  private parsePageLoose(response: HttpResponse): string {
+  private parsePageLoose(response: RestResponse): string {
     const value = this.json(response, "creating a page");
     const id = isObject(value) ? digits(value.id) : undefined;
     if (!id)
-      throw new SvcError("SVC_BACKEND", `${this.description}: creating a page answered without a page id`);
+      throw new UnexpectedShapeError(
+        `${this.description}: creating a page answered ${response.status} without a page id`,
+        response.status,
+      );
     return id;
   }
 
@@ -405,7 +404,8 @@ export class WikiBackend implements WritableBackend {
     if (response.status === 404) return undefined;
     if (response.status !== 200) throw this.failure(`reading page ${key}`, response);
     const record = this.parsePage(`reading page ${key}`, response);
-    const status = (this.json(response, `reading page ${key}`) as { status?: unknown }).status;
+    // Optional in the description: a page without one is taken as current.
+    const status = (this.json(response, `reading page ${key}`) as WirePage).status;
     return status === undefined || status === "current" ? record : undefined;
   }
 
@@ -419,13 +419,14 @@ export class WikiBackend implements WritableBackend {
     // since the base is found with a GET first; the window between the two is the race `remove` accepts.
     if (!(await this.get(key))) return { kind: "gone" };
     const title = changes.fields.title ?? desired.fields.title;
-    const response = await this.call("PUT", `/wiki/api/v2/pages/${encodeURIComponent(key)}`, {
+    const request: UpdatePageBody = {
       id: key,
       status: "current",
       title: typeof title === "string" ? title : "",
       body: { representation: "storage", value: changes.body ?? desired.body },
       version: { number: (base.version ?? 0) + 1, message: "svc push" },
-    });
+    };
+    const response = await this.call("PUT", `/wiki/api/v2/pages/${encodeURIComponent(key)}`, request);
     if (response.status === 200) return { kind: "ok", record: await this.reread(key, response) };
     if (response.status === 409) return { kind: "conflict", current: "a newer version" };
     if (response.status === 404) return { kind: "gone" };
@@ -433,7 +434,7 @@ export class WikiBackend implements WritableBackend {
   }
 
   /** The page after a write, with its body (an update's answer may carry it, or not). */
-  private async reread(key: string, response: HttpResponse): Promise<BackendRecord> {
+  private async reread(key: string, response: RestResponse): Promise<BackendRecord> {
     const record = wikiPageToRecord(this.json(response, `updating page ${key}`));
     if (typeof record !== "string") return record;
     const fresh = await this.get(key);
@@ -455,5 +456,26 @@ export class WikiBackend implements WritableBackend {
     if (response.status === 204) return { kind: "ok" };
     if (response.status === 404) return { kind: "gone" };
     throw this.failure(`deleting page ${key}`, response);
+  }
+}
+
+/**
+ * The wiki's own words in an error body: the v2 API's `errors[]` (`title`, `detail`), or v1's `message`;
+ * undefined when it has none.
+ */
+function wikiErrorText(body: Buffer): string | undefined {
+  try {
+    const value: unknown = JSON.parse(body.toString("utf8"));
+    if (!isObject(value)) return undefined;
+    const parts = (Array.isArray(value.errors) ? value.errors : []).flatMap((error) =>
+      isObject(error)
+        ? [[error.title, error.detail].filter((part) => typeof part === "string" && part !== "").join(": ")]
+        : [],
+    );
+    const text = parts.filter((part) => part !== "").join("; ");
+    if (text !== "") return excerpt(text, 300);
+    return typeof value.message === "string" ? excerpt(value.message, 300) : undefined;
+  } catch {
+    return undefined;
   }
 }

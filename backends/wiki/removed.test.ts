@@ -112,6 +112,7 @@ test("a malformed answer is an error naming what came; a refusal says the status
 
   const wiki = await givenFakeWiki(t, { spaces: [{ key: "SVC", denied: true }], deniedStatus: 404 });
   await t.throwsAsync(backendFor(wiki).listRemoved(), {
-    message: /listing the removed pages of space SVC answered 404/,
+    message:
+      /listing the removed pages of space SVC \(GET \/wiki\/api\/v2\/spaces\/\d+\/pages\) answered 404/,
   });
 });
