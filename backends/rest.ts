@@ -90,6 +90,11 @@ export class UnexpectedShapeError extends SvcError {
   }
 }
 
+/** The `authorization` header of HTTP Basic authentication, as Atlassian's API tokens take it (email and token). */
+export function basicAuthorization(user: string, secret: string): string {
+  return `Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;
+}
+
 export class RestClient {
   constructor(private readonly options: RestOptions) {}
 

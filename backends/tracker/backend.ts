@@ -35,7 +35,14 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import { type FieldValue, type RecordContent, stringList } from "../record.js";
-import { AN_OBJECT, RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
+import {
+  AN_OBJECT,
+  basicAuthorization,
+  RestClient,
+  type RestResponse,
+  readForWrite,
+  UnexpectedShapeError,
+} from "../rest.js";
 import { markdownToAdf } from "./adf.js";
 import { approximateCount } from "./approximate-count.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
@@ -105,7 +112,7 @@ export class TrackerBackend implements WritableBackend {
       http,
       description: this.description,
       headers: {
-        authorization: `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`,
+        authorization: basicAuthorization(config.email, config.apiToken),
         accept: "application/json",
       },
       errorText: trackerErrorText,

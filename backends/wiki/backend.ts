@@ -29,7 +29,7 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
-import { RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
+import { basicAuthorization, RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
 import type { WikiConfig } from "./config.js";
 import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
@@ -120,7 +120,7 @@ export class WikiBackend implements WritableBackend {
       http,
       description: this.description,
       headers: {
-        authorization: `Basic ${Buffer.from(`${config.email}:${config.apiToken}`).toString("base64")}`,
+        authorization: basicAuthorization(config.email, config.apiToken),
         accept: "application/json",
       },
       errorText: wikiErrorText,
