@@ -391,10 +391,10 @@ export function isServerFault(error: unknown): boolean {
     return true;
   // A 2xx its caller did not expect is not the API's answer either (the simulator creates with a 201).
   const status = error instanceof SvcError ? error.data.status : undefined;
-  return (
-    typeof status === "number" &&
-    ((status >= 200 && status < 300) || status >= 500 || status === 408 || status === 429)
-  );
+  if (typeof status === "number")
+    return (status >= 200 && status < 300) || status >= 500 || status === 408 || status === 429;
+  // A backend's own words around a fault ("created issue TEST-4, then …") keep it a fault.
+  return error instanceof SvcError && error.cause instanceof SvcError && isServerFault(error.cause);
 }
 
 function armGate(origin: string, seconds: number): void {

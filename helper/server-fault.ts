@@ -3,6 +3,7 @@
  * cut off, too slow or not JSON, a listing that did not end in its time, a Retry-After longer than svc
  * waits) is worth running again: the first half of a message's last part, `<when>, run: <command>`.
  */
+import { SvcError } from "../core/errors.js";
 import { BackendUnreachableError, RetryLaterError } from "../core/http.js";
 
 export function whenAgain(error: unknown): string {
@@ -12,5 +13,7 @@ export function whenAgain(error: unknown): string {
       ? "once the host name resolves (or the remote URL is corrected)"
       : "when the server is back";
   }
+  // A backend's own words around a fault ("created issue TEST-4, then …"): the fault decides.
+  if (error instanceof SvcError && error.cause instanceof SvcError) return whenAgain(error.cause);
   return "when the server works again";
 }
