@@ -466,6 +466,8 @@ test("isServerFault: no answer, too slow, a listing past its time, a 5xx, 408, 4
     withStatus(408),
     withStatus(429),
     withStatus(200),
+    // A backend's own words around a fault (the tracker's "created issue TEST-4, then …") keep it one.
+    new SvcError("SVC_BACKEND", "created issue TEST-4, then x", { cause: withStatus(502) }),
   ])
     t.true(isServerFault(fault), fault.message);
   for (const other of [
@@ -475,6 +477,7 @@ test("isServerFault: no answer, too slow, a listing past its time, a 5xx, 408, 4
     new UserFacingError("SVC_USAGE", "bad setting"),
     new RedirectError(url, 302, "http://127.0.0.1:2/x"),
     new Error("a bug"),
+    new SvcError("SVC_BACKEND", "created issue TEST-4, then x", { cause: withStatus(409) }),
   ])
     t.false(isServerFault(other), other.message);
 });
