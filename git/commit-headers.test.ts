@@ -3,35 +3,11 @@
  * objects git itself wrote (a root commit, a merge, an `encoding` header) and a signed commit's `gpgsig`
  * header in git's documented layout, and against any headers and message bytes a pushed commit may carry.
  */
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
-import test, { type ExecutionContext } from "ava";
+import test from "ava";
 import fc from "fast-check";
+import { bareGit as git, givenBareRepo as givenRepo } from "../testing/bare-repo.js";
 import { fuzzParams } from "../testing/fuzz.js";
-import { givenTempDir } from "../testing/sim.js";
 import { parseCommitObject } from "./objects.js";
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_AUTHOR_NAME: "Ann Author",
-  GIT_AUTHOR_EMAIL: "ann@example.test",
-  GIT_AUTHOR_DATE: "@1700000000 +0100",
-  GIT_COMMITTER_NAME: "Cy Committer",
-  GIT_COMMITTER_EMAIL: "cy@example.test",
-  GIT_COMMITTER_DATE: "@1700000060 -0230",
-};
-
-function git(repo: string, args: readonly string[], input?: string | Buffer): Buffer {
-  return execFileSync("git", [`--git-dir=${repo}`, ...args], { env: GIT_ENV, input });
-}
-
-function givenRepo(t: ExecutionContext): string {
-  const repo = join(givenTempDir(t, "svc-import-"), "repo.git");
-  execFileSync("git", ["init", "-q", "--bare", repo], { env: GIT_ENV });
-  return repo;
-}
 
 test("recorded: commits git wrote (root, merge, encoding) parse into parents, identities and the message bytes", (t) => {
   const repo = givenRepo(t);
