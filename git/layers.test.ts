@@ -73,3 +73,84 @@ test("cli/ and scripts/swarm/ never import helper/", (t) => {
     [],
   );
 });
+
+/** Each runtime or type import between our own source files (tests excluded), as `from → to` file paths. */
+function importGraph(): Map<string, string[]> {
+  const folders = ["backends", "cache", "cli", "core", "git", "helper", "scripts", "server", "testing"];
+  const files = folders.flatMap(sources).filter((file) => !file.endsWith(".test.ts"));
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(join(repoRoot, file), "utf8");
+    const targets = [
+      ...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)"(\.{1,2}\/[^"]+)"/gm),
+    ]
+      .map((match) => posix.normalize(posix.join(posix.dirname(file), match[1] as string)))
+      .map((target) => target.replace(/\.js$/, ".ts").replace(/\.cjs$/, ".cts"))
+      .filter((target) => known.has(target));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The strongly connected components of more than one file (Tarjan): each one is an import cycle. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, counter);
+    low.set(file, counter);
+    counter++;
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file) as number, low.get(next) as number));
+      } else if (onStack.has(next))
+        low.set(file, Math.min(low.get(file) as number, index.get(next) as number));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+test("no import cycle between source files, type-only imports included", (t) => {
+  const graph = importGraph();
+  t.true(
+    (graph.get("helper/push.ts") ?? []).some((to) => to.startsWith("cache/")),
+    "the graph sees imports",
+  );
+  t.deepEqual(cycles(new Map([...graph, ["a.ts", ["b.ts"]], ["b.ts", ["a.ts"]]])), [["a.ts", "b.ts"]]);
+  t.deepEqual(cycles(graph), []);
+});
+
+test("no cycle between the parts: core/ and git/ import no part above them, backends/ no cache/ or helper/", (t) => {
+  t.deepEqual(
+    arrows("core", (file) =>
+      file.endsWith(".test.ts") ? [] : ["git", "backends", "cache", "helper", "cli", "server"],
+    ),
+    [],
+  );
+  t.deepEqual(
+    arrows("backends", (file) => (file.endsWith(".test.ts") ? [] : ["cache", "helper", "cli", "server"])),
+    [],
+  );
+  t.deepEqual(
+    arrows("cache", (file) => (file.endsWith(".test.ts") ? [] : ["helper", "cli", "server"])),
+    [],
+  );
+});

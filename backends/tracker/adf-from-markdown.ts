@@ -15,9 +15,9 @@
  */
 import type { Code, Definition, Html, List, ListItem, Nodes, RootContent } from "mdast";
 import { excerpt, UserFacingError } from "../../core/errors.js";
-import { type AdfDoc, type AdfNode, isAdfNode } from "./adf.js";
 import { type GfmReader, readTable, readTaskList, type TaskIds } from "./adf-gfm.js";
 import { readInline } from "./adf-inline.js";
+import { type AdfDoc, type AdfNode, isAdfNode } from "./adf-node.js";
 import { isListSeparator, orderedDelimiter, parseMarkdownTree } from "./markdown-tree.js";
 
 export type { TaskIds } from "./adf-gfm.js";

@@ -17,8 +17,8 @@
  */
 import type { List, ListItem, Nodes, Paragraph, PhrasingContent, Table, TableCell } from "mdast";
 import { jsonEqual } from "../../core/checks.js";
-import type { AdfMark, AdfNode } from "./adf.js";
 import { type InlineReader, readInline, writeInline } from "./adf-inline.js";
+import type { AdfMark, AdfNode } from "./adf-node.js";
 
 /** How many task lists and task items came before: the next ids are these plus one. */
 export interface TaskIds {

@@ -15,7 +15,7 @@
  * and hard breaks (mentions, emoji, dates, …) have no Markdown form: the caller fences the block.
  */
 import type { Definition, Nodes, PhrasingContent } from "mdast";
-import type { AdfMark, AdfNode } from "./adf.js";
+import type { AdfMark, AdfNode } from "./adf-node.js";
 
 /** The marks Markdown expresses, outermost first. `code` is a span of its own and always innermost. */
 export const MARK_ORDER = ["link", "strong", "em", "strike", "code"] as const;

@@ -18,10 +18,10 @@
 import type { BlockContent, ListItem, Root, RootContent } from "mdast";
 import { jsonEqual } from "../../core/checks.js";
 import { UserFacingError } from "../../core/errors.js";
-import type { AdfNode } from "./adf.js";
 import { type Container, readBlocks } from "./adf-from-markdown.js";
 import { onlyKeys, type TaskIds, writeTable, writeTaskList } from "./adf-gfm.js";
 import { writeInline } from "./adf-inline.js";
+import type { AdfNode } from "./adf-node.js";
 import { printMarkdownTree, separateLists } from "./markdown-tree.js";
 
 /** The Markdown of a document (`type: "doc"`). */

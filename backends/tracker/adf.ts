@@ -24,29 +24,11 @@
 
 import { excerpt } from "../../core/errors.js";
 import { readDescription } from "./adf-from-markdown.js";
+import { type AdfDoc, isAdfNode } from "./adf-node.js";
 import { writeDescription } from "./adf-to-markdown.js";
 
 export { MARK_ORDER } from "./adf-inline.js";
-
-export interface AdfMark {
-  readonly type: string;
-  readonly attrs?: Readonly<Record<string, unknown>>;
-}
-
-/** Any ADF node: a block (`paragraph`, `table`, …) or an inline node (`text`, `mention`, …). */
-export interface AdfNode {
-  readonly type: string;
-  readonly attrs?: Readonly<Record<string, unknown>>;
-  readonly content?: readonly AdfNode[];
-  readonly marks?: readonly AdfMark[];
-  readonly text?: string;
-}
-
-export interface AdfDoc {
-  readonly type: "doc";
-  readonly version: 1;
-  readonly content: readonly AdfNode[];
-}
+export type { AdfDoc, AdfMark, AdfNode } from "./adf-node.js";
 
 /** The description `doc` (parsed JSON, or `null` when there is none) as Markdown; `""` for none. */
 export function adfToMarkdown(doc: unknown): string {
@@ -71,13 +53,4 @@ export function markdownToAdf(markdown: string): AdfDoc | null {
 /** The Markdown `markdown` reads back as after a round trip through the tracker. */
 export function canonicalMarkdown(markdown: string): string {
   return adfToMarkdown(markdownToAdf(markdown));
-}
-
-export function isAdfNode(value: unknown): value is AdfNode {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !Array.isArray(value) &&
-    typeof (value as AdfNode).type === "string"
-  );
 }

@@ -6,7 +6,7 @@
 import { isObject } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import { HttpClient, type HttpResponse } from "../../core/http.js";
-import type { OauthConfig } from "./oauth.js";
+import type { OauthConfig } from "./oauth-config.js";
 import { InvalidGrantError, OauthError } from "./oauth-errors.js";
 import type { Redactor } from "./redact.js";
 

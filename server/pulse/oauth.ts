@@ -34,6 +34,7 @@ import type { ConfigReader } from "./config.js";
 import type { LockHolder } from "./file-lock.js";
 import { formatDuration } from "./format-duration.js";
 import type { Logger } from "./log.js";
+import type { OauthConfig } from "./oauth-config.js";
 import {
   applyGrant,
   type Credentials,
@@ -45,6 +46,9 @@ import {
 } from "./oauth-credentials.js";
 import { CredentialFileError, OauthError } from "./oauth-errors.js";
 import { requestGrant, type TokenGrant } from "./oauth-grant.js";
+
+export type { OauthConfig } from "./oauth-config.js";
+
 import { ALL_SECRET_ENCODINGS, Redactor } from "./redact.js";
 
 // The provider's public surface, for the command and the tests.
@@ -61,21 +65,6 @@ export const DEFAULT_REFRESH_THRESHOLD_MS = 6 * 3_600_000;
 export const LOCK_STALE_MS = 2 * 60_000;
 export const DEFAULT_LOCK_WAIT_MS = 45_000;
 export const DEFAULT_OAUTH_HTTP_TIMEOUT_MS = 30_000;
-
-export interface OauthConfig {
-  readonly credentialsFile: string;
-  /** The key the token object sits under; undefined: top level or the only key holding a token. */
-  readonly credentialsKey: string | undefined;
-  readonly tokenEndpoint: string;
-  readonly clientId: string;
-  readonly clientSecret: string | undefined;
-  /** Sent as `scope` when set; absent means "the scope granted before" (RFC 6749 §6). */
-  readonly scope: string | undefined;
-  readonly thresholdMs: number;
-  /** The token endpoint's origin plus `SVC_ALLOWED_ORIGINS`. */
-  readonly allowedOrigins: string;
-  readonly httpTimeoutMs: number;
-}
 
 /**
  * `OAUTH_CREDENTIALS_FILE`, `OAUTH_TOKEN_ENDPOINT` (https, or http on loopback), `OAUTH_CLIENT_ID` (required);
