@@ -11,7 +11,8 @@
  * - docs/settings.md's table names every setting svc reads (the `SVC_*` names and credentials of the
  *   environment, the `svc.*` keys of git's config) and none that nothing reads;
  * - docs/CHANGELOG.md has one `## Revision N` per cache schema revision (cache/db.ts `CACHE_MIGRATIONS`);
- * - README.md stays a front door: at most 16 KB, and it links every docs page.
+ * - README.md stays a front door: at most 16 KB, and it links every docs page; its test line (the second
+ *   line of its first `sh` block) is what .ci/run runs right after its clean install.
  *
  * Each check returns what it found wrong, so that a failure lists every stale name at once.
  */
@@ -356,6 +357,18 @@ test("README.md is a front door: at most 16 KB, linking every docs page", (t) =>
   const linked = new Set([...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((match) => match[1]));
   const unlinked = filesUnder("docs", (name) => name.endsWith(".md")).filter((page) => !linked.has(page));
   t.deepEqual(unlinked, []);
+});
+
+test("CI runs exactly README.md's test line right after a clean install", (t) => {
+  const block = /```sh\n([\s\S]*?)```/.exec(read("README.md"))?.[1] ?? "";
+  const [, testLine] = block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim());
+  const ci = read(".ci/run")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#"));
+  const install = ci.findIndex((line) => /^npm ci\b/.test(line));
+  t.true(install >= 0, ".ci/run makes no clean install (npm ci)");
+  t.is(ci[install + 1], testLine);
 });
 
 test("the checks can fail: a stale path, a missing symbol and a dead anchor are each found", (t) => {
