@@ -1,19 +1,17 @@
+/**
+ * `svc mirror <svc-remote-url> <mirror-git-url> [--branch <name>] [--dry-run]`: the mirror's command line.
+ * The mirror itself (its steps, messages and exit codes 0/1/2) is cli/mirror/refresh.ts, which the
+ * `scripts/mirror-refresh` launcher runs too; this names `svc mirror` in its refusals and in the command it
+ * prints to run again.
+ */
 import { Command, Option } from "clipanion";
 import { shellWord } from "../../core/errors.js";
 import { SvcCommand } from "../command.js";
-import { withValueName } from "../command-spec.js";
+import { describeCommand, usageLine, withValueName } from "../command-spec.js";
 import type { MirrorUsage } from "../mirror/command-line.js";
 
 const EXAMPLE = "svc mirror svc::http://127.0.0.1:7878/projects/demo /srv/git/demo-mirror.git";
 
-/** How `svc mirror` is called, for the refusals the mirror makes itself (cli/mirror/command-line.ts). */
-const USAGE: MirrorUsage = {
-  line: "svc mirror <svc-remote-url> <mirror-git-url> [--branch <name>] [--dry-run]",
-  example: EXAMPLE,
-  help: "svc mirror --help",
-};
-
-/** `svc mirror`: the mirror (cli/mirror/refresh.ts), with the arguments and exit codes of `scripts/mirror-refresh`. */
 export class MirrorCommand extends SvcCommand {
   static override paths = [["mirror"]];
 
@@ -83,8 +81,14 @@ export class MirrorCommand extends SvcCommand {
       import("../mirror/command-line.js"),
       import("../mirror/refresh.js"),
     ]);
+    // For the refusals the mirror makes itself (cli/mirror/command-line.ts): the usage line help prints.
+    const usage: MirrorUsage = {
+      line: usageLine(describeCommand(MirrorCommand)),
+      example: EXAMPLE,
+      help: "svc mirror --help",
+    };
     const rerun = (argv: readonly string[]) => ["svc", ...argv].map(shellWord).join(" ");
-    checkMirrorUrl(this.mirror, USAGE, (clean) =>
+    checkMirrorUrl(this.mirror, usage, (clean) =>
       rerun(this.argv.map((arg) => (arg === this.mirror ? clean : arg))),
     );
     return refreshMirror(
@@ -94,7 +98,7 @@ export class MirrorCommand extends SvcCommand {
         stderr: (text) => this.context.stderr.write(text),
         env: this.context.env,
         rerun: rerun(this.argv),
-        usage: USAGE,
+        usage,
       },
     );
   }
