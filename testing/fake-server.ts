@@ -54,6 +54,12 @@ export class HttpFailure<A extends { readonly status: number }> extends Error {
   }
 }
 
+/** The answer a handler threw; any other error goes on (it is a bug of the fake). */
+export function thrownAnswer<A extends { readonly status: number }>(error: unknown): A {
+  if (error instanceof HttpFailure) return error.answer as A;
+  throw error;
+}
+
 /** Writes the answer; a payload goes with `content-type` (unless `headers` name one) and its `content-length`. */
 export function writeAnswer(
   res: ServerResponse,

@@ -38,12 +38,6 @@ export function failFields(
   throw new HttpFailure(errorCollection(400, errorMessages, errors));
 }
 
-/** The answer a handler threw, or the error itself again when it is not a refusal. */
-export function thrownAnswer(error: unknown): Answer {
-  if (error instanceof HttpFailure) return error.answer as Answer;
-  throw error;
-}
-
 export function send(res: ServerResponse, answer: Answer): void {
   if (answer.text !== undefined) {
     writeAnswer(res, answer.status, answer.headers, answer.text, "text/plain;charset=UTF-8");

@@ -6,10 +6,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../../core/request-body.js";
-import { atlassianResetStamp, closeJudged, givenFake, requestEntry, serveRequests } from "../fake-server.js";
+import {
+  atlassianResetStamp,
+  closeJudged,
+  givenFake,
+  requestEntry,
+  serveRequests,
+  thrownAnswer,
+} from "../fake-server.js";
 import { listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
-import { type Answer, authenticates, errorCollection, send, thrownAnswer } from "./http.js";
+import { type Answer, authenticates, errorCollection, send } from "./http.js";
 import { ROUTES } from "./routes.js";
 import { Search } from "./search.js";
 import { Shapes } from "./shapes.js";
@@ -110,7 +117,7 @@ class FakeTrackerServer implements FakeTracker {
     try {
       return this.route(entry);
     } catch (error) {
-      return thrownAnswer(error);
+      return thrownAnswer<Answer>(error);
     }
   }
 
