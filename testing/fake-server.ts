@@ -1,8 +1,9 @@
 /**
  * The server-side mechanics the vendor fakes share (testing/fake-tracker/, testing/fake-wiki/,
  * testing/fake-forge/): the request log entry, an answer written with its length, a handler's refusal thrown
- * as a value, a handler's bug answered 500 instead of a hang, closing with the vendor-contract verdict, and
- * the one-test helper. Each fake keeps its own vendor's wording, error bodies and content types.
+ * as a value, a handler's bug answered 500 instead of a hang, the lifecycle (`FakeVendorServer`: the log, the
+ * contract watch, closing once with its verdict), and the one-test helper. Each fake keeps its own vendor's
+ * wording, error bodies and content types.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
@@ -96,10 +97,32 @@ export function serveRequests(
   });
 }
 
-/** Closes the servers, then rejects naming every exchange that departed from the vendor's description. */
-export async function closeJudged(servers: readonly Server[], contract: ContractWatch): Promise<void> {
-  await Promise.all(servers.map((server) => closeServer(server)));
-  contract.assertNone();
+/**
+ * What every vendor fake is: the servers it listens with, the log of what it received and the watch that judges
+ * each exchange against the vendor's description; `close()` closes once and rejects naming every departure.
+ */
+export abstract class FakeVendorServer<R extends FakeRequestBase> {
+  /** Every request received, oldest first. */
+  readonly requests: R[] = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly servers: readonly Server[],
+    readonly origin: string,
+    readonly contract: ContractWatch,
+  ) {}
+
+  /** The base URL to configure: the origin, no path (like the vendor's tenant URL). */
+  get url(): string {
+    return this.origin;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= Promise.all(this.servers.map((server) => closeServer(server))).then(() =>
+      this.contract.assertNone(),
+    );
+    return this.closing;
+  }
 }
 
 /** A fake started for one ava test; the test's teardown closes it (and so judges its traffic). */

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../../core/request-body.js";
-import { closeJudged, givenFake, requestEntry, serveRequests, thrownAnswer } from "../fake-server.js";
+import { FakeVendorServer, givenFake, requestEntry, serveRequests, thrownAnswer } from "../fake-server.js";
 import { listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
 import type { Call, Route } from "./call.js";
@@ -27,28 +27,21 @@ import type {
 import { DOCS, SOMEONE_ELSE } from "./vendor-data.js";
 
 /** The fake: the HTTP side (gate, router, conditional requests, request log) and the test's helpers. */
-class FakeForgeServer implements FakeForge {
-  readonly requests: FakeForgeRequest[] = [];
-  readonly contract: ContractWatch;
+class FakeForgeServer extends FakeVendorServer<FakeForgeRequest> implements FakeForge {
   private readonly shapes: Shapes;
   private redirects = { count: 0, location: "" };
   private nextOrigin: string | undefined;
-  private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly server: Server,
-    readonly origin: string,
+    server: Server,
+    origin: string,
     readonly token: string,
     private readonly forge: Forge,
     private readonly limits: RateLimits,
     judging: boolean,
   ) {
-    this.contract = new ContractWatch("github", judging);
+    super([server], origin, new ContractWatch("github", judging));
     this.shapes = new Shapes(origin, forge);
-  }
-
-  get url(): string {
-    return this.origin;
   }
 
   get quotaUsed(): number {
@@ -207,11 +200,6 @@ class FakeForgeServer implements FakeForge {
 
   redirect(count: number, location: string): void {
     this.redirects = { count, location };
-  }
-
-  close(): Promise<void> {
-    this.closing ??= closeJudged([this.server], this.contract);
-    return this.closing;
   }
 }
 

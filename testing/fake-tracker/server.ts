@@ -8,7 +8,7 @@ import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../../core/request-body.js";
 import {
   atlassianResetStamp,
-  closeJudged,
+  FakeVendorServer,
   givenFake,
   requestEntry,
   serveRequests,
@@ -41,29 +41,22 @@ import {
 } from "./vendor-data.js";
 
 /** The fake: the HTTP side (rate limit, authentication, router, request log) and the test's helpers. */
-class FakeTrackerServer implements FakeTracker {
-  readonly requests: FakeTrackerRequest[] = [];
-  readonly contract: ContractWatch;
+class FakeTrackerServer extends FakeVendorServer<FakeTrackerRequest> implements FakeTracker {
   private readonly shapes: Shapes;
   private readonly search: Search;
   private limited = { count: 0, retryAfterSeconds: 0 };
-  private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly server: Server,
-    readonly origin: string,
+    server: Server,
+    origin: string,
     readonly email: string,
     readonly apiToken: string,
     private readonly tracker: Tracker,
     judging: boolean,
   ) {
-    this.contract = new ContractWatch("jira", judging);
+    super([server], origin, new ContractWatch("jira", judging));
     this.shapes = new Shapes(origin, tracker);
     this.search = new Search(tracker, tracker.options.pageSize);
-  }
-
-  get url(): string {
-    return this.origin;
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -205,11 +198,6 @@ class FakeTrackerServer implements FakeTracker {
     this.search.lagging = on
       ? new Map(this.tracker.projects.map((project) => [project, [...project.issues.values()]]))
       : undefined;
-  }
-
-  close(): Promise<void> {
-    this.closing ??= closeJudged([this.server], this.contract);
-    return this.closing;
   }
 }
 

@@ -1,6 +1,8 @@
 /**
  * Time zones for the fake tracker: JQL dates are wall-clock times in the account's zone, and timestamps may be
- * written in it (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, as Jira writes them).
+ * written in it (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, as Jira writes them). Written apart from the tracker backend's
+ * own zone arithmetic (backends/tracker/jql.ts) on purpose: the fake checks that conversion, and one function
+ * shared by both sides would cancel its own mistakes.
  */
 import { MINUTE } from "./vendor-data.js";
 

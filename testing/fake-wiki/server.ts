@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../../core/request-body.js";
-import { closeJudged, givenFake, requestEntry, thrownAnswer } from "../fake-server.js";
+import { FakeVendorServer, givenFake, requestEntry, thrownAnswer } from "../fake-server.js";
 import { closeServer, listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
 import { authFailure, basicAuthorization } from "./auth.js";
@@ -35,19 +35,16 @@ interface Account {
 }
 
 /** The fake: the HTTP side (rate limit, authentication, hostile listings, router, request log) and the helpers. */
-class FakeWikiServer implements FakeWiki {
-  readonly requests: FakeWikiRequest[] = [];
-  readonly contract = new ContractWatch("confluence");
+class FakeWikiServer extends FakeVendorServer<FakeWikiRequest> implements FakeWiki {
   readonly apiBase: string;
   readonly authorization: string;
   private readonly streams: Promise<StreamedAnswer>[] = [];
   private hostileListing: HostileListing | undefined;
   private readonly shapes: Shapes;
-  private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly servers: readonly Server[],
-    readonly origin: string,
+    servers: readonly Server[],
+    origin: string,
     readonly linksBase: string,
     readonly credentials: Account,
     /** Requests received by the hostile `_links.base` server. */
@@ -56,14 +53,11 @@ class FakeWikiServer implements FakeWiki {
     private readonly limit: RateLimit,
     options: FakeWikiOptions,
   ) {
+    super(servers, origin, new ContractWatch("confluence"));
     this.apiBase = `${origin}/wiki/api/v2`;
     this.authorization = basicAuthorization(credentials.email, credentials.token);
     this.hostileListing = options.hostileListing;
     this.shapes = new Shapes(store, linksBase);
-  }
-
-  get url(): string {
-    return this.origin;
   }
 
   get baseHits(): number {
@@ -186,11 +180,6 @@ class FakeWikiServer implements FakeWiki {
 
   space(keyOrAlias: string): FakeWikiSpace {
     return { ...this.store.findSpace(keyOrAlias) };
-  }
-
-  close(): Promise<void> {
-    this.closing ??= closeJudged(this.servers, this.contract);
-    return this.closing;
   }
 }
 
