@@ -49,10 +49,11 @@
  * calls, fails naming every departure. An answer or request wrong on purpose says so where it is made
  * (`deliberate`; DELIBERATE_HEADER).
  *
- * The parts, in testing/fake-tracker/: `types.ts` (the public names, re-exported here), `vendor-data.ts` (Jira's
- * fixed values and wordings), `store.ts` (the site's state), `jql.ts` and `search.ts` (JQL and paging),
- * `writes.ts` (field validation), `shapes.ts` (the JSON), `*-routes.ts` and `routes.ts` (the handlers and
- * their table), `server.ts` (HTTP, faults, the contract watch and the helpers).
+ * The parts, in testing/fake-tracker/: `types.ts` (the public names, re-exported here), `vendor-data.ts` and
+ * `seed-data.ts` (Jira's fixed values and wordings; the seeds), `store.ts` (the site's state), `time.ts` (zones),
+ * `jql.ts` and `search.ts` (JQL, paging, and the token and count faults), `writes.ts` (field validation),
+ * `shapes.ts` (the JSON), `*-routes.ts` and `routes.ts` (the handlers and their table), `server.ts` (HTTP, the
+ * rate-limit fault, authentication, the contract watch and the helpers).
  */
 export { givenFakeTracker, startFakeTracker } from "./fake-tracker/server.js";
 export type {

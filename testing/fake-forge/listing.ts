@@ -18,7 +18,7 @@ export interface ListQuery {
   readonly page: number;
 }
 
-export function enumParam<T extends string>(
+function enumParam<T extends string>(
   params: URLSearchParams,
   name: string,
   allowed: readonly T[],
@@ -30,12 +30,12 @@ export function enumParam<T extends string>(
 }
 
 /** A positive integer parameter; anything else means the default. ASSUMPTION: GitHub ignores junk here. */
-export function countParam(params: URLSearchParams, name: string, fallback: number): number {
+function countParam(params: URLSearchParams, name: string, fallback: number): number {
   const raw = params.get(name);
   return raw !== null && /^\d{1,9}$/.test(raw) && Number(raw) > 0 ? Number(raw) : fallback;
 }
 
-export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 export function parseListQuery(params: URLSearchParams, docs: string): ListQuery {
   const since = params.get("since");
@@ -56,7 +56,7 @@ export function parseListQuery(params: URLSearchParams, docs: string): ListQuery
   };
 }
 
-export function sortKey(issue: Issue, sort: ListQuery["sort"]): number {
+function sortKey(issue: Issue, sort: ListQuery["sort"]): number {
   if (sort === "updated") return issue.updatedMs;
   // Nobody comments in this fake, so sort=comments orders by number alone.
   if (sort === "comments") return 0;

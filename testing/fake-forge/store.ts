@@ -225,12 +225,7 @@ export class Forge {
  * "completed" when none (or "reopened") is given. ASSUMPTION: `state: "closed"` with a reason on an already
  * closed issue changes the reason and keeps closed_at, as the web UI can.
  */
-export function close(
-  issue: Issue,
-  reason: StateReason | null | undefined,
-  actor: string,
-  stamp: number,
-): void {
+function close(issue: Issue, reason: StateReason | null | undefined, actor: string, stamp: number): void {
   const closeReason = reason === "not_planned" || reason === "completed" ? reason : undefined;
   if (issue.state === "closed") {
     if (closeReason !== undefined) issue.stateReason = closeReason;
@@ -243,7 +238,7 @@ export function close(
 }
 
 /** Reopening sets state_reason "reopened" and clears closed_at and closed_by; an open issue stays as it is. */
-export function reopen(issue: Issue): void {
+function reopen(issue: Issue): void {
   if (issue.state === "open") return;
   issue.state = "open";
   issue.stateReason = "reopened";

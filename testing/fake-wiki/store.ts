@@ -36,7 +36,7 @@ interface NewPage {
   readonly version?: number;
 }
 
-export function rfc3339(ms: number): string {
+function rfc3339(ms: number): string {
   return new Date(ms).toISOString();
 }
 
