@@ -1,0 +1,263 @@
+/**
+ * The fake forge's state: repositories, their issues (pull requests among them), labels and deleted numbers,
+ * and who may be assigned. Everything the handlers and the test helpers change goes through `Forge`.
+ */
+import { floorSecond, isoSeconds } from "./http.js";
+import { SEED_ASSIGNEES, SEED_BODIES, SEED_LABELS, SEED_TITLES } from "./seed-data.js";
+import type { FakeForgeIssue, FakeForgeRepoSpec, IssueEdit, IssueSeed, StateReason } from "./types.js";
+import { DEFAULT_LABELS, HOUR_MS, TEAM } from "./vendor-data.js";
+
+export interface Label {
+  readonly id: number;
+  readonly name: string;
+  readonly color: string;
+  readonly description: string | null;
+  readonly default: boolean;
+}
+
+export interface Issue {
+  readonly number: number;
+  readonly id: number;
+  readonly author: string;
+  readonly pullRequest: boolean;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  stateReason: StateReason | null;
+  /** Names, as the repository's labels spell them. */
+  labels: string[];
+  assignees: string[];
+  readonly createdMs: number;
+  updatedMs: number;
+  closedMs: number | null;
+  closedBy: string | null;
+}
+
+export interface Repo {
+  readonly id: number;
+  readonly owner: string;
+  readonly name: string;
+  readonly hidden: boolean;
+  readonly issuesDisabled: boolean;
+  readonly issues: Map<number, Issue>;
+  readonly deleted: Set<number>;
+  /** Lower-cased name → label (GitHub matches label names case-insensitively). */
+  readonly labels: Map<string, Label>;
+  nextNumber: number;
+}
+
+/** The repositories, their issues and labels, and who may be assigned: what requests and the test's helpers change. */
+export class Forge {
+  readonly repos: readonly Repo[];
+  /** Who may be assigned: the token's user first (user ID 1), then alice, bob and carol (who author seeded issues). */
+  readonly collaborators: readonly string[];
+  private readonly userIds: Map<string, number>;
+  private nextLabelId = 4_200_000_000;
+  /** Seeded issues are stamped from a day before the fake started, so `since` filters work with the clock. */
+  private readonly seedEpoch: number;
+
+  constructor(
+    readonly login: string,
+    readonly clock: () => number,
+    specs: readonly FakeForgeRepoSpec[],
+  ) {
+    this.collaborators = [login, ...TEAM.filter((name) => name !== login)];
+    this.userIds = new Map(this.collaborators.map((name, index) => [name, index + 1]));
+    this.seedEpoch = floorSecond(clock()) - 24 * HOUR_MS;
+    this.repos = specs.map((spec, index) => this.createRepo(spec, index));
+  }
+
+  private createRepo(spec: FakeForgeRepoSpec, index: number): Repo {
+    const repo: Repo = {
+      id: spec.id ?? 1000 + index,
+      owner: spec.owner,
+      name: spec.name,
+      hidden: spec.hidden ?? false,
+      issuesDisabled: spec.issuesDisabled ?? false,
+      issues: new Map(),
+      deleted: new Set(),
+      labels: new Map(),
+      nextNumber: 1,
+    };
+    for (const [name, color, description] of DEFAULT_LABELS) {
+      repo.labels.set(name, { id: this.nextLabelId++, name, color, description, default: true });
+    }
+    return repo;
+  }
+
+  /** A stable id per login, handed out in order of first appearance after the collaborators. */
+  userId(login: string): number {
+    let id = this.userIds.get(login);
+    if (id === undefined) {
+      id = 100 + this.userIds.size;
+      this.userIds.set(login, id);
+    }
+    return id;
+  }
+
+  findRepo(fullName: string): Repo {
+    const repo = this.repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === fullName.toLowerCase());
+    if (!repo) throw new Error(`the fake forge has no repository ${JSON.stringify(fullName)}`);
+    return repo;
+  }
+
+  /** The repository a path names (`/repos/{owner}/{repo}…` or `/repositories/{id}…`) and the rest of the path. */
+  splitPath(pathname: string): { repo: Repo | undefined; rest: string } | undefined {
+    const byName = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(pathname);
+    if (byName) {
+      const full = `${byName[1]}/${byName[2]}`.toLowerCase();
+      return {
+        repo: this.repos.find((r) => `${r.owner}/${r.name}`.toLowerCase() === full),
+        rest: byName[3] ?? "",
+      };
+    }
+    const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(pathname);
+    if (byId) return { repo: this.repos.find((r) => r.id === Number(byId[1])), rest: byId[2] ?? "" };
+    return undefined;
+  }
+
+  labelOf(repo: Repo, name: string): Label {
+    const label = repo.labels.get(name.toLowerCase());
+    if (!label) throw new Error(`the fake forge lost label ${name}`);
+    return label;
+  }
+
+  /** Label names as the repository spells them, deduplicated; a name it does not have becomes a new label. */
+  private uniqueLabels(repo: Repo, names: readonly string[]): string[] {
+    for (const name of names) {
+      if (!repo.labels.has(name.toLowerCase())) {
+        const label = { id: this.nextLabelId++, name, color: "ededed", description: null, default: false };
+        repo.labels.set(name.toLowerCase(), label);
+      }
+    }
+    return [...new Set(names.map((name) => this.labelOf(repo, name).name))];
+  }
+
+  /**
+   * The next updated_at: now, at second precision. ASSUMPTION: when the clock has not passed the previous
+   * updated_at by a whole second, one second is added, so updated_at strictly increases with every change.
+   */
+  nextStamp(previousMs = 0): number {
+    return Math.max(floorSecond(this.clock()), previousMs + 1000);
+  }
+
+  insertIssue(repo: Repo, seed: IssueSeed, author: string, createdMs: number, updatedMs = createdMs): Issue {
+    const number = repo.nextNumber++;
+    const state = seed.state ?? "open";
+    const issue: Issue = {
+      number,
+      id: 3_000_000_000 + repo.id * 100_000 + number,
+      author,
+      pullRequest: seed.pullRequest ?? false,
+      title: seed.title,
+      body: seed.body === undefined ? null : seed.body,
+      state,
+      stateReason: seed.stateReason ?? (state === "closed" ? "completed" : null),
+      labels: this.uniqueLabels(repo, seed.labels ?? []),
+      assignees: [...(seed.assignees ?? [])],
+      createdMs,
+      updatedMs,
+      closedMs: state === "closed" ? updatedMs : null,
+      closedBy: state === "closed" ? author : null,
+    };
+    repo.issues.set(number, issue);
+    return issue;
+  }
+
+  /** Applies a change as `actor`; updated_at moves only when something changed (ASSUMPTION: no-op edits do not). */
+  edit(repo: Repo, issue: Issue, edit: IssueEdit, actor: string): void {
+    const before = JSON.stringify(issue);
+    if (edit.title !== undefined) issue.title = edit.title;
+    if (edit.body !== undefined) issue.body = edit.body;
+    if (edit.labels !== undefined) issue.labels = this.uniqueLabels(repo, edit.labels);
+    if (edit.assignees !== undefined) issue.assignees = [...new Set(edit.assignees)];
+    const stamp = this.nextStamp(issue.updatedMs);
+    if (edit.state === "closed") close(issue, edit.stateReason, actor, stamp);
+    if (edit.state === "open") reopen(issue);
+    if (JSON.stringify(issue) !== before) issue.updatedMs = stamp;
+  }
+
+  issueOrThrow(repo: Repo, number: number): Issue {
+    const issue = repo.issues.get(number);
+    if (!issue) throw new Error(`the fake forge has no issue ${repo.owner}/${repo.name}#${number}`);
+    return issue;
+  }
+
+  /** `count` issues plus `pullRequests` pull requests spread evenly among them; returns the issues' numbers. */
+  seed(repo: Repo, count: number, pullRequests: number): number[] {
+    const numbers: number[] = [];
+    const total = count + pullRequests;
+    for (let index = 0; index < total; index++) {
+      const pullRequest =
+        Math.floor(((index + 1) * pullRequests) / total) > Math.floor((index * pullRequests) / total);
+      const issue = this.seedOne(repo, index, pullRequest);
+      if (!pullRequest) numbers.push(issue.number);
+    }
+    return numbers;
+  }
+
+  /** One seeded issue: the `ordinal` picks its title, body, state, labels and assignees from the tables. */
+  private seedOne(repo: Repo, ordinal: number, pullRequest: boolean): Issue {
+    const number = repo.nextNumber;
+    const closedAs: StateReason | undefined =
+      ordinal % 5 === 3 ? "completed" : ordinal % 7 === 5 ? "not_planned" : undefined;
+    const labels = [...(SEED_LABELS[ordinal % SEED_LABELS.length] as readonly string[])];
+    if (!closedAs && ordinal % 4 === 1) labels.push("status/in-progress");
+    if (!closedAs && ordinal % 4 === 2) labels.push("status/in-review");
+    const createdMs = this.seedEpoch + number * 2000;
+    if (createdMs + 1000 > this.clock())
+      throw new Error("the fake forge seeds at most 43,199 issues a repository");
+    const seed: IssueSeed = {
+      title: (SEED_TITLES[ordinal % SEED_TITLES.length] as (n: number) => string)(number),
+      body: (SEED_BODIES[ordinal % SEED_BODIES.length] as (n: number) => string | null)(number),
+      state: closedAs ? "closed" : "open",
+      stateReason: closedAs ?? null,
+      labels,
+      assignees: SEED_ASSIGNEES[ordinal % SEED_ASSIGNEES.length],
+      pullRequest,
+    };
+    return this.insertIssue(repo, seed, TEAM[number % TEAM.length] as string, createdMs, createdMs + 1000);
+  }
+}
+
+/**
+ * "Update an issue": `state_reason` is "ignored unless `state` is changed". Closing sets the given reason, or
+ * "completed" when none (or "reopened") is given. ASSUMPTION: `state: "closed"` with a reason on an already
+ * closed issue changes the reason and keeps closed_at, as the web UI can.
+ */
+function close(issue: Issue, reason: StateReason | null | undefined, actor: string, stamp: number): void {
+  const closeReason = reason === "not_planned" || reason === "completed" ? reason : undefined;
+  if (issue.state === "closed") {
+    if (closeReason !== undefined) issue.stateReason = closeReason;
+    return;
+  }
+  issue.state = "closed";
+  issue.stateReason = closeReason ?? "completed";
+  issue.closedMs = stamp;
+  issue.closedBy = actor;
+}
+
+/** Reopening sets state_reason "reopened" and clears closed_at and closed_by; an open issue stays as it is. */
+function reopen(issue: Issue): void {
+  if (issue.state === "open") return;
+  issue.state = "open";
+  issue.stateReason = "reopened";
+  issue.closedMs = null;
+  issue.closedBy = null;
+}
+
+export function copyIssue(issue: Issue): FakeForgeIssue {
+  return {
+    number: issue.number,
+    title: issue.title,
+    body: issue.body,
+    state: issue.state,
+    stateReason: issue.stateReason,
+    labels: [...issue.labels],
+    assignees: [...issue.assignees],
+    pullRequest: issue.pullRequest,
+    createdAt: isoSeconds(issue.createdMs),
+    updatedAt: isoSeconds(issue.updatedMs),
+    closedAt: issue.closedMs === null ? null : isoSeconds(issue.closedMs),
+  };
+}

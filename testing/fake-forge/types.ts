@@ -1,0 +1,133 @@
+/**
+ * The fake forge's public names: its options, the copies of its state the test helpers hand out, the request
+ * log entry and the `FakeForge` interface tests drive (testing/fake-forge.ts re-exports them all).
+ */
+import type { FakeRequestBase } from "../fake-server.js";
+import type { ContractWatch } from "../vendor-contract.js";
+
+export interface FakeForgeRepoSpec {
+  readonly owner: string;
+  readonly name: string;
+  /** Issues disabled on the repository: every issues endpoint answers 410 "Issues are disabled for this repo". */
+  readonly issuesDisabled?: boolean;
+  /** The token cannot see it: every request answers 404 "Not Found" (as for a private repo). */
+  readonly hidden?: boolean;
+  /** Numeric repository id, used in Link URLs (`/repositories/<id>/issues?...`); default 1000 + index. */
+  readonly id?: number;
+}
+
+export interface FakeForgeOptions {
+  /** The token the fake accepts (`Bearer <token>` or `token <token>`); default "fake-forge-token-0123456789". */
+  readonly token?: string;
+  /** Default: one repository acme/widgets. */
+  readonly repos?: readonly FakeForgeRepoSpec[];
+  /** Primary rate limit per hour (x-ratelimit-limit); default 5000. */
+  readonly quota?: number;
+  /** Clock in ms for created_at/updated_at/closed_at and x-ratelimit-reset; default Date.now. */
+  readonly now?: () => number;
+  /** The login of the token's user (author of issues svc creates); default "svc-bot". */
+  readonly login?: string;
+  /**
+   * `false`: exchanges are not judged against the vendor's description (the benchmarks, which time svc);
+   * every test leaves it on.
+   */
+  readonly vendorChecks?: false;
+}
+
+export interface FakeForgeLabel {
+  readonly name: string;
+}
+
+export type StateReason = "completed" | "not_planned" | "reopened";
+
+/** The server's state of one issue or pull request (a copy). */
+export interface FakeForgeIssue {
+  readonly number: number;
+  readonly title: string;
+  readonly body: string | null;
+  readonly state: "open" | "closed";
+  readonly stateReason: StateReason | null;
+  /** Label names in order. */
+  readonly labels: readonly string[];
+  /** Assignee logins. */
+  readonly assignees: readonly string[];
+  readonly pullRequest: boolean;
+  /** ISO 8601 UTC, second precision, "Z" (as GitHub: 2011-04-22T13:33:48Z). */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly closedAt: string | null;
+}
+
+export interface FakeForgeRequest extends FakeRequestBase {
+  /** Whether this request was counted against the primary quota (a 304 is not, nor a 401). */
+  readonly counted: boolean;
+}
+
+export interface IssueSeed {
+  readonly title: string;
+  readonly body?: string | null;
+  readonly state?: "open" | "closed";
+  readonly stateReason?: StateReason | null;
+  readonly labels?: readonly string[];
+  readonly assignees?: readonly string[];
+  readonly pullRequest?: boolean;
+}
+
+export interface IssueEdit {
+  readonly title?: string;
+  readonly body?: string | null;
+  readonly state?: "open" | "closed";
+  readonly stateReason?: StateReason | null;
+  readonly labels?: readonly string[];
+  readonly assignees?: readonly string[];
+}
+
+export interface FakeForge {
+  /** Base URL to configure as SVC_FORGE_BASE_URL: "http://127.0.0.1:<port>" (no path, like https://api.github.com). */
+  readonly url: string;
+  /** Same as url; goes on SVC_ALLOWED_ORIGINS. */
+  readonly origin: string;
+  readonly token: string;
+  /** Every request received, oldest first. */
+  readonly requests: readonly FakeForgeRequest[];
+  /** Requests counted against the primary quota so far. */
+  readonly quotaUsed: number;
+  /**
+   * Creates `count` issues in "owner/name" (plus `pullRequests` pull requests interleaved evenly), with varied
+   * tricky titles and bodies, labels and assignees; returns the issue numbers (not the PRs), in order. Each
+   * gets a distinct updated_at in the past, increasing with the number.
+   */
+  seed(repo: string, count: number, options?: { pullRequests?: number }): number[];
+  /** One issue or pull request, created server-side by "someone else" (alice). */
+  addIssue(repo: string, seed: IssueSeed): FakeForgeIssue;
+  /** Someone else edits it in the browser: updated_at moves to now (strictly later than before, at least +1 s). */
+  editIssue(repo: string, number: number, edit: IssueEdit): FakeForgeIssue;
+  /** Someone adds a label in the browser (updated_at moves, as on GitHub). */
+  addLabel(repo: string, number: number, name: string): FakeForgeIssue;
+  /** An admin deletes the issue (it disappears from every listing; GET answers 410 "This issue was deleted"). */
+  deleteIssue(repo: string, number: number): void;
+  issue(repo: string, number: number): FakeForgeIssue | undefined;
+  /** Issues and pull requests, by number. */
+  issues(repo: string): FakeForgeIssue[];
+  /** The numeric id of "owner/name" (what Link URLs name). */
+  repositoryId(repo: string): number;
+  /**
+   * Sets the primary limit state: remaining requests and the reset time (seconds from now). When remaining is 0,
+   * counted requests answer 403 with the documented rate-limit body until the reset passes; then the quota
+   * refills.
+   */
+  setRateLimit(remaining: number, resetInSeconds: number): void;
+  /** The next `count` requests answer a secondary rate limit: `status` (403 default, or 429), with `retry-after`. */
+  secondaryLimit(count: number, options?: { status?: 403 | 429; retryAfterSeconds?: number }): void;
+  /** From now on, the Link rel="next" of listings points to this origin instead (hostile; undefined: honest). */
+  setNextOrigin(origin: string | undefined): void;
+  /** The next `count` requests answer 301 with Location set to `location` (GitHub does this for renamed repos). */
+  redirect(count: number, location: string): void;
+  /**
+   * Every exchange judged against the vendor's description as it happened (testing/vendor-contract.ts);
+   * `close()` fails naming each departure.
+   */
+  readonly contract: ContractWatch;
+  /** Closes the server; rejects, naming them, when any exchange departed from the vendor's description. */
+  close(): Promise<void>;
+}

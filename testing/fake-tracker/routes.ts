@@ -1,0 +1,74 @@
+/**
+ * The fake tracker's route table (every operation it serves, by method and path) and the routes about the site
+ * rather than its issues: the account (`myself`), a project, its create metadata, and the priorities.
+ */
+import type { Call, Route } from "./call.js";
+import { type Answer, fail } from "./http.js";
+import {
+  createIssue,
+  deleteIssue,
+  doTransition,
+  editIssue,
+  getIssue,
+  getTransitions,
+} from "./issue-routes.js";
+import { countIssues, runSearch, searchBody, searchQuery } from "./search-routes.js";
+import { PRIORITIES } from "./vendor-data.js";
+
+function getMyself(call: Call): Answer {
+  const expand = (call.url.searchParams.get("expand") ?? "").split(",");
+  return { status: 200, body: call.shapes.myself(expand) };
+}
+
+function getProject(call: Call): Answer {
+  const named = call.params[0] ?? "";
+  const project = call.tracker.visibleProject(named);
+  if (!project) fail(404, `No project could be found with key '${named}'.`);
+  return { status: 200, body: call.shapes.project(project) };
+}
+
+/**
+ * "Get create metadata issue types for a project" (`PageOfCreateMetaIssueTypes`). A project the account
+ * cannot see answers 400: the description documents 200, 400 and 401 only. ASSUMPTION: the message, as
+ * getProject's.
+ */
+function getCreateMetaIssueTypes(call: Call): Answer {
+  const named = call.params[0] ?? "";
+  const project = call.tracker.visibleProject(named);
+  if (!project) fail(400, `No project could be found with key '${named}'.`);
+  const allowed = ["avatarId", "description", "hierarchyLevel", "iconUrl", "id", "name", "self", "subtask"];
+  const issueTypes = project.issueTypes.map((type) =>
+    Object.fromEntries(
+      Object.entries(call.shapes.issueType(type)).filter(([name]) => allowed.includes(name)),
+    ),
+  );
+  return { status: 200, body: { issueTypes, maxResults: 50, startAt: 0, total: issueTypes.length } };
+}
+
+function getPriorities(call: Call): Answer {
+  return { status: 200, body: PRIORITIES.map((priority) => call.shapes.priorityFull(priority)) };
+}
+
+const ISSUE_PATH = /^\/rest\/api\/3\/issue\/([^/]+)$/;
+const TRANSITIONS_PATH = /^\/rest\/api\/3\/issue\/([^/]+)\/transitions$/;
+const SEARCH_PATH = /^\/rest\/api\/3\/search\/jql$/;
+
+export const ROUTES: readonly Route[] = [
+  { method: "POST", path: SEARCH_PATH, handle: (call) => runSearch(call, searchBody(call.text)) },
+  { method: "GET", path: SEARCH_PATH, handle: (call) => runSearch(call, searchQuery(call.url)) },
+  { method: "POST", path: /^\/rest\/api\/3\/search\/approximate-count$/, handle: countIssues },
+  { method: "POST", path: /^\/rest\/api\/3\/issue$/, handle: createIssue },
+  { method: "GET", path: ISSUE_PATH, handle: getIssue },
+  { method: "PUT", path: ISSUE_PATH, handle: editIssue },
+  { method: "DELETE", path: ISSUE_PATH, handle: deleteIssue },
+  { method: "GET", path: TRANSITIONS_PATH, handle: getTransitions },
+  { method: "POST", path: TRANSITIONS_PATH, handle: doTransition },
+  { method: "GET", path: /^\/rest\/api\/3\/myself$/, handle: getMyself },
+  { method: "GET", path: /^\/rest\/api\/3\/project\/([^/]+)$/, handle: getProject },
+  {
+    method: "GET",
+    path: /^\/rest\/api\/3\/issue\/createmeta\/([^/]+)\/issuetypes$/,
+    handle: getCreateMetaIssueTypes,
+  },
+  { method: "GET", path: /^\/rest\/api\/3\/priority$/, handle: getPriorities },
+];
