@@ -3,11 +3,10 @@
  * the sync cursor, the create journal and the helper's append-only audit table. Migrated by
  * `PRAGMA user_version`; WAL; file mode 0600 (it holds record contents).
  */
-import { chmodSync, existsSync } from "node:fs";
 import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
-import { migrateSchema } from "../core/settings.js";
-import { Database } from "../core/sqlite.js";
+import type { Database } from "../core/sqlite.js";
+import { openStore } from "../core/sqlite-store.js";
 
 const SCHEMA_VERSION = 11;
 
@@ -438,40 +437,30 @@ export class CacheDb {
     private readonly identity: { backend: string; project: string; agent: string },
     options: { building?: boolean } = {},
   ) {
-    const fresh = !existsSync(path);
     this.building = options.building === true;
-    try {
-      this.db = new Database(path);
-    } catch (error) {
-      throw new SvcError("SVC_STORE", `cannot open the cache database ${path}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (fresh) chmodSync(path, 0o600);
-    this.db.pragma(options.building ? "journal_mode = MEMORY" : "journal_mode = WAL");
-    this.db.pragma(options.building ? "synchronous = OFF" : "synchronous = NORMAL");
-    // A first listing of 1,000,000 records inserts blob ids in random order: a page cache of 64 MiB
-    // instead of SQLite's 2 MiB keeps the index pages in memory.
-    if (options.building) this.db.pragma("cache_size = -65536");
-    this.db.pragma("busy_timeout = 30000");
-    this.migrate(path);
+    this.db = openStore(path, {
+      building: this.building,
+      // A swarm of agents shares one cache: a writer waits for the others rather than failing.
+      busyTimeoutMs: 30_000,
+      fileMode: 0o600,
+      schema: {
+        migrations: CACHE_MIGRATIONS,
+        latest: SCHEMA_VERSION,
+        tooNew: (current) =>
+          `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
+        // The write lock first: a revision another process ran meanwhile is then seen, and skipped.
+        immediate: true,
+      },
+      cannotOpen: (error) =>
+        new SvcError("SVC_STORE", `cannot open the cache database ${path}: ${error.message}`, {
+          cause: error,
+        }),
+    });
     this.statements = {
       ...recordStatements(this.db),
       ...objectStatements(this.db),
       ...bookkeepingStatements(this.db),
     };
-  }
-
-  private migrate(path: string): void {
-    migrateSchema(
-      this.db,
-      CACHE_MIGRATIONS,
-      SCHEMA_VERSION,
-      (current) =>
-        `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
-      // The write lock first: a revision another process ran meanwhile is then seen, and skipped.
-      { immediate: true },
-    );
   }
 
   /** Runs `work` holding SQLite's write lock (BEGIN IMMEDIATE): one writer per cache across processes. */

@@ -31,6 +31,7 @@ import { renderRecordFile } from "../../backends/record.js";
 import { simIssueToRecord } from "../../backends/sim/backend.js";
 import { SIM_SCHEMA } from "../../backends/sim/schema.js";
 import { Database } from "../../core/sqlite.js";
+import { integrityProblems } from "../../core/sqlite-store.js";
 import { userGit } from "../../git/user-git.js";
 import { BIN, gitEnv, SVC_BIN } from "../bench/git.js";
 import { timedRun } from "../bench/process.js";
@@ -301,8 +302,8 @@ function integrity(path: string): string | undefined {
   try {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
-      const result = db.pragma("integrity_check", { simple: true });
-      return result === "ok" ? undefined : `PRAGMA integrity_check: ${String(result)}`;
+      const problems = integrityProblems(db);
+      return problems.length === 0 ? undefined : `PRAGMA integrity_check: ${problems.join("; ")}`;
     } finally {
       db.close();
     }

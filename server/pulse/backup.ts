@@ -26,6 +26,7 @@ import {
 import { dirname, join } from "node:path";
 import { SvcError, UserFacingError } from "../../core/errors.js";
 import { Database } from "../../core/sqlite.js";
+import { integrityProblems } from "../../core/sqlite-store.js";
 import { ConfigError, DEFAULT_KEEP_DAYS } from "./config.js";
 import { openPulseDb, PULSE_SCHEMA_REVISION } from "./db.js";
 
@@ -199,9 +200,7 @@ function checkCopy(tmp: string, dbPath: string): number {
       // The backup copies the WAL flag in the header; rollback mode keeps the backup one file, which is
       // what the restore procedure copies. The daemon switches the restored file back to WAL.
       copy.pragma("journal_mode = DELETE");
-      problems = (copy.pragma("integrity_check") as { integrity_check: string }[]).map(
-        (r) => r.integrity_check,
-      );
+      problems = integrityProblems(copy);
       revision = copy.pragma("user_version", { simple: true }) as number;
     } finally {
       copy.close();
@@ -210,7 +209,7 @@ function checkCopy(tmp: string, dbPath: string): number {
     // Damage bad enough makes SQLite throw SQLITE_CORRUPT instead of listing problems.
     problems = [(error as Error).message];
   }
-  if (problems.length !== 1 || problems[0] !== "ok") {
+  if (problems.length > 0) {
     const shown =
       problems.slice(0, 5).join("; ") + (problems.length > 5 ? `; … (${problems.length} problems)` : "");
     throw new BackupError(
