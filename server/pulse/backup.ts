@@ -13,7 +13,6 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   existsSync,
-  fsyncSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -24,6 +23,7 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { fsyncPath } from "../../core/atomic-file.js";
 import { SvcError, UserFacingError } from "../../core/errors.js";
 import { Database } from "../../core/sqlite.js";
 import { integrityProblems } from "../../core/sqlite-store.js";
@@ -154,7 +154,7 @@ export async function backupPulseDb(options: BackupOptions): Promise<BackupResul
   let revision: number;
   try {
     revision = checkCopy(tmp, dbPath);
-    fsyncFile(tmp);
+    fsyncPath(tmp);
   } catch (error) {
     removeDatabaseFiles(tmp);
     throw error;
@@ -162,7 +162,7 @@ export async function backupPulseDb(options: BackupOptions): Promise<BackupResul
 
   const file = join(dir, backupFileName(now()));
   publish(tmp, file);
-  fsyncFile(dir);
+  fsyncPath(dir);
   const bytes = statSync(file).size;
   const removed = pruneBackups(dir, keepDays, now());
   return { file, bytes, integrity: "ok", revision, removed };
@@ -255,15 +255,6 @@ function publish(tmp: string, file: string): void {
     throw new BackupError(`the backup ${file} already exists; run svc pulse backup again`, { file });
   }
   renameSync(tmp, file);
-}
-
-function fsyncFile(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function removeDatabaseFiles(path: string): void {

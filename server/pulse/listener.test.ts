@@ -39,7 +39,7 @@ import {
   sleepUnlessAborted,
   triggerBody,
 } from "./listener.js";
-import { FileOffsetStore, parseListenerState, writeFileAtomically } from "./listener-state.js";
+import { FileOffsetStore, parseListenerState } from "./listener-state.js";
 import { Logger } from "./log.js";
 
 const CHAT = 4242;
@@ -358,18 +358,6 @@ test("the state file is replaced by rename, mode 0600, with no temporary file le
   });
   t.deepEqual(store.load(), { offset: 101 });
   t.deepEqual(readdirSync(dir), ["listener-state.json"]);
-});
-
-test("writeFileAtomically writes mode 0600 through a fresh temporary file, whatever a crash left behind", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "svc-listener-state-"));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "s.json");
-  const leftover = `.s.json.tmp-${process.pid}-000000000000`;
-  writeFileSync(join(dir, leftover), "half", { mode: 0o644 });
-  writeFileAtomically(path, "{}\n");
-  t.is(statSync(path).mode & 0o777, 0o600);
-  t.is(readFileSync(path, "utf8"), "{}\n");
-  t.deepEqual(readdirSync(dir).sort(), [leftover, "s.json"].sort());
 });
 
 test("an unreadable state file is reported and the listener starts without an offset", async (t) => {

@@ -28,6 +28,7 @@ import { backoffMs } from "../../core/backoff.js";
 import { isLoopbackHost } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import { HttpClient, type HttpRequest, type HttpResponse } from "../../core/http.js";
+import { parseRetryAfter } from "../../core/http-errors.js";
 import {
   apiBaseUrl,
   ConfigError,
@@ -512,7 +513,7 @@ export class MessengerListener {
     if (status === 401 || status === 404) return { kind: "unauthorized", status, description };
     if (status === 409) return { kind: "conflict", description };
     if (status === 429) {
-      const retryAfter = answer?.retryAfter ?? headerSeconds(headers["retry-after"]);
+      const retryAfter = answer?.retryAfter ?? parseRetryAfter(headers["retry-after"]);
       return { kind: "rate-limited", retryAfterS: retryAfter };
     }
     if (status !== 200 || answer === undefined || answer.ok !== true || !Array.isArray(answer.result)) {
@@ -678,7 +679,7 @@ export class MessengerListener {
     const reason = `${status}: ${daemonErrorText(text)}`;
     if (status === 401 || status === 403) return { kind: "unauthorized", status };
     if (status === 400 || status === 413 || status === 422) return { kind: "rejected", status, reason };
-    const retryAfterS = headerSeconds(headers["retry-after"]);
+    const retryAfterS = parseRetryAfter(headers["retry-after"]);
     if (status === 408 || status === 425 || status === 429 || status >= 500) {
       return { kind: "retry", reason, ...(retryAfterS === undefined ? {} : { retryAfterS }) };
     }
@@ -856,11 +857,6 @@ function daemonErrorText(text: string): string {
     return typeof error.code === "string" ? `${error.code}: ${error.message}` : error.message;
   }
   return text === "" ? "(empty body)" : JSON.stringify(text.slice(0, 200));
-}
-
-/** Whole seconds from `Retry-After` (delta form). */
-function headerSeconds(value: string | undefined): number | undefined {
-  return value !== undefined && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
 }
 
 function errorText(error: unknown): string {
