@@ -7,8 +7,8 @@ import { readFile, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
 import { writeFileAtomically } from "../../core/atomic-file.js";
 import { isObject } from "../../core/checks.js";
+import { formatDuration } from "../../core/duration.js";
 import { acquireLock, type HeldLock, type LockOptions, LockWaitTimeoutError } from "./file-lock.js";
-import { formatDuration } from "./format-duration.js";
 import { CredentialFileError, LockTimeoutError, OauthError } from "./oauth-errors.js";
 import type { TokenGrant } from "./oauth-grant.js";
 
