@@ -26,6 +26,7 @@ import { dirname } from "node:path";
 import { parseAllowlist } from "../../core/allowlist.js";
 import { backoffMs } from "../../core/backoff.js";
 import { isLoopbackHost } from "../../core/checks.js";
+import { formatDuration } from "../../core/duration.js";
 import { SvcError } from "../../core/errors.js";
 import { HttpClient, type HttpRequest, type HttpResponse } from "../../core/http.js";
 import { parseRetryAfter } from "../../core/http-errors.js";
@@ -747,7 +748,7 @@ export class MessengerListener {
     if (waited >= this.timing.backlogAlertMs) {
       this.logger.alert(
         LISTENER_ALERTS.backlog,
-        `messages have waited ${Math.round(waited / 60_000)} min for the pulse daemon at ${this.options.config.apiBase}; ` +
+        `messages have waited ${formatDuration(waited)} for the pulse daemon at ${this.options.config.apiBase}; ` +
           `the messenger API drops unconfirmed updates after ${UPDATE_RETENTION_H} h. Start the daemon ` +
           "(e.g. systemctl start svc-pulse) or fix the reason logged above",
         { waited_ms: waited },
