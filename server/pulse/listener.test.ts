@@ -28,18 +28,11 @@ import { PulseListenerCommand } from "../../cli/commands/pulse-listener.js";
 import { FAKE_BOT_TOKEN, type FakeMessenger, givenFakeMessenger } from "../../testing/fake-messenger.js";
 import { FAKE_PULSE_API_TOKEN, type FakePulseApi, givenFakePulseApi } from "../../testing/fake-pulse-api.js";
 import { ConfigError, EXIT_CONFIG, loadEnvironment } from "./config.js";
-import {
-  backoffDelay,
-  decideUpdate,
-  LISTENER_ALERTS,
-  type ListenerConfig,
-  MessengerListener,
-  type MessengerListenerOptions,
-  readListenerConfig,
-  sleepUnlessAborted,
-  triggerBody,
-} from "./listener.js";
+import { LISTENER_ALERTS, MessengerListener, type MessengerListenerOptions } from "./listener.js";
+import { type ListenerConfig, readListenerConfig } from "./listener-config.js";
 import { FileOffsetStore, parseListenerState } from "./listener-state.js";
+import { backoffDelay, sleepUnlessAborted } from "./listener-timing.js";
+import { decideUpdate, triggerBody } from "./listener-updates.js";
 import { Logger } from "./log.js";
 
 const CHAT = 4242;
