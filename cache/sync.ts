@@ -273,6 +273,37 @@ async function sync(
   counted?: ServerCount,
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
+  const view = await askServer(cache, backend, options, now, counted);
+  const { differs, ...result } = cache.db.exclusive(() => applyServerView(cache, backend, view, now));
+  const { count } = view;
+  if (!differs || count === undefined) return result;
+  options.trace?.("the server's count of records differs from the cache's: a full listing");
+  const whole = await sync(cache, backend, { ...options, reconcile: true }, count);
+  return { ...whole, changed: whole.changed + result.changed, commit: whole.commit ?? result.commit };
+}
+
+/** key → what the cache holds of each live record (`liveRecords`, `liveRecordsFor`). */
+type LiveRecords = ReturnType<ProjectCache["db"]["liveRecords"]>;
+
+/** What one sync asked the server: its listing, and what tells of deletions where the listing cannot. */
+interface ServerView {
+  /** A full listing (deletions are what it lacks), not a delta since the cursor. */
+  readonly full: boolean;
+  readonly listing: Listing;
+  /** The server's count of its records, where it gives one (cheaply, or beside a full listing). */
+  readonly count: ServerCount | undefined;
+  /** The records the server says it removed lately, asked only by a delta without a count. */
+  readonly removed: RemovedRecords | undefined;
+}
+
+/** Lists the records (all of them, or those changed since the cursor minus the overlap) and what tells of deletions. */
+async function askServer(
+  cache: ProjectCache,
+  backend: Backend,
+  options: SyncOptions,
+  now: number,
+  counted: ServerCount | undefined,
+): Promise<ServerView> {
   const before = cache.db.syncState();
   const reconcileIntervalMs = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   const full =
@@ -298,110 +329,155 @@ async function sync(
       : undefined;
   const removed: RemovedRecords | undefined =
     full || count !== undefined ? undefined : await backend.listRemoved?.();
+  return { full, listing, count, removed };
+}
 
-  const delta = cache.db.exclusive(() => {
-    const state = cache.db.syncState();
-    // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
-    const live = full
-      ? cache.db.liveRecords()
-      : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
-    // Asked after the listing: a record it names is removed, even when the (older) listing had it.
-    const gone = new Set(removed?.keys ?? []);
-    let changed = 0;
-    let deleted = 0;
-    let cursor = state.cursor;
-    for (const record of listing.records) {
-      if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
-      const known = live.get(record.key);
-      if (
-        gone.has(record.key) ||
-        (known &&
-          known.version === record.version &&
-          known.updated_at === record.updatedAt &&
-          known.path === record.path)
-      ) {
-        continue;
-      }
-      if (rememberRecord(cache, backend, record, known)) changed++;
-    }
-    cursor = ceiledCursor(cursor, state.cursor, listing);
-    keepValidators(cache, listing);
-    if (full && listing.complete) {
-      const present = new Set([...listing.records.map((record) => record.key), ...(listing.unchanged ?? [])]);
-      for (const key of live.keys()) {
-        if (!present.has(key)) {
-          cache.db.markDeleted(key);
-          deleted++;
-        }
-      }
-    }
-    for (const key of cache.db.liveRecordsFor([...gone]).keys()) {
-      cache.db.markDeleted(key);
-      deleted++;
-    }
-    const tipBefore = cache.tip();
-    let commit: string | undefined;
-    if (changed > 0 || deleted > 0 || tipBefore === undefined) {
-      commit = writeSyncCommit(cache, backend, tipBefore, undefined, changed, deleted);
-    } else if (cache.db.dirtyPaths().length > 0) {
-      // What a push wrote before it was cut off (an error, kill -9) is in `records` but not in main's tree
-      // (the triggers noted the paths): this commit carries it, so that main is the server's state again.
-      commit = writeStateCommit(
-        cache,
-        [tipBefore],
-        `svc: sync ${backend.kind} project ${backend.project}\n\nthe writes of a push that was cut off\n`,
-      );
-    }
-    if (commit !== undefined) cache.setTip(commit, tipBefore === undefined ? "import" : "sync");
-    // A cache without a tip got its first commit above.
-    const tip = commit ?? (tipBefore as string);
-    const complete = full && listing.complete;
-    const liveAfter = complete || count !== undefined ? cache.db.liveCount() : undefined;
-    cache.db.setSyncState({
-      cursor,
-      last_sync_ms: now,
-      last_full_ms: complete ? now : state.last_full_ms,
-      // The server's own count where it gave one: an approximate count that keeps saying it is lag, whether
-      // it lags behind a deletion the listing found or a creation a delta found (or counts what the listing
-      // never shows): not taken for a deletion, and no full listing on every fetch because of it.
-      count_at_full: complete ? (count?.count ?? liveAfter ?? null) : state.count_at_full,
-    });
-    // The server holds another number of records than the cache after this delta: one was deleted there
-    // (or created and not yet listed): list everything, once, below. An approximate count that still says
-    // what it said at the last full listing is the count lagging, not a deletion.
-    const differs =
-      !full &&
-      count !== undefined &&
-      count.count !== liveAfter &&
-      !(count.approximate && count.count === state.count_at_full);
-    cache.db.audit({
-      op: "sync",
-      detail: {
-        full,
-        listed: listing.records.length,
-        changed,
-        deleted,
-        commit: commit ?? null,
-        ...(count === undefined ? {} : { serverCount: count.count, cacheCount: liveAfter }),
-        ...(removed === undefined
-          ? {}
-          : { removedNamed: removed.keys.length, removedComplete: removed.complete }),
-      },
-    });
-    const deletions: SyncResult["deletions"] = complete
-      ? "listed"
-      : count !== undefined
-        ? "counted"
-        : removed?.complete
-          ? "named"
-          : "unchecked";
-    return { full, deletions, changed, deleted, commit, tip, differs };
+/**
+ * Writes what the server said into the cache; call it in one transaction. `differs`: the server holds another
+ * number of records than the cache after this delta (one was deleted there, or created and not yet listed),
+ * so the caller lists everything, once.
+ */
+function applyServerView(
+  cache: ProjectCache,
+  backend: Backend,
+  view: ServerView,
+  now: number,
+): SyncResult & { readonly differs: boolean } {
+  const { full, listing, count, removed } = view;
+  const state = cache.db.syncState();
+  // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
+  const live = full
+    ? cache.db.liveRecords()
+    : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
+  // Asked after the listing: a record it names is removed, even when the (older) listing had it.
+  const gone = new Set(removed?.keys ?? []);
+  const { changed, cursor } = rememberListed(cache, backend, listing, live, gone, state.cursor);
+  keepValidators(cache, listing);
+  const deleted = markDeletions(cache, view, live, gone);
+  const { commit, tip } = commitSync(cache, backend, changed, deleted);
+  const complete = full && listing.complete;
+  const liveAfter = complete || count !== undefined ? cache.db.liveCount() : undefined;
+  cache.db.setSyncState({
+    cursor,
+    last_sync_ms: now,
+    last_full_ms: complete ? now : state.last_full_ms,
+    // The server's own count where it gave one: an approximate count that keeps saying it is lag, whether
+    // it lags behind a deletion the listing found or a creation a delta found (or counts what the listing
+    // never shows): not taken for a deletion, and no full listing on every fetch because of it.
+    count_at_full: complete ? (count?.count ?? liveAfter ?? null) : state.count_at_full,
   });
-  const { differs, ...result } = delta;
-  if (!differs || count === undefined) return result;
-  options.trace?.("the server's count of records differs from the cache's: a full listing");
-  const whole = await sync(cache, backend, { ...options, reconcile: true }, count);
-  return { ...whole, changed: whole.changed + result.changed, commit: whole.commit ?? result.commit };
+  // An approximate count that still says what it said at the last full listing is the count lagging, not
+  // a deletion.
+  const differs =
+    !full &&
+    count !== undefined &&
+    count.count !== liveAfter &&
+    !(count.approximate && count.count === state.count_at_full);
+  cache.db.audit({
+    op: "sync",
+    detail: {
+      full,
+      listed: listing.records.length,
+      changed,
+      deleted,
+      commit: commit ?? null,
+      ...(count === undefined ? {} : { serverCount: count.count, cacheCount: liveAfter }),
+      ...(removed === undefined
+        ? {}
+        : { removedNamed: removed.keys.length, removedComplete: removed.complete }),
+    },
+  });
+  return { full, deletions: deletionsChecked(view), changed, deleted, commit, tip, differs };
+}
+
+/**
+ * Stores each listed record the cache does not hold as it is (nor one the server named removed); returns
+ * how many changed and the new cursor (the newest `updated_at` seen, held back to the listing's ceiling).
+ */
+function rememberListed(
+  cache: ProjectCache,
+  backend: Backend,
+  listing: Listing,
+  live: LiveRecords,
+  gone: ReadonlySet<string>,
+  cursorBefore: string | null,
+): { changed: number; cursor: string | null } {
+  let changed = 0;
+  let cursor = cursorBefore;
+  for (const record of listing.records) {
+    if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
+    const known = live.get(record.key);
+    if (
+      gone.has(record.key) ||
+      (known &&
+        known.version === record.version &&
+        known.updated_at === record.updatedAt &&
+        known.path === record.path)
+    ) {
+      continue;
+    }
+    if (rememberRecord(cache, backend, record, known)) changed++;
+  }
+  return { changed, cursor: ceiledCursor(cursor, cursorBefore, listing) };
+}
+
+/**
+ * Marks deleted what a complete full listing lacks and what the server named removed; returns how many.
+ * `live`: the records the cache held before the listing was applied.
+ */
+function markDeletions(
+  cache: ProjectCache,
+  { full, listing }: ServerView,
+  live: LiveRecords,
+  gone: ReadonlySet<string>,
+): number {
+  let deleted = 0;
+  if (full && listing.complete) {
+    const present = new Set([...listing.records.map((record) => record.key), ...(listing.unchanged ?? [])]);
+    for (const key of live.keys()) {
+      if (!present.has(key)) {
+        cache.db.markDeleted(key);
+        deleted++;
+      }
+    }
+  }
+  for (const key of cache.db.liveRecordsFor([...gone]).keys()) {
+    cache.db.markDeleted(key);
+    deleted++;
+  }
+  return deleted;
+}
+
+/** The commit this sync writes, if any (made main's tip), and main's tip after it. */
+function commitSync(
+  cache: ProjectCache,
+  backend: Backend,
+  changed: number,
+  deleted: number,
+): { commit: string | undefined; tip: string } {
+  const tipBefore = cache.tip();
+  let commit: string | undefined;
+  if (changed > 0 || deleted > 0 || tipBefore === undefined) {
+    commit = writeSyncCommit(cache, backend, tipBefore, undefined, changed, deleted);
+  } else if (cache.db.dirtyPaths().length > 0) {
+    // What a push wrote before it was cut off (an error, kill -9) is in `records` but not in main's tree
+    // (the triggers noted the paths): this commit carries it, so that main is the server's state again.
+    commit = writeStateCommit(
+      cache,
+      [tipBefore],
+      `svc: sync ${backend.kind} project ${backend.project}\n\nthe writes of a push that was cut off\n`,
+    );
+  }
+  if (commit !== undefined) cache.setTip(commit, tipBefore === undefined ? "import" : "sync");
+  // A cache without a tip got its first commit above.
+  return { commit, tip: commit ?? (tipBefore as string) };
+}
+
+/** How this sync looked for records deleted on the server (`SyncResult.deletions`). */
+function deletionsChecked({ full, listing, count, removed }: ServerView): SyncResult["deletions"] {
+  if (full && listing.complete) return "listed";
+  if (count !== undefined) return "counted";
+  return removed?.complete ? "named" : "unchecked";
 }
 
 /**

@@ -20,6 +20,7 @@ Working with records
   svc doctor                Check a clone and what svc needs, each problem with the command that fixes it
   svc list                  List the records of a project: wiki pages, tracker, forge or simulator issues
   svc spaces                List the wiki spaces the configured account can read
+  svc mirror                Copy a project's records onto a branch of a plain git repository
 
 The simulator
   svc sim                   Run the issue-tracker simulator on a loopback address
@@ -130,7 +131,7 @@ test("svc init --help names the backends of this version, --origin and the compl
 
 test("every command's --help: its usage line, no #0 placeholder, prose within 80 columns", async (t) => {
   const paths = COMMANDS.map((command) => describeCommand(command).path);
-  t.is(paths.length, 15);
+  t.is(paths.length, 16);
   for (const path of paths) {
     const run = await runSvcInProcess([...path, "--help"]);
     const name = `svc ${path.join(" ")}`;

@@ -22,6 +22,7 @@ import { DoctorCommand } from "./commands/doctor.js";
 import { InitCommand } from "./commands/init.js";
 import { ListCommand } from "./commands/list.js";
 import { LogCommand } from "./commands/log.js";
+import { MirrorCommand } from "./commands/mirror.js";
 import { PulseBackupCommand } from "./commands/pulse-backup.js";
 import { PulseDaemonCommand } from "./commands/pulse-daemon.js";
 import { PulseHeartbeatCommand } from "./commands/pulse-heartbeat.js";
@@ -44,6 +45,7 @@ export const COMMANDS: readonly CommandClass[] = [
   DoctorCommand,
   ListCommand,
   SpacesCommand,
+  MirrorCommand,
   SimCommand,
   PulseDaemonCommand,
   PulseListenerCommand,

@@ -137,7 +137,7 @@ test("an unknown command: the nearest command by edit distance with the rest of 
   );
   t.is(
     await refused(["frobnicate"]),
-    `svc: unknown command "frobnicate"; the commands are init, sync, log, doctor, list, spaces, sim, pulse. What each does:\n  svc --help\n`,
+    `svc: unknown command "frobnicate"; the commands are init, sync, log, doctor, list, spaces, mirror, sim, pulse. What each does:\n  svc --help\n`,
   );
   t.is(
     await refused(["pulse", "frobnicate"]),

@@ -244,6 +244,161 @@ class ExchangeDeadline {
   }
 }
 
+/** The bounds of one exchange: its deadline (ms), its response cap (bytes), whether a setting can raise the cap. */
+interface ExchangeLimits {
+  readonly timeout: number;
+  readonly cap: number;
+  readonly adjustable: boolean;
+}
+
+/**
+ * One exchange of `HttpClient.once` (whose comment is its contract) while it runs: whether its promise
+ * settled, the answer it handed out as a stream, the body's bytes against the deadline; and its steps:
+ * send, answer (streamed, or collected under the cap), fail.
+ */
+class Exchange {
+  private settled = false;
+  /** Once a streamed answer is handed out, a failure ends its body instead. */
+  private streamed: IncomingMessage | undefined;
+  /** The body's bytes since the clock was (last) given the timeout; `answered` once the status line came. */
+  private bodyBytes = 0;
+  private answered = false;
+  private readonly clock: ExchangeDeadline;
+  private req: ClientRequest | undefined;
+
+  constructor(
+    private readonly url: URL,
+    private readonly request: HttpRequest,
+    private readonly limits: ExchangeLimits,
+    private readonly settle: {
+      readonly resolve: (response: HttpResponse) => void;
+      readonly reject: (error: unknown) => void;
+    },
+  ) {
+    this.clock = new ExchangeDeadline(limits.timeout, () => {
+      const slow = this.answered ? { received: this.bodyBytes } : undefined;
+      this.fail(new BackendUnreachableError(request.method, url, { timeoutMs: limits.timeout, slow }));
+    });
+  }
+
+  /** Sends the request; the answer settles the promise (`answer`), a failure or the deadline rejects it. */
+  start(send: typeof httpRequest, headers: Record<string, string>, body: Buffer | undefined): void {
+    const { url, request, limits } = this;
+    this.req = send(url, { method: request.method, headers, agent: false, signal: request.signal }, (res) =>
+      this.answer(res),
+    );
+    // Listening before anything else can throw: an 'error' event without a listener kills the process.
+    this.req.on("error", (error) => this.fail(this.unreachable(error)));
+    // node runs a timer of NaN ms, or of more than 2^31 - 1, after 1 ms: a caller's mistake, refused.
+    if (!(limits.timeout >= 1 && limits.timeout <= MAX_TIMEOUT_MS)) {
+      this.fail(new RangeError(`timeoutMs must be from 1 to ${MAX_TIMEOUT_MS}, not ${limits.timeout}`));
+      return;
+    }
+    this.clock.run();
+    this.req.end(body);
+  }
+
+  /** The first failure wins: it rejects the promise (or ends a streamed body) and destroys the socket. */
+  private fail(error: unknown): void {
+    this.clock.stop();
+    if (this.streamed) {
+      this.streamed.destroy(error as Error);
+      return;
+    }
+    if (this.settled) return;
+    this.settled = true;
+    this.settle.reject(error);
+    this.req?.destroy();
+  }
+
+  /** The caller's abort reason when it aborted; else the network's failure, by its code. */
+  private unreachable(error: NodeJS.ErrnoException): unknown {
+    const { request, url } = this;
+    return request.signal?.aborted
+      ? request.signal.reason
+      : new BackendUnreachableError(request.method, url, { code: error.code ?? error.message }, error);
+  }
+
+  /** The status line came, the rest of the answer did not: the server may have acted on the request. */
+  private cutOff(error: unknown, received: number, announced: number): unknown {
+    const { request, url } = this;
+    if (request.signal?.aborted) return request.signal.reason;
+    return new BackendUnreachableError(
+      request.method,
+      url,
+      {
+        code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
+        cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
+      },
+      error,
+    );
+  }
+
+  private answer(res: IncomingMessage): void {
+    this.answered = true;
+    const announced = Number(res.headers["content-length"]);
+    const status = res.statusCode ?? 0;
+    if (this.request.stream && status >= 200 && status < 300) this.handOut(res, status, announced);
+    else this.collect(res, status, announced);
+  }
+
+  /** A streamed answer: resolved at once, its body read by the caller (`streamedBody`). */
+  private handOut(res: IncomingMessage, status: number, announced: number): void {
+    this.settled = true;
+    this.streamed = res;
+    this.settle.resolve({
+      status,
+      headers: flatHeaders(res.headers),
+      body: Buffer.alloc(0),
+      chunks: streamedBody(res, this.req as ClientRequest, {
+        counted: (bytes) => {
+          this.bodyBytes += bytes;
+          if (this.bodyBytes < this.limits.cap) return;
+          this.bodyBytes = 0;
+          this.clock.renew();
+        },
+        holding: (held) => (held ? this.clock.stop() : this.clock.run()),
+        ended: () => this.clock.stop(),
+        failure: (error, received) =>
+          error instanceof BackendUnreachableError && !this.request.signal?.aborted
+            ? error
+            : this.cutOff(error, received, announced),
+      }),
+    });
+  }
+
+  /** An answer read whole, under the cap. */
+  private collect(res: IncomingMessage, status: number, announced: number): void {
+    const { url, request, limits } = this;
+    const tooLarge = (size?: number) =>
+      this.fail(
+        new ResponseTooLargeError(url, request.method, limits.cap, {
+          announced: size,
+          adjustable: limits.adjustable,
+        }),
+      );
+    if (announced > limits.cap) {
+      tooLarge(announced);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    res.on("data", (chunk: Buffer) => {
+      total += chunk.length;
+      this.bodyBytes += chunk.length;
+      if (total > limits.cap) tooLarge();
+      else chunks.push(chunk);
+    });
+    res.on("end", () => {
+      this.clock.stop();
+      if (this.settled) return;
+      this.settled = true;
+      this.settle.resolve({ status, headers: flatHeaders(res.headers), body: Buffer.concat(chunks) });
+    });
+    res.on("error", (error: NodeJS.ErrnoException) => this.fail(this.cutOff(error, total, announced)));
+  }
+}
+
 export class HttpClient {
   private readonly patterns: OriginPattern[];
   private readonly timeoutMs: number;
@@ -358,127 +513,17 @@ export class HttpClient {
    * `ListingDeadline`). The timer is cleared however the exchange ends, so it never keeps the process alive.
    */
   private once(url: URL, request: HttpRequest): Promise<HttpResponse> {
-    const timeout = request.timeoutMs ?? this.timeoutMs;
-    const cap = request.maxResponseBytes ?? this.maxResponseBytes;
-    const adjustable = this.options.maxResponseBytes === undefined;
+    const limits: ExchangeLimits = {
+      timeout: request.timeoutMs ?? this.timeoutMs,
+      cap: request.maxResponseBytes ?? this.maxResponseBytes,
+      adjustable: this.options.maxResponseBytes === undefined,
+    };
     return new Promise((resolve, reject) => {
       const send = url.protocol === "https:" ? httpsRequest() : httpRequest;
       const body = request.body === undefined ? undefined : Buffer.from(request.body);
       const headers: Record<string, string> = { "x-svc-agent": this.options.agent, ...request.headers };
       if (body) headers["content-length"] = String(body.length);
-      let settled = false;
-      // The caller's abort reason when it aborted; else the network's failure, by its code.
-      const unreachable = (error: NodeJS.ErrnoException) =>
-        request.signal?.aborted
-          ? request.signal.reason
-          : new BackendUnreachableError(request.method, url, { code: error.code ?? error.message }, error);
-      // Once a streamed answer is handed out, a failure ends its body instead (`streamed`).
-      let streamed: IncomingMessage | undefined;
-      // The body's bytes since the clock was (last) given the timeout; `answered` once the status line came.
-      let bodyBytes = 0;
-      let answered = false;
-      const clock = new ExchangeDeadline(timeout, () => {
-        const slow = answered ? { received: bodyBytes } : undefined;
-        fail(new BackendUnreachableError(request.method, url, { timeoutMs: timeout, slow }));
-      });
-      const fail = (error: unknown) => {
-        clock.stop();
-        if (streamed) {
-          streamed.destroy(error as Error);
-          return;
-        }
-        if (settled) return;
-        settled = true;
-        reject(error);
-        req.destroy();
-      };
-      const req = send(
-        url,
-        { method: request.method, headers, agent: false, signal: request.signal },
-        (res) => {
-          answered = true;
-          const tooLarge = (announced?: number) =>
-            fail(new ResponseTooLargeError(url, request.method, cap, { announced, adjustable }));
-          const announced = Number(res.headers["content-length"]);
-          const status = res.statusCode ?? 0;
-          if (request.stream && status >= 200 && status < 300) {
-            settled = true;
-            streamed = res;
-            resolve({
-              status,
-              headers: flatHeaders(res.headers),
-              body: Buffer.alloc(0),
-              chunks: streamedBody(res, req, {
-                counted: (bytes) => {
-                  bodyBytes += bytes;
-                  if (bodyBytes < cap) return;
-                  bodyBytes = 0;
-                  clock.renew();
-                },
-                holding: (held) => (held ? clock.stop() : clock.run()),
-                ended: () => clock.stop(),
-                failure: (error, received) =>
-                  request.signal?.aborted
-                    ? request.signal.reason
-                    : error instanceof BackendUnreachableError
-                      ? error
-                      : new BackendUnreachableError(
-                          request.method,
-                          url,
-                          {
-                            code: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
-                            cutOff: { received, announced: Number.isNaN(announced) ? undefined : announced },
-                          },
-                          error,
-                        ),
-              }),
-            });
-            return;
-          }
-          if (announced > cap) return tooLarge(announced);
-          const chunks: Buffer[] = [];
-          let total = 0;
-          res.on("data", (chunk: Buffer) => {
-            total += chunk.length;
-            bodyBytes += chunk.length;
-            if (total > cap) tooLarge();
-            else chunks.push(chunk);
-          });
-          res.on("end", () => {
-            clock.stop();
-            if (settled) return;
-            settled = true;
-            resolve({
-              status,
-              headers: flatHeaders(res.headers),
-              body: Buffer.concat(chunks),
-            });
-          });
-          // The status line came, the rest of the answer did not: the server may have acted on the request.
-          res.on("error", (error: NodeJS.ErrnoException) =>
-            fail(
-              request.signal?.aborted
-                ? request.signal.reason
-                : new BackendUnreachableError(
-                    request.method,
-                    url,
-                    {
-                      code: error.code ?? error.message,
-                      cutOff: { received: total, announced: Number.isNaN(announced) ? undefined : announced },
-                    },
-                    error,
-                  ),
-            ),
-          );
-        },
-      );
-      // Listening before anything else can throw: an 'error' event without a listener kills the process.
-      req.on("error", (error) => fail(unreachable(error)));
-      // node runs a timer of NaN ms, or of more than 2^31 - 1, after 1 ms: a caller's mistake, refused.
-      if (!(timeout >= 1 && timeout <= MAX_TIMEOUT_MS))
-        return fail(new RangeError(`timeoutMs must be from 1 to ${MAX_TIMEOUT_MS}, not ${timeout}`));
-      clock.run();
-      req.end(body);
+      new Exchange(url, request, limits, { resolve, reject }).start(send, headers, body);
     });
   }
 

@@ -1,7 +1,8 @@
 /**
- * The mirror-refresh script (issue 16; DESIGN.md §8; Document 3 wiki-adapter.md "Rules for test fixtures"
- * 6), run as a user runs it: the shim `scripts/mirror-refresh`, with node's folder on PATH. Real git, bare
- * mirrors made with `git init --bare`, the real simulator and the fake wiki.
+ * The mirror (cli/mirror/; issue 16; DESIGN.md §8; Document 3 wiki-adapter.md "Rules for test fixtures"
+ * 6), run as a user runs it through its launcher: the shim `scripts/mirror-refresh`, with node's folder on
+ * PATH (e2e/mirror-command.test.ts shows `svc mirror` behaving the same). Real git, bare mirrors made with
+ * `git init --bare`, the real simulator and the fake wiki.
  *
  * What it shows: a project's records folder lands in a plain git repository, byte for byte what `svc init`
  * checks out; later runs fast-forward or say "up to date" with the same commit id; other files of the

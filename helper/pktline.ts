@@ -29,7 +29,11 @@ export function encodePkt(payload: string | Buffer): Buffer {
   return Buffer.concat([Buffer.from((data.length + 4).toString(16).padStart(4, "0")), data]);
 }
 
-/** Reads the length header at `offset`: the special packets, a data length, or undefined if not hex. */
+/**
+ * Reads a pkt-line's 4-character length header: the special packets, the packet's whole length (header
+ * included), or undefined when it is not 4 lower-case hex digits or names an impossible length (1-3 is no
+ * special packet, over `MAX_PKT_LENGTH` too long).
+ */
 export function decodePktHeader(header: string): "flush" | "delim" | "response-end" | number | undefined {
   if (!/^[0-9a-f]{4}$/.test(header)) return undefined;
   const length = Number.parseInt(header, 16);

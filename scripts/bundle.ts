@@ -4,8 +4,9 @@
  * (dist/helper/bin.cjs, kept small so that `capabilities` is answered before any of it is read) runs when
  * a command needs the project. git starts the helper for every fetch, push and lazy blob batch; measured on
  * a no-op `git fetch` (issue 18), loading the same code as one file instead of ~30 ES modules cut the time
- * from the `stateless-connect` command to the session's code being loaded from ~50 ms to ~15 ms: no ES module
- * loader, one file read, and V8 compiles each function only when it first runs. Modules loaded on demand
+ * from the `stateless-connect` command to the session's code being loaded from ~50 ms to ~15 ms at first: no ES
+ * module loader, one file read, and V8 compiles each function only when it first runs. With the code cache
+ * (below) and without whitespace (`minifyWhitespace`) it is ~7 ms (SVC_TRACE, medians of ten no-op fetches). Modules loaded on demand
  * (`await import(…)`: a push, a backend) stay lazy: they are in the file and run when first imported.
  *
  * The command line is bundled the same way (dist/cli/main.js into dist/cli/bundle.cjs, run by
@@ -61,7 +62,8 @@ async function bundle(folder: string): Promise<void> {
     format: "cjs",
     plugins: [bundlePackages],
     define: { "import.meta.url": "__filename" },
-    // Without comments and indentation the helper's bundle is ~430 KB instead of ~580 KB, and all ASCII:
+    // Without comments and indentation the helper's bundle was ~430 KB instead of ~580 KB when this was measured
+    // (~730 KB instead of ~1,020 KB today), and all ASCII:
     // the comments held a few characters such as "→", which made node read the whole file as a two-byte
     // string. Loading it took ~7 ms instead of ~13 ms of each helper start (SVC_TRACE, "stateless-connect"
     // to "helper code loaded", medians of ten no-op fetches each, alternating). Names are kept, so a stack
@@ -87,9 +89,9 @@ async function bundle(folder: string): Promise<void> {
   }
   // The V8 code cache core/load-bundle.cts hands to `vm.Script` (the same wrapped source it compiles): V8
   // reads it instead of parsing the file, and ignores it under another node binary or other flags.
-  // helper/bin.cts folds the code of each command into the helper's after that command's first run
-  // (`foldIntoCodeCache`), listing what it folded in `bundle.cjs.cache.commands`: a new build starts that
-  // list again.
+  // helper/bin.cts (a fetch, a push) and cli/bin.cts (`svc init`) fold the code of each command into this
+  // cache after that command's first successful run (`foldIntoCodeCache`), listing what they folded in
+  // `bundle.cjs.cache.commands`: a new build starts that list again.
   writeFileSync(
     `${outfile}.cache`,
     new Script(Module.wrap(bundled), { filename: outfile }).createCachedData(),

@@ -345,7 +345,7 @@ export class WikiBackend implements WritableBackend {
 
   /**
    * The names of page `id`'s labels (`GET /pages/{id}/labels`, read-only; v2 can read labels but not add
-   * them). scripts/mirror-refresh.ts checks the durable test fixtures with it.
+   * them). The mirror (cli/mirror/wiki-fixtures.ts) checks the durable test fixtures with it.
    */
   async pageLabels(id: string): Promise<string[]> {
     const names: string[] = [];
