@@ -2,7 +2,9 @@ import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { Database } from "../core/sqlite.js";
 import { givenTempDir } from "../testing/sim.js";
-import { CACHE_MIGRATIONS, CacheDb, NOTED_BEFORE } from "./db.js";
+import { CacheDb } from "./db.js";
+import { NOTED_BEFORE } from "./db-bookkeeping.js";
+import { CACHE_MIGRATIONS } from "./db-schema.js";
 
 const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
 const A = "a".repeat(40);

@@ -2,424 +2,28 @@
  * `cache.db` (DESIGN.md §3): the last known server state, the blob contents behind every OID we rendered,
  * the sync cursor, the create journal and the helper's append-only audit table. Migrated by
  * `PRAGMA user_version`; WAL; file mode 0600 (it holds record contents).
+ *
+ * `CacheDb` is the one gateway every part uses; the schema's revisions are cache/db-schema.ts, and the
+ * statements of each table group are cache/db-records.ts, cache/db-objects.ts and cache/db-bookkeeping.ts.
  */
-import { chmodSync, existsSync } from "node:fs";
 import type { Validator } from "../backends/backend.js";
 import { SvcError } from "../core/errors.js";
-import { migrateSchema } from "../core/settings.js";
-import { Database } from "../core/sqlite.js";
+import type { Database } from "../core/sqlite.js";
+import { openStore } from "../core/sqlite-store.js";
+import {
+  type AuditEvent,
+  bookkeepingStatements,
+  type JournalRow,
+  type SyncState,
+  type TipOp,
+  type TipRow,
+} from "./db-bookkeeping.js";
+import { objectStatements } from "./db-objects.js";
+import { type CachedRecord, recordStatements } from "./db-records.js";
+import { CACHE_MIGRATIONS, SCHEMA_VERSION } from "./db-schema.js";
 
-const SCHEMA_VERSION = 11;
-
-/** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
-const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
-  AND substr(updated_at, 11, 1) = 'T' AND substr(updated_at, 14, 1) = ':' AND substr(updated_at, 17, 1) = ':'
-  AND substr(updated_at, -1) = 'Z'`;
-
-export const CACHE_MIGRATIONS: Record<number, string> = {
-  1: `
-    CREATE TABLE records (
-      key TEXT PRIMARY KEY,
-      path TEXT NOT NULL,
-      version INTEGER,
-      updated_at TEXT NOT NULL,
-      rendered_oid TEXT NOT NULL,
-      raw_json TEXT NOT NULL,
-      deleted INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE TABLE oid_map (
-      oid TEXT PRIMARY KEY,
-      key TEXT NOT NULL,
-      content BLOB NOT NULL,
-      written INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX oid_map_unwritten ON oid_map (written) WHERE written = 0;
-    CREATE TABLE sync_state (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      cursor TEXT,
-      last_sync_ms INTEGER NOT NULL DEFAULT 0,
-      last_full_ms INTEGER NOT NULL DEFAULT 0
-    );
-    INSERT INTO sync_state (id) VALUES (1);
-    CREATE TABLE pending_creates (
-      local_path TEXT NOT NULL,
-      content_oid TEXT NOT NULL,
-      created_key TEXT,
-      created_at TEXT NOT NULL,
-      PRIMARY KEY (local_path, content_oid)
-    );
-    CREATE TABLE pushes (
-      user_commit TEXT PRIMARY KEY,
-      result_commit TEXT NOT NULL
-    );
-    CREATE TABLE audit_events_cache (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      ts TEXT NOT NULL,
-      op TEXT NOT NULL,
-      backend TEXT NOT NULL,
-      project TEXT NOT NULL,
-      key TEXT,
-      oid TEXT,
-      bytes INTEGER,
-      agent TEXT NOT NULL,
-      detail TEXT
-    );
-    CREATE TRIGGER audit_events_cache_no_update BEFORE UPDATE ON audit_events_cache
-      BEGIN SELECT RAISE(ABORT, 'audit_events_cache is append-only'); END;
-    CREATE TRIGGER audit_events_cache_no_delete BEFORE DELETE ON audit_events_cache
-      BEGIN SELECT RAISE(ABORT, 'audit_events_cache is append-only'); END;
-  `,
-  // The state tree kept incrementally (cache/state-tree.ts): the encoded tree of every directory as last
-  // written, and the paths changed since. The triggers note every change of a live file, so no code path
-  // that writes `records` can forget to; while no tree is kept (a new cache), nothing is noted.
-  2: `
-    CREATE TABLE state_trees (
-      dir TEXT PRIMARY KEY,
-      content BLOB NOT NULL
-    );
-    -- no key: an outer upsert's conflict handling would override a trigger's OR IGNORE; read DISTINCT
-    CREATE TABLE state_dirty (
-      path TEXT NOT NULL
-    );
-    CREATE INDEX records_live_path ON records (path) WHERE deleted = 0;
-    CREATE INDEX records_live_updated ON records (updated_at) WHERE deleted = 0;
-    CREATE TRIGGER records_dirty_insert AFTER INSERT ON records
-      WHEN EXISTS (SELECT 1 FROM state_trees)
-      BEGIN INSERT INTO state_dirty (path) VALUES (new.path); END;
-    CREATE TRIGGER records_dirty_update AFTER UPDATE ON records
-      WHEN (old.path IS NOT new.path OR old.rendered_oid IS NOT new.rendered_oid OR old.deleted IS NOT new.deleted)
-        AND EXISTS (SELECT 1 FROM state_trees)
-      BEGIN
-        INSERT INTO state_dirty (path) VALUES (old.path);
-        INSERT INTO state_dirty (path) VALUES (new.path);
-      END;
-    CREATE TRIGGER records_dirty_delete AFTER DELETE ON records
-      WHEN EXISTS (SELECT 1 FROM state_trees)
-      BEGIN INSERT INTO state_dirty (path) VALUES (old.path); END;
-  `,
-  // State commits written since the loose objects were last packed (cache.ts, consolidateIfDue).
-  3: `
-    ALTER TABLE sync_state ADD COLUMN commits_since_pack INTEGER NOT NULL DEFAULT 0;
-  `,
-  // The create journal by working tree and path (helper/create-journal.ts): a row is written before a POST
-  // leaves, with what it sends and how far the records table reached, so a create whose answer was lost
-  // can be found among the records that appeared after it. Old rows that got their key are kept, settled.
-  4: `
-    CREATE TABLE create_journal (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      worktree TEXT NOT NULL,
-      path TEXT NOT NULL,
-      content_oid TEXT NOT NULL,
-      planned TEXT NOT NULL,
-      started_at TEXT NOT NULL,
-      known_rowid INTEGER NOT NULL,
-      owner_pid INTEGER NOT NULL,
-      state TEXT NOT NULL CHECK (state IN ('sending', 'created', 'settled')),
-      created_key TEXT,
-      created_version INTEGER,
-      created_updated_at TEXT
-    );
-    CREATE INDEX create_journal_path ON create_journal (path, state);
-    INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state, created_key)
-      SELECT '', local_path, content_oid, '{"fields":{}}', created_at, 0, 0, 'settled', created_key
-      FROM pending_creates WHERE created_key IS NOT NULL;
-    DROP TABLE pending_creates;
-  `,
-  // HTTP validators (ETags) of earlier answers, for conditional requests (the forge: a 304 costs no quota).
-  // Those of a listing are written by the sync that applied it, in the same transaction.
-  5: `
-    CREATE TABLE validators (
-      url TEXT PRIMARY KEY,
-      etag TEXT NOT NULL,
-      payload TEXT NOT NULL
-    );
-  `,
-  // The history of the cache's main as this machine saw it (svc log, svc init --at): one row each time main
-  // moved, with when and why, append-only like the audit table. Who made a version, where the backend says
-  // (the wiki names the author of each page version), is kept with the version's blob. A cache made before
-  // this revision gets the tips its audit rows name (syncs and pushes), so its history does not start empty.
-  6: `
-    CREATE TABLE tip_history (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      commit_oid TEXT NOT NULL,
-      at_ms INTEGER NOT NULL,
-      op TEXT NOT NULL,
-      pushed_commit TEXT
-    );
-    CREATE TRIGGER tip_history_no_update BEFORE UPDATE ON tip_history
-      BEGIN SELECT RAISE(ABORT, 'tip_history is append-only'); END;
-    CREATE TRIGGER tip_history_no_delete BEFORE DELETE ON tip_history
-      BEGIN SELECT RAISE(ABORT, 'tip_history is append-only'); END;
-    ALTER TABLE oid_map ADD COLUMN changed_by TEXT;
-    INSERT INTO tip_history (commit_oid, at_ms, op, pushed_commit)
-      SELECT commit_oid, CAST(round((julianday(ts) - 2440587.5) * 86400000) AS INTEGER), op, pushed_commit FROM (
-        SELECT id, ts, json_extract(detail, '$.commit') AS commit_oid, 'sync' AS op, NULL AS pushed_commit
-          FROM audit_events_cache WHERE op = 'sync'
-        UNION ALL
-        SELECT id, ts, json_extract(detail, '$.result'), 'push', oid
-          FROM audit_events_cache WHERE op = 'push-accept'
-      ) WHERE commit_oid IS NOT NULL ORDER BY id;
-  `,
-  // Every state commit's time is the newest updated_at of the live records (cache/sync.ts): the greatest
-  // canonical one comes from records_live_updated, the others from this index, which holds only them, so a
-  // push does not read every record's time.
-  7: `
-    CREATE INDEX records_live_other_time ON records (updated_at) WHERE deleted = 0 AND NOT (${CANONICAL_TIME});
-  `,
-  // Each push asks whether a commit is in main's history (CacheDb.notedAncestor): looked up by index, so
-  // the question costs the same after a hundred thousand moves of main as after ten.
-  8: `
-    CREATE INDEX IF NOT EXISTS tip_history_commit ON tip_history (commit_oid);
-    CREATE INDEX IF NOT EXISTS tip_history_pushed ON tip_history (pushed_commit) WHERE pushed_commit IS NOT NULL;
-  `,
-  // How far a lazy fetch's prefetch has seen a user's objects folder (helper/stateless-connect.ts): every
-  // blob of `oid_map` up to `through` (its rowid) was there or was sent, so the next lazy fetch looks only at
-  // the blobs after it, instead of every blob the cache holds (~60-80 ms of each git pull at 10,000 records).
-  // `repo` tells that folder from a new one made at the same path (its device and inode).
-  9: `
-    CREATE TABLE prefetch_marks (
-      objects TEXT PRIMARY KEY,
-      repo TEXT NOT NULL,
-      through INTEGER NOT NULL
-    );
-  `,
-  // `records.raw_json` (each record's fields as JSON, DESIGN.md §3) was written by every sync and push and
-  // read by nothing: a record's content is its file (`rendered_oid`), which the renderer keeps lossless
-  // and which the push parses (helper/push.ts). Making it cost ~30-45 ms of a 10,000-issue first listing
-  // (its JSON.stringify, and its bytes in SQLite: ~40 % of the table) and kept a second copy that could
-  // disagree with the file.
-  10: `
-    ALTER TABLE records DROP COLUMN raw_json;
-  `,
-  // How many live records the last complete full listing left (cache/sync.ts): a server whose count of
-  // records lags behind its changes (the tracker's approximate count) is not taken for having deleted one
-  // while it still says that number (issue 31).
-  11: `
-    ALTER TABLE sync_state ADD COLUMN count_at_full INTEGER;
-  `,
-};
-
-/** Why the cache's main moved (tip_history.op). */
-export type TipOp = "import" | "sync" | "push" | "continue" | "found-deleted";
-
-/** One move of the cache's main (tip_history). */
-export interface TipRow {
-  readonly id: number;
-  readonly commit_oid: string;
-  readonly at_ms: number;
-  readonly op: TipOp;
-  /** For a push: the user's commit it carried. */
-  readonly pushed_commit: string | null;
-}
-
-/** One create of the journal (`create_journal`). */
-export interface JournalRow {
-  readonly id: number;
-  readonly path: string;
-  readonly content_oid: string;
-  /** The JSON of the `RecordChanges` the POST sent. */
-  readonly planned: string;
-  readonly known_rowid: number;
-  readonly owner_pid: number;
-  readonly created_key: string | null;
-  readonly created_version: number | null;
-  readonly created_updated_at: string | null;
-}
-
-/**
- * A record's last known server state; its content (fields and body) is its file, the rendered blob
- * (`oid_map.content` of `rendered_oid`), not stored twice.
- */
-export interface CachedRecord {
-  readonly key: string;
-  readonly path: string;
-  readonly version: number | null;
-  readonly updated_at: string;
-  readonly rendered_oid: string;
-}
-
-export interface SyncState {
-  readonly cursor: string | null;
-  readonly last_sync_ms: number;
-  readonly last_full_ms: number;
-  /**
-   * How many records the server held at the last complete full listing: its own count where it gives one
-   * (the sim's listing, the tracker's approximate count asked just before), else how many the listing found;
-   * null before one.
-   */
-  readonly count_at_full: number | null;
-}
-
-export type AuditOp =
-  | "connect"
-  | "rpc"
-  | "materialize"
-  | "sync"
-  | "sync-failed"
-  | "blob-limit-refused"
-  | "egress-denied"
-  | "import"
-  | "push-start"
-  | "push-accept"
-  | "push-reject"
-  | "push-partial"
-  | "write";
-
-export interface AuditEvent {
-  readonly op: AuditOp;
-  readonly key?: string;
-  readonly oid?: string;
-  readonly bytes?: number;
-  readonly detail?: Record<string, unknown>;
-}
-
-/** The records table: live records, their versions, paths and times. */
-function recordStatements(db: Database) {
-  return {
-    record: db.prepare(
-      "SELECT key, path, version, updated_at, rendered_oid FROM records WHERE key = ? AND deleted = 0",
-    ),
-    liveRecord: db.prepare(
-      "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
-    ),
-    versions: db.prepare(
-      "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
-    ),
-    upsertRecord: db.prepare(
-      `INSERT INTO records (key, path, version, updated_at, rendered_oid, deleted)
-       VALUES (?, ?, ?, ?, ?, 0)
-       ON CONFLICT (key) DO UPDATE SET path = excluded.path, version = excluded.version,
-         updated_at = excluded.updated_at, rendered_oid = excluded.rendered_oid, deleted = 0`,
-    ),
-    markDeleted: db.prepare("UPDATE records SET deleted = 1 WHERE key = ?"),
-    tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
-    treeByPath: db.prepare("SELECT path, rendered_oid FROM records WHERE deleted = 0 ORDER BY path"),
-    liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
-    liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
-    newestCanonical: db
-      .prepare(
-        `SELECT updated_at FROM records WHERE deleted = 0 AND ${CANONICAL_TIME} ORDER BY updated_at DESC LIMIT 1`,
-      )
-      .pluck(),
-    otherTimes: db
-      .prepare(`SELECT updated_at FROM records WHERE deleted = 0 AND NOT (${CANONICAL_TIME})`)
-      .pluck(),
-    recordsAfter: db.prepare(
-      "SELECT key, path, version, updated_at, rendered_oid FROM records WHERE rowid > ? AND deleted = 0",
-    ),
-  };
-}
-
-/** The blob contents (`oid_map`) and the stored state trees with their dirty paths. */
-function objectStatements(db: Database) {
-  return {
-    stateTrees: db.prepare("SELECT dir, content FROM state_trees"),
-    putStateTree: db.prepare(
-      "INSERT INTO state_trees (dir, content) VALUES (?, ?) ON CONFLICT (dir) DO UPDATE SET content = excluded.content",
-    ),
-    dropStateTree: db.prepare("DELETE FROM state_trees WHERE dir = ?"),
-    dropStateTrees: db.prepare("DELETE FROM state_trees"),
-    dirtyPaths: db.prepare("SELECT DISTINCT path FROM state_dirty").pluck(),
-    clearDirty: db.prepare("DELETE FROM state_dirty"),
-    insertOid: db.prepare(
-      "INSERT INTO oid_map (oid, key, content, changed_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-    ),
-    changedBy: db.prepare(
-      "SELECT oid, changed_by FROM oid_map WHERE changed_by IS NOT NULL AND oid IN (SELECT value FROM json_each(?))",
-    ),
-    oid: db.prepare("SELECT oid, content, written FROM oid_map WHERE oid = ?"),
-    unwritten: db.prepare("SELECT oid FROM oid_map WHERE written = 0").pluck(),
-    markWritten: db.prepare("UPDATE oid_map SET written = 1 WHERE oid IN (SELECT value FROM json_each(?))"),
-    // `+written`: looked up by key, each; the index on `written` would make SQLite read every blob not
-    // written yet (all of a clone's: ~3-8 ms of each lazy fetch at 10,000 records).
-    unwrittenAmong: db
-      .prepare("SELECT oid FROM oid_map WHERE +written = 0 AND oid IN (SELECT value FROM json_each(?))")
-      .pluck(),
-    knownAmong: db
-      .prepare("SELECT count(*) FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))")
-      .pluck(),
-    contents: db.prepare("SELECT oid, content FROM oid_map WHERE oid IN (SELECT value FROM json_each(?))"),
-    prefetchCandidates: db
-      .prepare(
-        `SELECT o.oid, length(o.content) AS bytes, o.rowid AS id FROM oid_map o
-           LEFT JOIN records r ON r.key = o.key AND r.rendered_oid = o.oid AND r.deleted = 0
-         WHERE o.rowid > ?
-         ORDER BY r.path IS NULL, r.path, o.rowid DESC`,
-      )
-      .raw(),
-    prefetchMark: db.prepare("SELECT through FROM prefetch_marks WHERE objects = ? AND repo = ?").pluck(),
-    lastBlobId: db.prepare("SELECT coalesce(max(rowid), 0) FROM oid_map").pluck(),
-    setPrefetchMark: db.prepare(
-      `INSERT INTO prefetch_marks (objects, repo, through) VALUES (?, ?, ?)
-       ON CONFLICT (objects) DO UPDATE SET repo = excluded.repo, through = excluded.through`,
-    ),
-    blobCounts: db.prepare(
-      `SELECT (SELECT count(*) FROM records WHERE deleted = 0) AS live,
-              (SELECT count(DISTINCT rendered_oid) FROM records WHERE deleted = 0) AS distinct_live,
-              (SELECT count(*) FROM oid_map) AS stored`,
-    ),
-    storedCount: db.prepare("SELECT count(*) FROM oid_map").pluck(),
-    blobsAfter: db.prepare("SELECT rowid AS at, content FROM oid_map WHERE rowid > ? ORDER BY rowid LIMIT ?"),
-  };
-}
-
-/** Whether @oid is a tip main moved to, or a commit a push built on, up to main's last move to @tip. */
-export const NOTED_BEFORE = `SELECT count(*) FROM tip_history WHERE (commit_oid = @oid OR pushed_commit = @oid)
-  AND id <= (SELECT max(id) FROM tip_history WHERE commit_oid = @tip)`;
-
-/** Sync and pack state, the create journal, finished pushes and the audit log. */
-function bookkeepingStatements(db: Database) {
-  return {
-    countCommit: db.prepare("UPDATE sync_state SET commits_since_pack = commits_since_pack + 1 WHERE id = 1"),
-    commitsSincePack: db.prepare("SELECT commits_since_pack FROM sync_state WHERE id = 1").pluck(),
-    packed: db.prepare("UPDATE sync_state SET commits_since_pack = 0 WHERE id = 1"),
-    syncState: db.prepare(
-      "SELECT cursor, last_sync_ms, last_full_ms, count_at_full FROM sync_state WHERE id = 1",
-    ),
-    validator: db.prepare("SELECT url, etag, payload FROM validators WHERE url = ?"),
-    dropValidators: db.prepare("DELETE FROM validators WHERE substr(url, 1, length(@prefix)) = @prefix"),
-    keepValidator: db.prepare(
-      "INSERT INTO validators (url, etag, payload) VALUES (@url, @etag, @payload) ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, payload = excluded.payload",
-    ),
-    setSyncState: db.prepare(
-      `UPDATE sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms, last_full_ms = @last_full_ms,
-         count_at_full = @count_at_full WHERE id = 1`,
-    ),
-    journalStart: db.prepare(
-      `INSERT INTO create_journal (worktree, path, content_oid, planned, started_at, known_rowid, owner_pid, state)
-       VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) FROM records), ?, 'sending')`,
-    ),
-    journalCreated: db.prepare(
-      "UPDATE create_journal SET state = 'created', created_key = ?, created_version = ?, created_updated_at = ? WHERE id = ?",
-    ),
-    journalDrop: db.prepare("DELETE FROM create_journal WHERE id = ? AND state = 'sending'"),
-    journalRows: db.prepare(
-      `SELECT id, path, content_oid, planned, known_rowid, owner_pid, created_key, created_version, created_updated_at
-       FROM create_journal WHERE worktree = ? AND state = ? ORDER BY id`,
-    ),
-    journalSettledKey: db
-      .prepare(
-        `SELECT created_key FROM create_journal WHERE path = ? AND content_oid = ? AND state != 'sending'
-         AND worktree IN (?, '') ORDER BY worktree = ? DESC, id DESC LIMIT 1`,
-      )
-      .pluck(),
-    journalSettle: db.prepare("UPDATE create_journal SET state = 'settled', content_oid = ? WHERE id = ?"),
-    journalClaimed: db
-      .prepare("SELECT created_key FROM create_journal WHERE created_key IS NOT NULL")
-      .pluck(),
-    pushResult: db.prepare("SELECT result_commit FROM pushes WHERE user_commit = ?").pluck(),
-    recordPush: db.prepare(
-      "INSERT INTO pushes (user_commit, result_commit) VALUES (?, ?) ON CONFLICT (user_commit) DO UPDATE SET result_commit = excluded.result_commit",
-    ),
-    noteTip: db.prepare("INSERT INTO tip_history (commit_oid, at_ms, op, pushed_commit) VALUES (?, ?, ?, ?)"),
-    tips: db.prepare("SELECT id, commit_oid, at_ms, op, pushed_commit FROM tip_history ORDER BY id"),
-    notedBefore: db.prepare(NOTED_BEFORE).pluck(),
-    audit: db.prepare(
-      `INSERT INTO audit_events_cache (ts, op, backend, project, key, oid, bytes, agent, detail)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-  };
-}
+export type { AuditEvent, AuditOp, JournalRow, SyncState, TipOp, TipRow } from "./db-bookkeeping.js";
+export type { CachedRecord } from "./db-records.js";
 
 export class CacheDb {
   readonly db: Database;
@@ -438,40 +42,30 @@ export class CacheDb {
     private readonly identity: { backend: string; project: string; agent: string },
     options: { building?: boolean } = {},
   ) {
-    const fresh = !existsSync(path);
     this.building = options.building === true;
-    try {
-      this.db = new Database(path);
-    } catch (error) {
-      throw new SvcError("SVC_STORE", `cannot open the cache database ${path}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    if (fresh) chmodSync(path, 0o600);
-    this.db.pragma(options.building ? "journal_mode = MEMORY" : "journal_mode = WAL");
-    this.db.pragma(options.building ? "synchronous = OFF" : "synchronous = NORMAL");
-    // A first listing of 1,000,000 records inserts blob ids in random order: a page cache of 64 MiB
-    // instead of SQLite's 2 MiB keeps the index pages in memory.
-    if (options.building) this.db.pragma("cache_size = -65536");
-    this.db.pragma("busy_timeout = 30000");
-    this.migrate(path);
+    this.db = openStore(path, {
+      building: this.building,
+      // A swarm of agents shares one cache: a writer waits for the others rather than failing.
+      busyTimeoutMs: 30_000,
+      fileMode: 0o600,
+      schema: {
+        migrations: CACHE_MIGRATIONS,
+        latest: SCHEMA_VERSION,
+        tooNew: (current) =>
+          `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
+        // The write lock first: a revision another process ran meanwhile is then seen, and skipped.
+        immediate: true,
+      },
+      cannotOpen: (error) =>
+        new SvcError("SVC_STORE", `cannot open the cache database ${path}: ${error.message}`, {
+          cause: error,
+        }),
+    });
     this.statements = {
       ...recordStatements(this.db),
       ...objectStatements(this.db),
       ...bookkeepingStatements(this.db),
     };
-  }
-
-  private migrate(path: string): void {
-    migrateSchema(
-      this.db,
-      CACHE_MIGRATIONS,
-      SCHEMA_VERSION,
-      (current) =>
-        `the cache ${path} has schema revision ${current}, newer than this svc (${SCHEMA_VERSION}); upgrade svc or remove the cache folder`,
-      // The write lock first: a revision another process ran meanwhile is then seen, and skipped.
-      { immediate: true },
-    );
   }
 
   /** Runs `work` holding SQLite's write lock (BEGIN IMMEDIATE): one writer per cache across processes. */

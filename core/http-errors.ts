@@ -4,6 +4,7 @@
  * longer than svc makes) and `isServerFault`, which tells the failures worth running again from the ones the
  * user must fix.
  */
+import { AHEAD, formatDuration } from "./duration.js";
 import { excerpt, SvcError, UserFacingError } from "./errors.js";
 import { ListingTimeoutError } from "./pagination.js";
 import { parseRemoteUrl } from "./remote-url.js";
@@ -229,15 +230,7 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
 /** `2025-01-06T18:40:05Z (in 60 min)`: an instant for people, to the second, with how far ahead it is. */
 export function describeInstant(ms: number, now = Date.now()): string {
   const at = new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
-  const seconds = Math.max(0, Math.round((ms - now) / 1000));
-  const minutes = Math.round(seconds / 60);
-  const ahead =
-    seconds < 120
-      ? `${seconds} s`
-      : minutes < 120
-        ? `${minutes} min`
-        : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-  return `${at} (in ${ahead})`;
+  return `${at} (in ${formatDuration(ms - now, AHEAD)})`;
 }
 
 /**

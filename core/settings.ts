@@ -1,11 +1,10 @@
 /**
- * Small shared pieces of configuration handling: the one validated reader of numeric settings (environment
- * variables and `git config svc.*` keys alike) and SQLite schema migration by `PRAGMA user_version` (the
- * simulator's store and the cache database both use it).
+ * Reading svc's settings: the one validated reader of numeric, duration and on/off settings (environment
+ * variables and `git config svc.*` keys alike), whose refusals name the setting and a line to run instead.
+ * (The schema-migration runner the cache, the simulator and the pulse daemon share is core/sqlite-store.ts.)
  */
 
-import { SvcError, UserFacingError } from "./errors.js";
-import type { Database } from "./sqlite.js";
+import { UserFacingError } from "./errors.js";
 
 /**
  * Set by `svc init` in its `git clone`'s environment: the helper may answer the clone's fetch with every
@@ -118,49 +117,4 @@ export function readFlag(name: SettingName, raw: string | undefined, fallback: b
 /** `readCount` of the environment variable `name` (an `SVC_*` limit). */
 export function envCount(name: string, options: CountOptions, env: NodeJS.ProcessEnv = process.env): number {
   return readCount(name, env[name], options);
-}
-
-export interface MigrateOptions {
-  /**
-   * Called when the file is older than `latest`, before anything is changed: an error returned is thrown
-   * instead of migrating (the pulse daemon refuses an old file and names `svc pulse migrate`).
-   */
-  readonly refuseOlder?: (current: number) => Error | undefined;
-  /** Each revision in a BEGIN IMMEDIATE transaction (the write lock first) instead of a deferred one. */
-  readonly immediate?: boolean;
-}
-
-/**
- * The one schema-migration runner (the cache, the simulator's store, the pulse database): brings `db` to
- * revision `latest` (SQLite's `user_version`) by running each missing migration in its own transaction. A
- * file of a newer revision is refused: this svc cannot know its shape. `tooNew(current)` gives the message
- * of the SVC_STORE error thrown, or the error itself.
- */
-export function migrateSchema(
-  db: Database,
-  migrations: Readonly<Record<number, string>>,
-  latest: number,
-  tooNew: (current: number) => string | Error,
-  options: MigrateOptions = {},
-): void {
-  const current = db.pragma("user_version", { simple: true }) as number;
-  if (current > latest) {
-    const refusal = tooNew(current);
-    throw typeof refusal === "string" ? new SvcError("SVC_STORE", refusal) : refusal;
-  }
-  if (current < latest) {
-    const refusal = options.refuseOlder?.(current);
-    if (refusal !== undefined) throw refusal;
-  }
-  for (let revision = current + 1; revision <= latest; revision++) {
-    const step = db.transaction(() => {
-      // Another process may have run this revision since `current` was read (a swarm of agents that each
-      // open a cache an older svc made): it is not run twice (a second DROP COLUMN or CREATE TABLE fails).
-      if ((db.pragma("user_version", { simple: true }) as number) >= revision) return;
-      db.exec(migrations[revision] ?? "");
-      db.pragma(`user_version = ${revision}`);
-    });
-    if (options.immediate) step.immediate();
-    else step();
-  }
 }

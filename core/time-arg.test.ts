@@ -1,6 +1,6 @@
 import test from "ava";
 import { UserFacingError } from "./errors.js";
-import { parseTimeArgument } from "./time-arg.js";
+import { parseTimeArgument, readTime } from "./time-arg.js";
 
 const NOW = Date.parse("2026-11-23T12:00:00.000Z");
 
@@ -41,4 +41,36 @@ test("anything else is refused with the option, the text and the forms", (t) => 
       text,
     );
   }
+});
+
+test("every relative form of the one grammar: durations as the printer writes them, ahead and back", (t) => {
+  t.is(parseTimeArgument("--since", "3h ago", NOW), NOW - 3 * 3_600_000);
+  t.is(parseTimeArgument("--since", "2h 30m ago", NOW), NOW - 150 * 60_000);
+  t.is(parseTimeArgument("--since", "12 min ago", NOW), NOW - 12 * 60_000);
+  t.is(parseTimeArgument("--since", "3m 20s AGO", NOW), NOW - 200_000);
+  t.is(parseTimeArgument("--at", "+15m", NOW), NOW + 15 * 60_000);
+  t.is(parseTimeArgument("--at", "in 2 hours", NOW), NOW + 2 * 3_600_000);
+  t.is(parseTimeArgument("--at", "NOW", NOW), NOW);
+});
+
+test("readTime: where a zone is required, a time without one is named as such, with its UTC spelling", (t) => {
+  const required = { zone: "required" } as const;
+  t.deepEqual(readTime("2026-11-22T09:00:00", NOW, required), {
+    kind: "no-zone",
+    suggestion: "2026-11-22T09:00:00Z",
+  });
+  t.deepEqual(readTime("2026-11-22 09:00", NOW, required), {
+    kind: "no-zone",
+    suggestion: "2026-11-22T09:00:00Z",
+  });
+  t.deepEqual(readTime("2026-11-22", NOW, required), { kind: "no-zone", suggestion: "2026-11-22T00:00:00Z" });
+  t.deepEqual(readTime("2026-11-22T09:00:00+01:00", NOW, required), {
+    kind: "time",
+    ms: Date.parse("2026-11-22T08:00:00Z"),
+  });
+  t.deepEqual(readTime("3 hours ago", NOW, required), { kind: "time", ms: NOW - 3 * 3_600_000 });
+  t.deepEqual(readTime("2026-02-30T09:00:00Z", NOW, required), { kind: "not-real" });
+  t.deepEqual(readTime("2026-11-22T24:00:00Z", NOW, required), { kind: "not-real" });
+  t.deepEqual(readTime("tomorrow", NOW, required), { kind: "unreadable" });
+  t.deepEqual(readTime("in an hour", NOW, required), { kind: "unreadable" });
 });

@@ -4,9 +4,10 @@
  * do (notes/push-and-lazy-cache.md A1).
  */
 import type { Hash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { writeFileAtomically } from "../core/atomic-file.js";
 
 // node:crypto and node:zlib are loaded on first use: a no-op fetch (one helper start) hashes and deflates
 // nothing, and loading the two cost it ~5 ms.
@@ -75,15 +76,14 @@ export function readLooseObject(repo: string, oid: string, type: ObjectType): Bu
 
 /**
  * Stores `deflated`, the bytes of a loose object file (another repository's copy of `oid`, which the caller
- * has checked), via a temporary file and rename; does nothing if the object is there.
+ * has checked), read-only as git makes them and atomically, not synced (as git does not sync one by
+ * default); does nothing if the object is there.
  */
 export function writeLooseFile(repo: string, oid: string, deflated: Buffer): void {
   const path = loosePath(repo, oid);
   if (existsSync(path)) return;
   mkdirSync(join(repo, "objects", oid.slice(0, 2)), { recursive: true });
-  const temp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  writeFileSync(temp, deflated, { mode: 0o444 });
-  renameSync(temp, path);
+  writeFileAtomically(path, deflated, { mode: 0o444, durable: false });
 }
 
 export interface TreeEntry {

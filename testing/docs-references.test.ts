@@ -10,7 +10,7 @@
  *   cell the usage line `svc <command> --help` prints, its second starting with the command's description;
  * - docs/settings.md's table names every setting svc reads (the `SVC_*` names and credentials of the
  *   environment, the `svc.*` keys of git's config) and none that nothing reads;
- * - docs/CHANGELOG.md has one `## Revision N` per cache schema revision (cache/db.ts `CACHE_MIGRATIONS`);
+ * - docs/CHANGELOG.md has one `## Revision N` per cache schema revision (cache/db-schema.ts `CACHE_MIGRATIONS`);
  * - README.md stays a front door: at most 16 KB, and it links every docs page; its test line (the second
  *   line of its first `sh` block) is what .ci/run runs right after its clean install.
  *
@@ -19,7 +19,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, posix } from "node:path";
 import test from "ava";
-import { CACHE_MIGRATIONS } from "../cache/db.js";
+import { CACHE_MIGRATIONS } from "../cache/db-schema.js";
 import { describeCommand, usageLine } from "../cli/command-spec.js";
 import { COMMANDS } from "../cli/main.js";
 import { repoRoot } from "./paths.js";

@@ -5,6 +5,7 @@ import { Command, Option } from "clipanion";
 import { forgeConfig, forgeRemoteUrl } from "../../backends/forge/config.js";
 import { trackerConfig, trackerRemoteUrl } from "../../backends/tracker/config.js";
 import { wikiConfig } from "../../backends/wiki/config.js";
+import type { TipRow } from "../../cache/db.js";
 import { shellWord, UserFacingError } from "../../core/errors.js";
 import { DEFAULT_SIM_ORIGIN, parseRemoteUrl, parseRemoteUrlLookingUp } from "../../core/remote-url.js";
 import { CLONE_WITH_BLOBS_VARIABLE } from "../../core/settings.js";
@@ -191,17 +192,15 @@ export class InitCommand extends SvcCommand {
     const simOrigin = this.origin ?? process.env.SVC_SIM_ORIGIN ?? DEFAULT_SIM_ORIGIN;
     // forge::acme/widgets clones into widgets, as git clone of a repository URL does.
     const dir = this.dir ?? this.spec.split("::")[1]?.split("/").pop() ?? "";
-    const again = (folder: string, origin = this.origin) =>
-      ["svc", "init", this.spec, folder, ...(origin ? ["--origin", origin] : [])].map(shellWord).join(" ");
     let url: string;
     try {
       url = remoteUrlFor(this.spec, simOrigin);
     } catch (error) {
       if (!(error instanceof UserFacingError) || error.data.simHost === undefined) throw error;
-      throw await this.simOriginRefusal(simOrigin, (origin) => again(dir, origin));
+      throw await this.simOriginRefusal(simOrigin, (origin) => this.again(dir, origin));
     }
     if (existsSync(dir) && readdirSync(dir).length > 0) {
-      const suggestion = `${again(`${dir}-2`)}${this.at === undefined ? "" : ` --at ${shellWord(this.at)}`}`;
+      const suggestion = `${this.again(`${dir}-2`)}${this.at === undefined ? "" : ` --at ${shellWord(this.at)}`}`;
       throw new UserFacingError(
         "SVC_USAGE",
         `${dir} exists and is not empty; pick a new folder, e.g. ${suggestion}`,
@@ -211,12 +210,36 @@ export class InitCommand extends SvcCommand {
     const past =
       this.at === undefined
         ? undefined
-        : (await import("../history.js")).stateOfCacheAt(parseRemoteUrl(url), this.at, again(dir));
-    const [{ helperEnvironment, ownBinDir }, { userGit }] = await Promise.all([
-      import("../helper-path.js"),
-      import("../../git/user-git.js"),
-    ]);
+        : (await import("../history.js")).stateOfCacheAt(parseRemoteUrl(url), this.at, this.again(dir));
+    const { helperEnvironment, ownBinDir } = await import("../helper-path.js");
     const { env, helperOnPath } = helperEnvironment();
+    const cloned = await this.clone(url, dir, env, past !== undefined);
+    if (cloned !== EXIT.ok) return cloned;
+    if (past) return this.checkOutPast(url, dir, env, past);
+    if (!helperOnPath) {
+      this.context.stderr.write(
+        `svc: note: git-remote-svc is not on your PATH; add ${ownBinDir()} to PATH so that git pull and git push find it\n`,
+      );
+    }
+    this.context.stderr.write(
+      `svc: ${dir} is a working tree of ${url.slice(5)}; edit files, commit, git push\n`,
+    );
+    return EXIT.ok;
+  }
+
+  /** This command again, into `folder` (and with `--origin origin`), for the messages. */
+  private again(folder: string, origin = this.origin): string {
+    return ["svc", "init", this.spec, folder, ...(origin ? ["--origin", origin] : [])]
+      .map(shellWord)
+      .join(" ");
+  }
+
+  /**
+   * `git clone` of `url` into `dir` (`past`: without a checkout, which `checkOutPast` makes), with
+   * `pull.rebase=false` set; EXIT.ok, or the exit code after saying what failed.
+   */
+  private async clone(url: string, dir: string, env: NodeJS.ProcessEnv, past: boolean): Promise<number> {
+    const { userGit } = await import("../../git/user-git.js");
     const stderr = new CloneStderr(this.context.stderr);
     const clone = await userGit(
       ["clone", "--filter=blob:none", ...(past ? ["--no-checkout"] : []), "--origin", "origin", url, dir],
@@ -255,37 +278,39 @@ export class InitCommand extends SvcCommand {
       );
       return EXIT.broken;
     }
-    if (past) {
-      // The state is an ancestor of the server's main the clone fetched (every move of the cache's main
-      // builds on the one before); its files come in one lazy batch.
-      const { commit_oid: state, at_ms: seenMs } = past.tip;
-      const steps: (readonly string[])[] = [
-        ["reset", "--quiet", "--hard", state],
-        ["config", "svc.at", new Date(past.atMs).toISOString()],
-      ];
-      for (const args of steps) {
-        const step = await userGit(args, { cwd: dir, env, stream: this.context.stderr });
-        if (step.code !== 0) {
-          this.context.stderr.write(
-            `svc: the clone in ${dir} is made, but git ${args.join(" ")} there failed (exit ${step.code}); the lines above say why. Remove it and run the command again: rm -rf ${shellWord(dir)} && ${again(dir)} --at ${shellWord(this.at ?? "")}\n`,
-          );
-          return EXIT.broken;
-        }
+    return EXIT.ok;
+  }
+
+  /**
+   * Checks out, in the clone `dir`, the state `past` of the cache (`--at`) and marks the clone read-only
+   * (`svc.at`). The state is an ancestor of the server's main the clone fetched (every move of the cache's
+   * main builds on the one before); its files come in one lazy batch.
+   */
+  private async checkOutPast(
+    url: string,
+    dir: string,
+    env: NodeJS.ProcessEnv,
+    past: { tip: TipRow; atMs: number },
+  ): Promise<number> {
+    const { userGit } = await import("../../git/user-git.js");
+    const { commit_oid: state, at_ms: seenMs } = past.tip;
+    const steps: (readonly string[])[] = [
+      ["reset", "--quiet", "--hard", state],
+      ["config", "svc.at", new Date(past.atMs).toISOString()],
+    ];
+    for (const args of steps) {
+      const step = await userGit(args, { cwd: dir, env, stream: this.context.stderr });
+      if (step.code !== 0) {
+        this.context.stderr.write(
+          `svc: the clone in ${dir} is made, but git ${args.join(" ")} there failed (exit ${step.code}); the lines above say why. Remove it and run the command again: rm -rf ${shellWord(dir)} && ${this.again(dir)} --at ${shellWord(this.at ?? "")}\n`,
+        );
+        return EXIT.broken;
       }
-      this.context.stderr.write(
-        `svc: ${dir} shows ${url.slice(5)} as this machine's cache saw it at ${new Date(past.atMs).toISOString()} ` +
-          `(state ${state.slice(0, 12)}, seen ${new Date(seenMs).toISOString()}); it is read-only: git push there is refused. ` +
-          `What changed since: svc log ${shellWord(dir)} --since ${new Date(seenMs).toISOString()}\n`,
-      );
-      return EXIT.ok;
-    }
-    if (!helperOnPath) {
-      this.context.stderr.write(
-        `svc: note: git-remote-svc is not on your PATH; add ${ownBinDir()} to PATH so that git pull and git push find it\n`,
-      );
     }
     this.context.stderr.write(
-      `svc: ${dir} is a working tree of ${url.slice(5)}; edit files, commit, git push\n`,
+      `svc: ${dir} shows ${url.slice(5)} as this machine's cache saw it at ${new Date(past.atMs).toISOString()} ` +
+        `(state ${state.slice(0, 12)}, seen ${new Date(seenMs).toISOString()}); it is read-only: git push there is refused. ` +
+        `What changed since: svc log ${shellWord(dir)} --since ${new Date(seenMs).toISOString()}\n`,
     );
     return EXIT.ok;
   }

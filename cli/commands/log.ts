@@ -23,7 +23,8 @@ export class LogCommand extends SvcCommand {
 
       --since keeps the changes made on the server at or after that time (a deletion: seen here at or after
       it). Times: 2026-11-23T14:30:00Z, 2026-11-23T14:30:00+01:00, 2026-11-23 14:30 (local time),
-      2026-11-23, "3 hours ago", @<seconds since 1970>. Files after -- keep those records only.
+      2026-11-23, "3 hours ago" (or 3h ago, "2h 30m ago"), @<seconds since 1970>, now. Files after -- keep
+      those records only.
     `,
     examples: [
       ["What changed in the working tree of the current folder", "svc log"],

@@ -33,7 +33,8 @@ export class PulseListenerCommand extends SvcCommand {
   );
 
   async run(): Promise<number> {
-    const { MessengerListener, readListenerConfig } = await import("../../server/pulse/listener.js");
+    const { MessengerListener } = await import("../../server/pulse/listener.js");
+    const { readListenerConfig } = await import("../../server/pulse/listener-config.js");
     const { Logger } = await import("../../server/pulse/log.js");
     const readConfig = () => readListenerConfig(loadEnvironment(this.envFile));
     const config = readConfig();

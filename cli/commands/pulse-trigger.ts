@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { UserFacingError } from "../../core/errors.js";
 import type { HttpClient } from "../../core/http.js";
+import { parseTimeArgument, readTime } from "../../core/time-arg.js";
 import {
   apiBaseUrl,
   ConfigReader,
@@ -17,6 +18,16 @@ interface TriggerAnswer {
   readonly error?: { code: string; message: string };
 }
 
+/**
+ * `--at` as the daemon is sent it: a time without a zone is the user's local time, sent as UTC (the daemon
+ * refuses one: its clock is not the user's); any other form as typed, relative ones read by the daemon
+ * against its own clock, and what it cannot read refused by it with its own message.
+ */
+export function scheduledAtToSend(at: string, now = Date.now()): string {
+  if (readTime(at, now, { zone: "required" }).kind !== "no-zone") return at;
+  return new Date(parseTimeArgument("--at", at, now)).toISOString();
+}
+
 export class PulseTriggerCommand extends SvcCommand {
   static override paths = [["pulse", "trigger"]];
 
@@ -26,8 +37,10 @@ export class PulseTriggerCommand extends SvcCommand {
     details: `
       Sends \`POST /api/pulse/trigger\` to the daemon at PULSE_API_HOST:PULSE_API_PORT with PULSE_API_TOKEN.
       The prompt is the arguments joined by spaces, or standard input when it is \`-\`. \`--at\` takes
-      \`now\`, an RFC 3339 time with a zone (2026-11-22T09:00:00+01:00) or a relative time (+30s, +15m, +2h,
-      +1d). With \`--dedup-key\`, a second trigger with the same key returns the first pulse.
+      \`now\`, an RFC 3339 time with a zone (2026-11-22T09:00:00+01:00), a relative time (+30s, +15m, +2h,
+      +1d, in 2 hours, 3 hours ago), @<seconds since 1970>, or a time without a zone (2026-11-23 14:30,
+      2026-11-23), which is this machine's local time and is sent as UTC. With \`--dedup-key\`, a second
+      trigger with the same key returns the first pulse.
 
       Exit codes: 0 queued (or already queued with that key); 1 refused by the daemon; 2 the daemon cannot be
       reached or the input is wrong; 78 the configuration is unusable.
@@ -47,7 +60,9 @@ export class PulseTriggerCommand extends SvcCommand {
   );
   at = withValueName(
     "when",
-    Option.String("--at", "now", { description: "When: now, RFC 3339 with a zone, or +15m/+2h/+1d" }),
+    Option.String("--at", "now", {
+      description: "When: now, RFC 3339, a local time, or +15m/+2h/+1d (see --help)",
+    }),
   );
   priority = withValueName(
     "priority",
@@ -82,7 +97,7 @@ export class PulseTriggerCommand extends SvcCommand {
     });
     const body = {
       prompt,
-      scheduled_at: this.at,
+      scheduled_at: scheduledAtToSend(this.at),
       priority: this.priority,
       source: this.source,
       ...(this.dedupKey === undefined ? {} : { dedup_key: this.dedupKey }),

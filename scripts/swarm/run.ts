@@ -31,6 +31,7 @@ import { renderRecordFile } from "../../backends/record.js";
 import { simIssueToRecord } from "../../backends/sim/backend.js";
 import { SIM_SCHEMA } from "../../backends/sim/schema.js";
 import { Database } from "../../core/sqlite.js";
+import { integrityProblems } from "../../core/sqlite-store.js";
 import { userGit } from "../../git/user-git.js";
 import { BIN, gitEnv, SVC_BIN } from "../bench/git.js";
 import { timedRun } from "../bench/process.js";
@@ -301,8 +302,8 @@ function integrity(path: string): string | undefined {
   try {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
-      const result = db.pragma("integrity_check", { simple: true });
-      return result === "ok" ? undefined : `PRAGMA integrity_check: ${String(result)}`;
+      const problems = integrityProblems(db);
+      return problems.length === 0 ? undefined : `PRAGMA integrity_check: ${problems.join("; ")}`;
     } finally {
       db.close();
     }
@@ -376,69 +377,34 @@ function readAudit(simDb: string): AuditRow[] {
   }
 }
 
+type Simulator = Awaited<ReturnType<typeof spawnListening>>;
+
+/** What a run started, for its `finally` to stop: the agents, the proxy and the simulator. */
+interface Started {
+  readonly agents: RunningAgent[];
+  proxy?: CountingProxy;
+  sim?: Simulator;
+}
+
 export async function runSwarm(options: SwarmOptions, hooks: SwarmHooks = {}): Promise<SwarmReport> {
   const progress = hooks.progress ?? (() => {});
   const root = mkdtempSync(join(tmpdir(), "svc-swarm-"));
-  const agents: RunningAgent[] = [];
-  let proxy: CountingProxy | undefined;
-  let sim: Awaited<ReturnType<typeof spawnListening>> | undefined;
+  const started: Started = { agents: [] };
   try {
-    const seedFile = join(root, "seed.json");
     const simDb = join(root, "sim.db");
-    writeSeed(seedFile, options.issues);
-    sim = await spawnListening(
-      [
-        SVC_BIN,
-        "sim",
-        "--bind",
-        "127.0.0.1:0",
-        "--db",
-        simDb,
-        "--rate-limit",
-        String(options.rateLimit),
-        "--seed-file",
-        seedFile,
-      ],
-      /svc-sim listening on (\S+)/,
-    );
-    proxy = await startCountingProxy(sim.url);
+    const sim = await startSimulator(root, simDb, options);
+    started.sim = sim;
+    const proxy = await startCountingProxy(sim.url);
+    started.proxy = proxy;
     progress(`simulator at ${sim.url} (proxy ${proxy.url}); starting ${options.agents} agents`);
-    for (let index = 0; index < options.agents; index++) {
-      mkdirSync(join(root, `agent-${index}`), { recursive: true });
-      agents.push(startAgent(root, options, proxy.url, index));
-    }
-    const ready = await within(Promise.all(agents.map((agent) => agent.ready)), READY_TIMEOUT_MS);
-    const started = performance.now();
-    const deadline = Date.now() + options.seconds * 1000;
-    progress(`${ready?.filter(Boolean).length ?? 0} agents have their working trees; go`);
-    for (const agent of agents) agent.child.stdin?.end(`go ${deadline}\n`);
-    const finished = await within(
-      Promise.all(agents.map((agent) => agent.exited)),
-      options.seconds * 1000 + FINISH_GRACE_MS,
-    );
-    const seconds = (performance.now() - started) / 1000;
-    if (!finished) for (const agent of agents) killGroup(agent.child);
-    const exits: AgentExit[] = [];
-    for (const agent of agents) {
-      const code = await agent.exited;
-      exits.push({ agent: agent.index, code, log: code === 0 ? "" : logTail(agent.log) });
-    }
+    const { exits, seconds } = await runAgents(root, options, proxy.url, started.agents, progress);
+    const agents = started.agents;
     const ops = agents.flatMap((agent) => readOpRecords(agent.records));
     await hooks.afterAgents?.({ simUrl: sim.url, project: SWARM_PROJECT, ops });
 
     progress("agents stopped; final git pull in each working tree");
     const withTree = agents.filter((agent) => existsSync(join(agent.dir, ".git")));
-    const pulls = new Map<number, string | undefined>();
-    for (const agent of withTree) {
-      pulls.set(
-        agent.index,
-        await gitProblem(
-          ["-c", "svc.reconcileInterval=0", "pull", "--no-rebase", "--no-edit"],
-          agent.env,
-          agent.dir,
-        ),
-      );
-    }
+    const pulls = await finalPulls(withTree);
     const server = await listIssues(proxy);
     progress("checking working trees, caches and databases");
     const trees: TreeCheck[] = [];
@@ -447,19 +413,11 @@ export async function runSwarm(options: SwarmOptions, hooks: SwarmHooks = {}): P
     const proxied = [...proxy.answered()];
     const unanswered = [...proxy.unanswered()];
     await proxy.close();
-    proxy = undefined;
+    started.proxy = undefined;
     const simExit = await sim.stop();
-    sim = undefined;
+    started.sim = undefined;
     const audit = readAudit(simDb);
-    const simIntegrity = integrity(simDb);
-    stores.push({
-      what: "simulator sim.db",
-      ...(simIntegrity
-        ? { problem: simIntegrity }
-        : simExit === 0
-          ? {}
-          : { problem: `svc sim exited ${simExit} on SIGTERM` }),
-    });
+    stores.push(simulatorCheck(simDb, simExit));
 
     const invariants = checkInvariants({
       project: SWARM_PROJECT,
@@ -486,9 +444,94 @@ export async function runSwarm(options: SwarmOptions, hooks: SwarmHooks = {}): P
       ...(options.keep ? { kept: root } : {}),
     };
   } finally {
-    for (const agent of agents) killGroup(agent.child);
-    await proxy?.close();
-    await sim?.stop(1000);
+    for (const agent of started.agents) killGroup(agent.child);
+    await started.proxy?.close();
+    await started.sim?.stop(1000);
     if (!options.keep) rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** Seeds the project (a seed file: no requests) and starts `svc sim` on `simDb` with the run's rate limit. */
+async function startSimulator(root: string, simDb: string, options: SwarmOptions): Promise<Simulator> {
+  const seedFile = join(root, "seed.json");
+  writeSeed(seedFile, options.issues);
+  return spawnListening(
+    [
+      SVC_BIN,
+      "sim",
+      "--bind",
+      "127.0.0.1:0",
+      "--db",
+      simDb,
+      "--rate-limit",
+      String(options.rateLimit),
+      "--seed-file",
+      seedFile,
+    ],
+    /svc-sim listening on (\S+)/,
+  );
+}
+
+/**
+ * Starts the agents (into `agents`, for the caller to stop), waits until each has its working tree, sends
+ * them all `go` and waits until they stopped, or kills them after the deadline and its grace; returns how
+ * each exited and how long they ran.
+ */
+async function runAgents(
+  root: string,
+  options: SwarmOptions,
+  proxyUrl: string,
+  agents: RunningAgent[],
+  progress: (line: string) => void,
+): Promise<{ exits: AgentExit[]; seconds: number }> {
+  for (let index = 0; index < options.agents; index++) {
+    mkdirSync(join(root, `agent-${index}`), { recursive: true });
+    agents.push(startAgent(root, options, proxyUrl, index));
+  }
+  const ready = await within(Promise.all(agents.map((agent) => agent.ready)), READY_TIMEOUT_MS);
+  const started = performance.now();
+  const deadline = Date.now() + options.seconds * 1000;
+  progress(`${ready?.filter(Boolean).length ?? 0} agents have their working trees; go`);
+  for (const agent of agents) agent.child.stdin?.end(`go ${deadline}\n`);
+  const finished = await within(
+    Promise.all(agents.map((agent) => agent.exited)),
+    options.seconds * 1000 + FINISH_GRACE_MS,
+  );
+  const seconds = (performance.now() - started) / 1000;
+  if (!finished) for (const agent of agents) killGroup(agent.child);
+  const exits: AgentExit[] = [];
+  for (const agent of agents) {
+    const code = await agent.exited;
+    exits.push({ agent: agent.index, code, log: code === 0 ? "" : logTail(agent.log) });
+  }
+  return { exits, seconds };
+}
+
+/** A final full-listing `git pull` in each working tree: agent → what went wrong, if anything. */
+async function finalPulls(agents: readonly RunningAgent[]): Promise<Map<number, string | undefined>> {
+  const pulls = new Map<number, string | undefined>();
+  for (const agent of agents) {
+    pulls.set(
+      agent.index,
+      await gitProblem(
+        ["-c", "svc.reconcileInterval=0", "pull", "--no-rebase", "--no-edit"],
+        agent.env,
+        agent.dir,
+      ),
+    );
+  }
+  return pulls;
+}
+
+/** The simulator's database after it stopped: its integrity, and whether it exited cleanly on SIGTERM. */
+function simulatorCheck(simDb: string, simExit: number | null): StoreCheck {
+  const simIntegrity = integrity(simDb);
+  return {
+    what: "simulator sim.db",
+    ...(simIntegrity
+      ? { problem: simIntegrity }
+      : simExit === 0
+        ? {}
+        : { problem: `svc sim exited ${simExit} on SIGTERM` }),
+  };
 }

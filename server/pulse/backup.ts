@@ -13,7 +13,6 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   existsSync,
-  fsyncSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -24,8 +23,10 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { fsyncPath } from "../../core/atomic-file.js";
 import { SvcError, UserFacingError } from "../../core/errors.js";
 import { Database } from "../../core/sqlite.js";
+import { integrityProblems } from "../../core/sqlite-store.js";
 import { ConfigError, DEFAULT_KEEP_DAYS } from "./config.js";
 import { openPulseDb, PULSE_SCHEMA_REVISION } from "./db.js";
 
@@ -153,7 +154,7 @@ export async function backupPulseDb(options: BackupOptions): Promise<BackupResul
   let revision: number;
   try {
     revision = checkCopy(tmp, dbPath);
-    fsyncFile(tmp);
+    fsyncPath(tmp);
   } catch (error) {
     removeDatabaseFiles(tmp);
     throw error;
@@ -161,7 +162,7 @@ export async function backupPulseDb(options: BackupOptions): Promise<BackupResul
 
   const file = join(dir, backupFileName(now()));
   publish(tmp, file);
-  fsyncFile(dir);
+  fsyncPath(dir);
   const bytes = statSync(file).size;
   const removed = pruneBackups(dir, keepDays, now());
   return { file, bytes, integrity: "ok", revision, removed };
@@ -199,9 +200,7 @@ function checkCopy(tmp: string, dbPath: string): number {
       // The backup copies the WAL flag in the header; rollback mode keeps the backup one file, which is
       // what the restore procedure copies. The daemon switches the restored file back to WAL.
       copy.pragma("journal_mode = DELETE");
-      problems = (copy.pragma("integrity_check") as { integrity_check: string }[]).map(
-        (r) => r.integrity_check,
-      );
+      problems = integrityProblems(copy);
       revision = copy.pragma("user_version", { simple: true }) as number;
     } finally {
       copy.close();
@@ -210,7 +209,7 @@ function checkCopy(tmp: string, dbPath: string): number {
     // Damage bad enough makes SQLite throw SQLITE_CORRUPT instead of listing problems.
     problems = [(error as Error).message];
   }
-  if (problems.length !== 1 || problems[0] !== "ok") {
+  if (problems.length > 0) {
     const shown =
       problems.slice(0, 5).join("; ") + (problems.length > 5 ? `; … (${problems.length} problems)` : "");
     throw new BackupError(
@@ -256,15 +255,6 @@ function publish(tmp: string, file: string): void {
     throw new BackupError(`the backup ${file} already exists; run svc pulse backup again`, { file });
   }
   renameSync(tmp, file);
-}
-
-function fsyncFile(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function removeDatabaseFiles(path: string): void {

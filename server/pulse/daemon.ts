@@ -16,23 +16,21 @@
  *
  * `close()` is the graceful stop (SIGTERM): no new claims, runs in flight get `shutdownGraceMs` to end, then
  * their process groups are stopped and their pulses go back to `pending` with the attempt given back.
+ *
+ * What the daemon reads from its environment is daemon-config.ts (re-exported here for its callers).
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { UserFacingError } from "../../core/errors.js";
 import type { Database } from "../../core/sqlite.js";
 import { createPulseHandler, type Health } from "./api.js";
-import { type ApiAddress, apiBaseUrl, ConfigReader, checkToken, readApiAddress } from "./config.js";
+import { type ApiAddress, apiBaseUrl } from "./config.js";
+import { DAY_MS, type DaemonConfig } from "./daemon-config.js";
 import { isBusy, openPulseDb } from "./db.js";
 import { checkRunner, type RunnerCheck, type RunResult, runPulse, stopOrphanRun } from "./executor.js";
-import {
-  formatKeepaliveSummary,
-  type KeepaliveConfig,
-  readKeepaliveConfig,
-  runKeepalive,
-} from "./keepalive.js";
+import { formatKeepaliveSummary, runKeepalive } from "./keepalive.js";
 import { Logger } from "./log.js";
-import { type Claim, DEFAULT_LEASE_MS, type Pulse, PulseQueue, type RunOutcome } from "./queue.js";
+import { type Claim, type Pulse, PulseQueue, type RunOutcome } from "./queue.js";
 import { Schedules } from "./schedules.js";
 
 /**
@@ -58,75 +56,10 @@ export class ApiListenError extends UserFacingError {
 const DAEMON_BUSY_TIMEOUT_MS = 250;
 /** While a provider says the runner's credentials need a login, the keep-alive is re-run this often. */
 const LOGIN_RECHECK_MS = 5 * 60_000;
-const DAY_MS = 86_400_000;
-/** Finished pulses and their dedup keys are kept this many days unless `PULSE_RETENTION_DAYS` says otherwise. */
-export const DEFAULT_RETENTION_DAYS = 30;
 /** The purge runs in the upkeep at most this often: it is one indexed scan of the finished pulses. */
 const PURGE_EVERY_MS = 60 * 60_000;
 
-export interface DaemonConfig {
-  readonly dbPath: string;
-  readonly runnerCommand: string;
-  readonly deskPath: string;
-  readonly api: ApiAddress;
-  readonly tokens: readonly string[];
-  readonly maxConcurrent: number;
-  readonly maxAttempts: number;
-  readonly runTimeoutMs: number;
-  readonly killGraceMs: number;
-  readonly leaseMs: number;
-  /** How long finished pulses (and so their dedup keys) are kept: `PULSE_RETENTION_DAYS`, default 30. */
-  readonly retentionMs: number;
-  readonly retryBaseMs: number;
-  readonly retryCapMs: number;
-  readonly shutdownGraceMs: number;
-  readonly timeZone: string;
-  readonly heartbeat: boolean;
-  readonly keepalive: KeepaliveConfig;
-  readonly logLevel: ReturnType<ConfigReader["logLevel"]>;
-  readonly logFile: string | undefined;
-  /** The environment the runner and the providers inherit (secrets scrubbed by the executor). */
-  readonly env: NodeJS.ProcessEnv;
-}
-
-/** Reads and checks every variable the daemon uses; one ConfigError lists all problems. */
-export function readDaemonConfig(env: Record<string, string | undefined>): DaemonConfig {
-  const reader = new ConfigReader(env);
-  const dbPath = reader.required("PULSE_DB_PATH", "set it to the SQLite file, e.g. /var/lib/svc/pulse.db");
-  const runnerCommand = reader.required(
-    "RUNNER_COMMAND",
-    "set it to the agent runner (a command on PATH or a full path); it is run as <RUNNER_COMMAND> run --text <prompt>",
-  );
-  const deskPath = reader.required("SVC_DESK_PATH", "set it to the runner's working directory");
-  const api = readApiAddress(reader);
-  const token = checkToken(reader, "PULSE_API_TOKEN", true);
-  const previous = checkToken(reader, "PULSE_API_TOKEN_PREVIOUS", false);
-  const config: DaemonConfig = {
-    dbPath,
-    runnerCommand,
-    deskPath,
-    api,
-    tokens: [token, previous].filter((t): t is string => t !== undefined),
-    maxConcurrent: reader.integer("PULSE_MAX_CONCURRENT", 1, 1, 64),
-    maxAttempts: reader.integer("PULSE_MAX_ATTEMPTS", 3, 1, 20),
-    runTimeoutMs: reader.duration("PULSE_RUN_TIMEOUT", 30 * 60_000),
-    killGraceMs: reader.duration("PULSE_KILL_GRACE", 10_000),
-    leaseMs: reader.duration("PULSE_LEASE", DEFAULT_LEASE_MS),
-    retentionMs: reader.integer("PULSE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, 1, 36_500) * DAY_MS,
-    retryBaseMs: reader.duration("PULSE_RETRY_BASE", 30_000),
-    retryCapMs: reader.duration("PULSE_RETRY_CAP", 30 * 60_000),
-    shutdownGraceMs: reader.duration("PULSE_SHUTDOWN_GRACE", 60_000),
-    timeZone: reader.timeZone(),
-    heartbeat: (reader.optional("PULSE_HEARTBEAT") ?? "on") !== "off",
-    keepalive: readKeepaliveConfig(reader),
-    logLevel: reader.logLevel(),
-    logFile: reader.optional("LOG_FILE"),
-    env: env as NodeJS.ProcessEnv,
-  };
-  if (config.leaseMs < 5_000) reader.problems.push("PULSE_LEASE must be at least 5s");
-  reader.check();
-  return config;
-}
+export { type DaemonConfig, DEFAULT_RETENTION_DAYS, readDaemonConfig } from "./daemon-config.js";
 
 export interface DaemonOptions {
   readonly now?: () => number;

@@ -9,8 +9,8 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { migrateSchema } from "../../core/settings.js";
 import { Database } from "../../core/sqlite.js";
+import { openStore } from "../../core/sqlite-store.js";
 import { ConfigError } from "./config.js";
 
 export const PULSE_SCHEMA_REVISION = 1;
@@ -117,46 +117,31 @@ export function openPulseDb(path: string, options: OpenOptions): Database {
       ]);
     }
   }
-  let db: Database;
-  try {
-    db = new Database(path, { readonly: options.readonly ?? false, timeout: options.busyTimeoutMs ?? 5000 });
-  } catch (error) {
-    throw new ConfigError([
-      `cannot open PULSE_DB_PATH ${path}: ${(error as Error).message}; check the path and the permissions of its directory`,
-    ]);
-  }
-  try {
-    if (!options.readonly) {
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-    }
-    db.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs ?? 5000)}`);
-    db.pragma("foreign_keys = ON");
-    migrateSchema(
-      db,
-      MIGRATIONS,
-      PULSE_SCHEMA_REVISION,
-      (current) =>
+  return openStore(path, {
+    readonly: options.readonly ?? false,
+    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+    schema: {
+      migrations: MIGRATIONS,
+      latest: PULSE_SCHEMA_REVISION,
+      tooNew: (current) =>
         new SchemaError([
           `PULSE_DB_PATH ${path} has schema revision ${current}, newer than this svc knows (${PULSE_SCHEMA_REVISION}); ` +
             "run the svc version that wrote it, or restore the backup taken before the upgrade",
         ]),
-      {
-        immediate: true,
-        refuseOlder: options.migrate
-          ? undefined
-          : (current) =>
-              new SchemaError([
-                `PULSE_DB_PATH ${path} has schema revision ${current}, this svc needs ${PULSE_SCHEMA_REVISION}; ` +
-                  "back it up (svc pulse backup), then run: svc pulse migrate",
-              ]),
-      },
-    );
-    return db;
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+      immediate: true,
+      refuseOlder: options.migrate
+        ? undefined
+        : (current) =>
+            new SchemaError([
+              `PULSE_DB_PATH ${path} has schema revision ${current}, this svc needs ${PULSE_SCHEMA_REVISION}; ` +
+                "back it up (svc pulse backup), then run: svc pulse migrate",
+            ]),
+    },
+    cannotOpen: (error) =>
+      new ConfigError([
+        `cannot open PULSE_DB_PATH ${path}: ${error.message}; check the path and the permissions of its directory`,
+      ]),
+  });
 }
 
 /** The schema revision of the file at `path` without changing it; 0 for a new file. */

@@ -18,8 +18,8 @@ import { randomBytes } from "node:crypto";
 import { open, readFile, rm, stat, unlink, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
+import { formatDuration } from "../../core/duration.js";
 import { isRunning } from "../../core/process.js";
-import { formatDuration } from "./format-duration.js";
 
 export interface LockHolder {
   readonly pid: number;

@@ -12,10 +12,8 @@
  */
 import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { writeFileAtomically } from "./atomic-file.js";
+import { writeFileAtomically } from "../../core/atomic-file.js";
 import { ConfigError } from "./config.js";
-
-export { writeFileAtomically };
 
 export interface ListenerStateFile {
   readonly version: 1;

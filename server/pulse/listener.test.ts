@@ -28,18 +28,11 @@ import { PulseListenerCommand } from "../../cli/commands/pulse-listener.js";
 import { FAKE_BOT_TOKEN, type FakeMessenger, givenFakeMessenger } from "../../testing/fake-messenger.js";
 import { FAKE_PULSE_API_TOKEN, type FakePulseApi, givenFakePulseApi } from "../../testing/fake-pulse-api.js";
 import { ConfigError, EXIT_CONFIG, loadEnvironment } from "./config.js";
-import {
-  backoffDelay,
-  decideUpdate,
-  LISTENER_ALERTS,
-  type ListenerConfig,
-  MessengerListener,
-  type MessengerListenerOptions,
-  readListenerConfig,
-  sleepUnlessAborted,
-  triggerBody,
-} from "./listener.js";
-import { FileOffsetStore, parseListenerState, writeFileAtomically } from "./listener-state.js";
+import { LISTENER_ALERTS, MessengerListener, type MessengerListenerOptions } from "./listener.js";
+import { type ListenerConfig, readListenerConfig } from "./listener-config.js";
+import { FileOffsetStore, parseListenerState } from "./listener-state.js";
+import { backoffDelay, sleepUnlessAborted } from "./listener-timing.js";
+import { decideUpdate, triggerBody } from "./listener-updates.js";
 import { Logger } from "./log.js";
 
 const CHAT = 4242;
@@ -358,18 +351,6 @@ test("the state file is replaced by rename, mode 0600, with no temporary file le
   });
   t.deepEqual(store.load(), { offset: 101 });
   t.deepEqual(readdirSync(dir), ["listener-state.json"]);
-});
-
-test("writeFileAtomically writes mode 0600 through a fresh temporary file, whatever a crash left behind", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "svc-listener-state-"));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "s.json");
-  const leftover = `.s.json.tmp-${process.pid}-000000000000`;
-  writeFileSync(join(dir, leftover), "half", { mode: 0o644 });
-  writeFileAtomically(path, "{}\n");
-  t.is(statSync(path).mode & 0o777, 0o600);
-  t.is(readFileSync(path, "utf8"), "{}\n");
-  t.deepEqual(readdirSync(dir).sort(), [leftover, "s.json"].sort());
 });
 
 test("an unreadable state file is reported and the listener starts without an offset", async (t) => {

@@ -20,278 +20,40 @@
  * - `run(signal)` returns as soon as `signal` aborts, in-flight long poll or not. The signal is passed on
  *   to `HttpClient`, which hands it to node:http: the request in flight is destroyed at once, and its late
  *   rejection (the abort reason) is ignored.
+ *
+ * This file is the loop and its I/O; what it reads from the environment is listener-config.ts, what it makes
+ * of an update and of an answer listener-updates.ts, its pauses listener-timing.ts, its offset listener-state.ts.
  */
 
-import { dirname } from "node:path";
-import { parseAllowlist } from "../../core/allowlist.js";
-import { backoffMs } from "../../core/backoff.js";
-import { isLoopbackHost } from "../../core/checks.js";
+import { formatDuration } from "../../core/duration.js";
 import { SvcError } from "../../core/errors.js";
 import { HttpClient, type HttpRequest, type HttpResponse } from "../../core/http.js";
-import {
-  apiBaseUrl,
-  ConfigError,
-  ConfigReader,
-  checkToken,
-  type LogLevel,
-  readApiAddress,
-} from "./config.js";
+import { parseRetryAfter } from "../../core/http-errors.js";
+import { ConfigError } from "./config.js";
+import type { ListenerConfig } from "./listener-config.js";
 import { FileOffsetStore, type OffsetStore } from "./listener-state.js";
+import {
+  backoffDelay,
+  DEFAULT_LISTENER_TIMING,
+  type ListenerTiming,
+  type Sleep,
+  sleepUnlessAborted,
+} from "./listener-timing.js";
+import {
+  type BotApiUpdate,
+  daemonErrorText,
+  decideUpdate,
+  parseBotAnswer,
+  parseJson,
+  triggerBody,
+  type UpdateDecision,
+} from "./listener-updates.js";
 import type { Logger } from "./log.js";
 import { Redactor } from "./redact.js";
 
-export const DEFAULT_MESSENGER_API_BASE = "https://api.telegram.org";
-export const DEFAULT_POLL_TIMEOUT_S = 25;
-/** The bot API's own upper bound for the long-poll `timeout`. */
-const MAX_POLL_TIMEOUT_S = 50;
 export const LISTENER_AGENT = "svc-pulse-listener";
 /** How long the bot API keeps an update nobody confirmed (Bot API docs, getUpdates). */
 const UPDATE_RETENTION_H = 24;
-
-export interface ListenerConfig {
-  readonly botToken: string;
-  /** The chat id as the decimal text the bot API sends in `message.chat.id`, e.g. `-1001234567890`. */
-  readonly chatId: string;
-  /** `MESSENGER_API_BASE` without a trailing slash; requests go to `<base>/bot<token>/<method>`. */
-  readonly messengerBase: string;
-  /** The daemon's API, from `PULSE_API_HOST`/`PULSE_API_PORT`. */
-  readonly apiBase: string;
-  readonly apiToken: string;
-  readonly statePath: string;
-  readonly pollTimeoutS: number;
-  readonly logLevel: LogLevel;
-  readonly logFile: string | undefined;
-  /** The egress allowlist: the messenger's origin, the daemon's origin, then `SVC_ALLOWED_ORIGINS`. */
-  readonly allowedOrigins: string;
-}
-
-const BOT_TOKEN_HINT = "set it to the bot's token from @BotFather (the form is 123456789:AA…)";
-
-/** Reads the listener's variables, reporting every problem at once in one `ConfigError`. */
-export function readListenerConfig(env: Record<string, string | undefined>): ListenerConfig {
-  const reader = new ConfigReader(env);
-  const botToken = reader.required("MESSENGER_BOT_TOKEN", BOT_TOKEN_HINT);
-  if (botToken !== "" && !/^[A-Za-z0-9:_.~-]{8,}$/.test(botToken)) {
-    // Described, never printed: it is a secret.
-    reader.problems.push(
-      `MESSENGER_BOT_TOKEN is not a bot token: it has ${botToken.length} characters, expected at least 8 of ` +
-        `A-Z a-z 0-9 : _ . ~ -; ${BOT_TOKEN_HINT}`,
-    );
-  }
-  const chatId = reader.required(
-    "MESSENGER_CHAT_ID",
-    "set it to the numeric id of the chat to listen to, e.g. 123456789 (group ids are negative)",
-  );
-  if (chatId !== "" && !/^-?\d{1,20}$/.test(chatId)) {
-    reader.problems.push(
-      `MESSENGER_CHAT_ID=${JSON.stringify(chatId.slice(0, 40))} is not a numeric chat id; use the number the ` +
-        "bot API reports as message.chat.id, e.g. 123456789 or -1001234567890",
-    );
-  }
-  const messengerBase = readMessengerBase(reader);
-  const address = readApiAddress(reader);
-  if (address.port === 0) {
-    reader.problems.push(
-      "PULSE_API_PORT=0 lets the daemon pick a free port, which the listener cannot know; set the port the daemon listens on",
-    );
-  }
-  const apiBase = apiBaseUrl(address);
-  let apiOrigin: string | undefined;
-  try {
-    apiOrigin = new URL(apiBase).origin;
-  } catch {
-    reader.problems.push(
-      `PULSE_API_HOST=${JSON.stringify(address.host)} does not make a URL; use a host name or an IP address`,
-    );
-  }
-  const apiToken = checkToken(reader, "PULSE_API_TOKEN", true) ?? "";
-  const pollTimeoutS = reader.integer(
-    "MESSENGER_POLL_TIMEOUT_S",
-    DEFAULT_POLL_TIMEOUT_S,
-    1,
-    MAX_POLL_TIMEOUT_S,
-  );
-  const statePath = readStatePath(reader);
-  const logLevel = reader.logLevel();
-  const logFile = reader.optional("LOG_FILE");
-  const extraOrigins = reader.optional("SVC_ALLOWED_ORIGINS");
-  if (extraOrigins !== undefined) {
-    try {
-      parseAllowlist(extraOrigins);
-    } catch (error) {
-      reader.problems.push((error as Error).message);
-    }
-  }
-  const origins = [messengerBase === "" ? undefined : new URL(messengerBase).origin, apiOrigin, extraOrigins];
-  reader.check();
-  return {
-    botToken,
-    chatId,
-    messengerBase,
-    apiBase,
-    apiToken,
-    statePath,
-    pollTimeoutS,
-    logLevel,
-    logFile,
-    allowedOrigins: origins.filter((origin) => origin !== undefined).join(","),
-  };
-}
-
-function readMessengerBase(reader: ConfigReader): string {
-  const raw = reader.optional("MESSENGER_API_BASE") ?? DEFAULT_MESSENGER_API_BASE;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    reader.problems.push(
-      `MESSENGER_API_BASE=${JSON.stringify(raw.slice(0, 80))} is not a URL; use e.g. ${DEFAULT_MESSENGER_API_BASE}`,
-    );
-    return "";
-  }
-  const problem =
-    url.protocol !== "http:" && url.protocol !== "https:"
-      ? "is not an http(s) URL"
-      : url.username !== "" || url.password !== ""
-        ? "carries credentials; they would end up in logs"
-        : url.search !== "" || url.hash !== ""
-          ? "has a query or fragment; give only scheme, host, port and an optional path prefix"
-          : url.protocol === "http:" && !isLoopbackHost(url.hostname)
-            ? "uses plain http to a host that is not loopback; the bot token would cross the network unencrypted, use https"
-            : undefined;
-  if (problem !== undefined) {
-    reader.problems.push(
-      `MESSENGER_API_BASE=${JSON.stringify(`${url.protocol}//${url.host}${url.pathname}`)} ${problem}`,
-    );
-    return "";
-  }
-  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
-}
-
-function readStatePath(reader: ConfigReader): string {
-  const explicit = reader.optional("LISTENER_STATE_PATH");
-  if (explicit !== undefined) return explicit;
-  const db = reader.optional("PULSE_DB_PATH");
-  if (db !== undefined) return `${dirname(db)}/listener-state.json`;
-  reader.problems.push(
-    "LISTENER_STATE_PATH is not set, and neither is PULSE_DB_PATH (whose directory holds listener-state.json by " +
-      "default); set one of them, e.g. LISTENER_STATE_PATH=/var/lib/svc-pulse/listener-state.json",
-  );
-  return "";
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The bot API's shapes (https://core.telegram.org/bots/api#getupdates), as far as the listener reads them.
-
-export interface BotApiMessage {
-  readonly message_id: number;
-  readonly chat: { readonly id: number | string; readonly type?: string };
-  readonly date?: number;
-  readonly text?: string;
-}
-
-export interface BotApiUpdate {
-  readonly update_id: number;
-  readonly message?: BotApiMessage;
-}
-
-/** What the listener does with one update, decided without I/O. */
-export type UpdateDecision =
-  | { readonly action: "deliver"; readonly chatId: string; readonly messageId: number; readonly text: string }
-  | {
-      readonly action: "skip";
-      readonly reason: "not-a-message" | "other-chat" | "no-text";
-      readonly chatId?: string;
-    };
-
-export function decideUpdate(update: BotApiUpdate, chatId: string): UpdateDecision {
-  const message = update.message;
-  if (
-    typeof message !== "object" ||
-    message === null ||
-    typeof message.chat !== "object" ||
-    message.chat === null
-  ) {
-    return { action: "skip", reason: "not-a-message" };
-  }
-  const from = String(message.chat.id);
-  if (from !== chatId) return { action: "skip", reason: "other-chat", chatId: from };
-  if (
-    typeof message.text !== "string" ||
-    message.text.trim() === "" ||
-    !Number.isSafeInteger(message.message_id)
-  ) {
-    return { action: "skip", reason: "no-text", chatId: from };
-  }
-  return { action: "deliver", chatId: from, messageId: message.message_id, text: message.text };
-}
-
-/** The trigger body for one accepted message (DESIGN.md §7; the daemon deduplicates on `dedup_key`). */
-export function triggerBody(decision: {
-  chatId: string;
-  messageId: number;
-  text: string;
-}): Record<string, string> {
-  return {
-    prompt: decision.text,
-    scheduled_at: "now",
-    priority: "normal",
-    source: "messenger",
-    dedup_key: `messenger:${decision.chatId}:${decision.messageId}`,
-  };
-}
-
-/** `min(cap, base·2^failures)`, less up to half of it at random (`random` in [0, 1)), so pollers spread out. */
-export function backoffDelay(
-  failures: number,
-  policy: { readonly baseMs: number; readonly capMs: number },
-  random: () => number,
-): number {
-  return backoffMs(failures, { ...policy, jitter: { kind: "down-to-half" } }, random);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-
-export interface ListenerTiming {
-  /** The first pause after a failure; doubled per consecutive failure up to `backoffCapMs`. */
-  readonly backoffBaseMs: number;
-  readonly backoffCapMs: number;
-  /** The pause between attempts while a token is refused (bot token 401, daemon 401/403). */
-  readonly degradedRetryMs: number;
-  /** A message waiting this long for the daemon raises an alert: the bot API drops updates after 24 h. */
-  readonly backlogAlertMs: number;
-  /** Added to the long-poll timeout to make the request's own timeout: the watchdog for a stalled poll. */
-  readonly pollSlackMs: number;
-  /** The timeout of one trigger request. */
-  readonly triggerTimeoutMs: number;
-}
-
-export const DEFAULT_LISTENER_TIMING: ListenerTiming = {
-  backoffBaseMs: 1000,
-  backoffCapMs: 30_000,
-  degradedRetryMs: 60_000,
-  backlogAlertMs: 3_600_000,
-  pollSlackMs: 15_000,
-  triggerTimeoutMs: 30_000,
-};
-
-/** Resolves after `ms`, or at once when `signal` aborts; never rejects. */
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
-
-export const sleepUnlessAborted: Sleep = (ms, signal) =>
-  new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
 
 export interface MessengerListenerOptions {
   readonly config: ListenerConfig;
@@ -512,7 +274,7 @@ export class MessengerListener {
     if (status === 401 || status === 404) return { kind: "unauthorized", status, description };
     if (status === 409) return { kind: "conflict", description };
     if (status === 429) {
-      const retryAfter = answer?.retryAfter ?? headerSeconds(headers["retry-after"]);
+      const retryAfter = answer?.retryAfter ?? parseRetryAfter(headers["retry-after"]);
       return { kind: "rate-limited", retryAfterS: retryAfter };
     }
     if (status !== 200 || answer === undefined || answer.ok !== true || !Array.isArray(answer.result)) {
@@ -678,7 +440,7 @@ export class MessengerListener {
     const reason = `${status}: ${daemonErrorText(text)}`;
     if (status === 401 || status === 403) return { kind: "unauthorized", status };
     if (status === 400 || status === 413 || status === 422) return { kind: "rejected", status, reason };
-    const retryAfterS = headerSeconds(headers["retry-after"]);
+    const retryAfterS = parseRetryAfter(headers["retry-after"]);
     if (status === 408 || status === 425 || status === 429 || status >= 500) {
       return { kind: "retry", reason, ...(retryAfterS === undefined ? {} : { retryAfterS }) };
     }
@@ -746,7 +508,7 @@ export class MessengerListener {
     if (waited >= this.timing.backlogAlertMs) {
       this.logger.alert(
         LISTENER_ALERTS.backlog,
-        `messages have waited ${Math.round(waited / 60_000)} min for the pulse daemon at ${this.options.config.apiBase}; ` +
+        `messages have waited ${formatDuration(waited)} for the pulse daemon at ${this.options.config.apiBase}; ` +
           `the messenger API drops unconfirmed updates after ${UPDATE_RETENTION_H} h. Start the daemon ` +
           "(e.g. systemctl start svc-pulse) or fix the reason logged above",
         { waited_ms: waited },
@@ -816,51 +578,6 @@ export class MessengerListener {
     if (stack !== undefined) copy.stack = stack;
     return copy;
   }
-}
-
-interface BotAnswer {
-  readonly ok?: unknown;
-  readonly result?: unknown[];
-  readonly description?: string;
-  readonly retryAfter?: number;
-}
-
-/** The bot API's envelope `{ok, result | error_code, description, parameters: {retry_after}}`; undefined if not JSON. */
-function parseBotAnswer(body: Buffer): BotAnswer | undefined {
-  const value = parseJson(body.toString("utf8"));
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  const retryAfter = (record.parameters as { retry_after?: unknown } | undefined)?.retry_after;
-  return {
-    ok: record.ok,
-    ...(Array.isArray(record.result) ? { result: record.result as unknown[] } : {}),
-    ...(typeof record.description === "string" ? { description: record.description.slice(0, 300) } : {}),
-    ...(typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0
-      ? { retryAfter: Math.ceil(retryAfter) }
-      : {}),
-  };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `{error: {code, message}}` from the daemon, else an excerpt of the body. */
-function daemonErrorText(text: string): string {
-  const error = (parseJson(text) as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  if (typeof error?.message === "string") {
-    return typeof error.code === "string" ? `${error.code}: ${error.message}` : error.message;
-  }
-  return text === "" ? "(empty body)" : JSON.stringify(text.slice(0, 200));
-}
-
-/** Whole seconds from `Retry-After` (delta form). */
-function headerSeconds(value: string | undefined): number | undefined {
-  return value !== undefined && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
 }
 
 function errorText(error: unknown): string {

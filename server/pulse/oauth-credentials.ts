@@ -5,10 +5,10 @@
  */
 import { readFile, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
+import { writeFileAtomically } from "../../core/atomic-file.js";
 import { isObject } from "../../core/checks.js";
-import { writeFileAtomically } from "./atomic-file.js";
+import { formatDuration } from "../../core/duration.js";
 import { acquireLock, type HeldLock, type LockOptions, LockWaitTimeoutError } from "./file-lock.js";
-import { formatDuration } from "./format-duration.js";
 import { CredentialFileError, LockTimeoutError, OauthError } from "./oauth-errors.js";
 import type { TokenGrant } from "./oauth-grant.js";
 
@@ -162,7 +162,7 @@ export async function readCredentials(file: string, key: string | undefined): Pr
   return parseCredentials(text, file, key);
 }
 
-/** Replaces the credential file atomically, keeping its owner (see atomic-file.ts). */
+/** Replaces the credential file atomically, keeping its owner (see core/atomic-file.ts). */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
   writeFileAtomically(path, text, { keepOwner: true });
 }

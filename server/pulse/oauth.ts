@@ -29,10 +29,10 @@
  * oauth-errors.ts and the redaction in redact.ts.
  */
 import { isLoopbackHost } from "../../core/checks.js";
+import { formatDuration } from "../../core/duration.js";
 import { SvcError } from "../../core/errors.js";
 import type { ConfigReader } from "./config.js";
 import type { LockHolder } from "./file-lock.js";
-import { formatDuration } from "./format-duration.js";
 import type { Logger } from "./log.js";
 import type { OauthConfig } from "./oauth-config.js";
 import {

@@ -3,11 +3,12 @@
  * parsing and validation shared by the HTTP API, `svc pulse trigger` and the built-in schedules.
  *
  * `scheduled_at` accepts the literal `now`, an RFC 3339 time with `Z` or an offset (a time without one is
- * refused: whose clock would it be?), or a relative `+<n>s|m|h|d`. Priorities are the five names of
+ * refused: whose clock would it be?), a relative `+15m` or `3 hours ago`, `@<seconds>`: the one time
+ * grammar of core/time-arg.ts. Priorities are the five names of
  * DESIGN.md §7, ranked for the claim order.
  */
 
-import { rfc3339Pattern } from "../../core/checks.js";
+import { readTime } from "../../core/time-arg.js";
 
 export const PRIORITIES = ["critical", "high", "normal", "low", "deferred"] as const;
 export type Priority = (typeof PRIORITIES)[number];
@@ -46,49 +47,33 @@ export class InvalidPulse extends Error {
   }
 }
 
-/** Typed by people: lower-case `t`/`z` and a space between date and time are accepted too. */
-const SCHEDULED_AT = rfc3339Pattern({ lowerCase: true, spaceSeparator: true });
-
-/** `now`, RFC 3339 with a zone, or `+15m`; returns epoch ms. */
+/**
+ * `scheduled_at` as epoch ms: `now`, RFC 3339 with a zone, `+15m`, or another form of core/time-arg.ts, but
+ * never a time without a zone (whose clock would it be? `svc pulse trigger` sends a local one as UTC).
+ */
 export function parseScheduledAt(text: string, now: number): number {
-  const trimmed = text.trim();
-  if (trimmed.toLowerCase() === "now") return now;
-  const relative = /^\+(\d{1,7})([smhd])$/.exec(trimmed);
-  if (relative) {
-    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "s" | "m" | "h" | "d"];
-    const at = now + Number(relative[1]) * unit;
-    if (at - now > MAX_AHEAD_MS) throw tooFar(text);
-    return at;
-  }
-  const match = SCHEDULED_AT.exec(trimmed);
-  if (!match) {
-    const naive = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(trimmed);
+  const reading = readTime(text, now, { zone: "required" });
+  if (reading.kind === "no-zone") {
     throw new InvalidPulse(
       "scheduled_at",
-      naive
-        ? `scheduled_at ${JSON.stringify(text)} has no time zone; add Z or an offset, e.g. "${trimmed.replace(" ", "T")}${trimmed.length <= 16 ? ":00" : ""}Z"`
-        : `scheduled_at ${JSON.stringify(text.slice(0, 60))} is not "now", an RFC 3339 time (2026-11-22T09:00:00Z, ` +
-            `2026-11-22T10:00:00+01:00) or a relative time (+30s, +15m, +2h, +1d)`,
+      `scheduled_at ${JSON.stringify(text)} has no time zone; add Z or an offset, e.g. "${reading.suggestion}"`,
     );
   }
-  const [, y, mo, d, h, mi, s] = match.map((part) => part ?? "");
-  const at = Date.parse(trimmed.replace(" ", "T"));
-  const calendarOk =
-    Number(mo) >= 1 &&
-    Number(mo) <= 12 &&
-    Number(d) >= 1 &&
-    Number(d) <= new Date(Date.UTC(Number(y), Number(mo), 0)).getUTCDate() &&
-    Number(h) <= 23 &&
-    Number(mi) <= 59 &&
-    Number(s) <= 59;
-  if (!calendarOk || Number.isNaN(at)) {
+  if (reading.kind === "not-real") {
     throw new InvalidPulse(
       "scheduled_at",
       `scheduled_at ${JSON.stringify(text)} is not a real date and time`,
     );
   }
-  if (at - now > MAX_AHEAD_MS) throw tooFar(text);
-  return at;
+  if (reading.kind === "unreadable") {
+    throw new InvalidPulse(
+      "scheduled_at",
+      `scheduled_at ${JSON.stringify(text.slice(0, 60))} is not "now", an RFC 3339 time (2026-11-22T09:00:00Z, ` +
+        `2026-11-22T10:00:00+01:00) or a relative time (+30s, +15m, +2h, +1d, 3 hours ago)`,
+    );
+  }
+  if (reading.ms - now > MAX_AHEAD_MS) throw tooFar(text);
+  return reading.ms;
 }
 
 function tooFar(text: string): InvalidPulse {

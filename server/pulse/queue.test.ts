@@ -222,4 +222,13 @@ test("scheduled_at forms: now, RFC 3339 with a zone, relative; naive and impossi
   t.throws(() => parseScheduledAt("2026-13-01T00:00:00Z", now), { message: /not a real date/ });
   t.throws(() => parseScheduledAt("+400d", now), { message: /more than a year/ });
   t.throws(() => parseScheduledAt("in an hour", now), { message: /RFC 3339/ });
+  // The other forms of the one time grammar (core/time-arg.ts).
+  t.is(parseScheduledAt("+2h 30m", now), now + 9_000_000);
+  t.is(parseScheduledAt("in 2 hours", now), now + 7_200_000);
+  t.is(parseScheduledAt("3 hours ago", now), now - 10_800_000);
+  t.is(parseScheduledAt(`@${now / 1000}`, now), now);
+  t.throws(() => parseScheduledAt("2026-11-22 09:00", now), {
+    message: /no time zone; add Z or an offset, e.g. "2026-11-22T09:00:00Z"/,
+  });
+  t.throws(() => parseScheduledAt("2026-11-22", now), { message: /no time zone/ });
 });

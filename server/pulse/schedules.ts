@@ -20,6 +20,7 @@
  * Time comes only from `queue.now()`. Methods are synchronous; SQLite errors (SQLITE_BUSY after the busy
  * timeout) are thrown with nothing changed, and the next call tries again.
  */
+import { formatDuration } from "../../core/duration.js";
 import type { Database } from "../../core/sqlite.js";
 import {
   countHourlySlotsBetween,
@@ -225,9 +226,8 @@ export class Schedules {
     this.lastCheck = now;
     if (last === undefined || Math.abs(now - last) <= CLOCK_CORRECTION_MS) return;
     const jump = now - last;
-    const minutes = Math.round(Math.abs(jump) / 60_000);
     this.logger?.warn(
-      `wall clock jumped ${jump > 0 ? "forward" : "back"} by ${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m ` +
+      `wall clock jumped ${jump > 0 ? "forward" : "back"} by ${formatDuration(jump)} ` +
         "between two schedule checks; treating it as a clock correction (or a suspended host)",
       { from: new Date(last).toISOString(), to: new Date(now).toISOString(), jumpMs: jump },
     );

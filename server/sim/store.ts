@@ -9,8 +9,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
 import { SvcError } from "../../core/errors.js";
-import { migrateSchema } from "../../core/settings.js";
 import { Database } from "../../core/sqlite.js";
+import { openStore } from "../../core/sqlite-store.js";
 
 /** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
 const SCHEMA_VERSION = 2;
@@ -142,24 +142,20 @@ export class SimStore {
     this.clock = options.clock ?? Date.now;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     try {
-      this.db = new Database(path);
-    } catch (error) {
-      throw new SvcError(
-        "SVC_STORE",
-        `cannot open the simulator store ${path}: ${(error as Error).message}`,
-        {
-          cause: error,
+      this.db = openStore(path, {
+        schema: {
+          migrations: MIGRATIONS,
+          latest: SCHEMA_VERSION,
+          tooNew: (current) =>
+            `the simulator store ${path} has schema revision ${current}, newer than this svc knows (${SCHEMA_VERSION}); ` +
+            "upgrade svc, or start with another --db",
         },
-      );
-    }
-    try {
-      this.db.pragma("journal_mode = WAL");
-      this.db.pragma("synchronous = NORMAL");
-      this.db.pragma("busy_timeout = 5000");
-      this.db.pragma("foreign_keys = ON");
-      this.migrate(path);
+        cannotOpen: (error) =>
+          new SvcError("SVC_STORE", `cannot open the simulator store ${path}: ${error.message}`, {
+            cause: error,
+          }),
+      });
     } catch (error) {
-      this.db.close();
       if (error instanceof SvcError) throw error;
       throw new SvcError(
         "SVC_STORE",
@@ -215,17 +211,6 @@ export class SimStore {
         "SELECT id, ts, agent_id, method, path, status, request_body, response_summary FROM audit_events ORDER BY id",
       ),
     };
-  }
-
-  private migrate(path: string): void {
-    migrateSchema(
-      this.db,
-      MIGRATIONS,
-      SCHEMA_VERSION,
-      (current) =>
-        `the simulator store ${path} has schema revision ${current}, newer than this svc knows (${SCHEMA_VERSION}); ` +
-        "upgrade svc, or start with another --db",
-    );
   }
 
   /** RFC 3339 UTC with milliseconds, never earlier than the last one this store handed out. */
