@@ -72,6 +72,9 @@ export const AHEAD: DurationStyle = {
   negative: "zero",
 };
 
+/** `1 min`, `52 min`, `2 h 0 min`: `AHEAD` to the minute, for a wait whose seconds mean nothing (a quota's reset). */
+export const AHEAD_MINUTES: DurationStyle = { ...AHEAD, units: AHEAD.units.slice(0, 2) };
+
 /**
  * `ms` in `style` (default `COMPACT`). Each unit's count is made from the next smaller one's (`round`: 149.5 s
  * is 150 s, then 3 min), so a duration is printed as the same number whichever unit it was counted in.

@@ -22,6 +22,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
 import { FailureSwitch } from "./failure-switch.js";
+import { givenFake } from "./fake-server.js";
 import { closeServer, listenOnLoopback } from "./loopback.js";
 
 export const FAKE_BOT_TOKEN = "123456789:AAFakeBotToken_0123456789-abcdefghijk";
@@ -309,13 +310,11 @@ function error(
 }
 
 /** `startFakeMessenger` for one ava test; the test's teardown closes it. */
-export async function givenFakeMessenger(
+export function givenFakeMessenger(
   t: ExecutionContext,
   options: FakeMessengerOptions = {},
 ): Promise<FakeMessenger> {
-  const messenger = await startFakeMessenger(options);
-  t.teardown(() => messenger.close());
-  return messenger;
+  return givenFake(t, () => startFakeMessenger(options));
 }
 
 /** Query parameters, overlaid by a JSON or form body; `undefined` when the body cannot be parsed. */

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ExecutionContext } from "ava";
 import { readRequestBody } from "../core/request-body.js";
+import { givenFake } from "./fake-server.js";
 import { closeServer, listenOnLoopback } from "./loopback.js";
 import { repoRoot } from "./paths.js";
 
@@ -309,13 +310,11 @@ function modeError(mode: Extract<FakeTokenMode, { kind: "error" }>, form: Record
 }
 
 /** A fake endpoint stopped when the test ends. */
-export async function givenFakeTokenEndpoint(
+export function givenFakeTokenEndpoint(
   t: ExecutionContext,
   options: FakeTokenEndpointOptions = {},
 ): Promise<FakeTokenEndpoint> {
-  const endpoint = await startFakeTokenEndpoint(options);
-  t.teardown(() => endpoint.close());
-  return endpoint;
+  return givenFake(t, () => startFakeTokenEndpoint(options));
 }
 
 /**

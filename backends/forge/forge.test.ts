@@ -230,6 +230,12 @@ test("rate limits: primary (quota at zero) and secondary (Retry-After, or the me
     describeReset(Date.parse("2026-11-23T18:40:05Z"), Date.parse("2026-11-23T17:48:00Z")),
     "2026-11-23T18:40:05Z (in 52 min)",
   );
+  const now = Date.parse("2026-11-23T17:00:00Z");
+  const waits = [20_000, 89_000, 119 * 60_000, 120 * 60_000, 185 * 60_000 + 40_000, -5_000];
+  t.deepEqual(
+    waits.map((wait) => describeReset(now + wait, now).replace(/^\S+ /, "")),
+    ["(in 1 min)", "(in 1 min)", "(in 119 min)", "(in 2 h 0 min)", "(in 3 h 6 min)", "(in 1 min)"],
+  );
 });
 
 test("a forge that keeps saying its quota is used up after each reset it named has passed is asked 4 times, not forever", async (t) => {

@@ -11,6 +11,7 @@
  * backends/rest.ts waits them out at the HTTP client's per-origin gate, which holds every request of the
  * process to the forge while a wait lasts.
  */
+import { AHEAD_MINUTES, formatDuration } from "../../core/duration.js";
 import { UserFacingError } from "../../core/errors.js";
 import type { HttpResponse } from "../../core/http.js";
 import type { LimitAnswer, RateLimits } from "../rest.js";
@@ -59,9 +60,7 @@ export function limitOf(response: HttpResponse): LimitAnswer {
 /** `18:40:05 UTC (in 52 min)`. */
 export function describeReset(resetMs: number, now = Date.now()): string {
   const at = new Date(resetMs).toISOString().replace(/\.\d+Z$/, "Z");
-  const minutes = Math.max(1, Math.round((resetMs - now) / 60_000));
-  const wait = minutes >= 120 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
-  return `${at} (in ${wait})`;
+  return `${at} (in ${formatDuration(Math.max(60_000, resetMs - now), AHEAD_MINUTES)})`;
 }
 
 export class QuotaExhaustedError extends UserFacingError {

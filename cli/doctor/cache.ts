@@ -27,6 +27,7 @@ import {
 import { formatAge } from "../../core/duration.js";
 import type { RemoteUrl } from "../../core/remote-url.js";
 import { Database } from "../../core/sqlite.js";
+import { integrityProblems } from "../../core/sqlite-store.js";
 import { hasObject } from "../../git/object-store.js";
 import { staleTemporaryRefs } from "../../git/refs.js";
 import { type Place, svcSync, words } from "./place.js";
@@ -76,9 +77,8 @@ function readDatabaseAs(path: string, immutable: boolean): DatabaseFacts {
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, immutable });
     db.pragma("busy_timeout = 5000");
-    const integrity = (db.pragma("integrity_check") as { integrity_check: string }[]).map(
-      (row) => row.integrity_check,
-    );
+    const problems = integrityProblems(db);
+    const integrity = problems.length === 0 ? ["ok"] : problems;
     const present = new Set(
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[],
     );
