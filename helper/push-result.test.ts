@@ -1,6 +1,6 @@
 /** `summaryOfResult` on result commits as commitResult writes them (git/raw-diff.test.ts: the diff parser). */
 import test from "ava";
-import { summaryOfResult } from "./push.js";
+import { summaryOfResult } from "./push-result.js";
 
 test("summaryOfResult reads a push's result commit; other commits give undefined", (t) => {
   const head = `tree ${"2".repeat(40)}\nparent ${"1".repeat(40)}\nauthor svc <svc@localhost> 1 +0000\ncommitter svc <svc@localhost> 1 +0000\n\n`;
