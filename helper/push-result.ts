@@ -9,6 +9,7 @@
 import type { WritableBackend } from "../backends/backend.js";
 import { writeStateCommit } from "../cache/sync.js";
 import { findMergeBase } from "../git/merge-base.js";
+import { parseCommitObject } from "../git/objects.js";
 import { settleCreates } from "./create-journal.js";
 import type { PushContext, PushObjects, PushReply, PushRun } from "./push-context.js";
 import { crashPoint } from "./push-crash.js";
@@ -37,7 +38,7 @@ export async function alreadyOnServer(
       (await findMergeBase(context.cache.repo, objects.trees.read, commit, tracking)) === commit;
     const summary = heard
       ? undefined
-      : summaryOfResult(objects.cache.read(carried)?.content.toString("utf8") ?? "");
+      : summaryOfResult(objects.cache.read(carried)?.content ?? Buffer.alloc(0));
     if (summary) {
       const how = ` by an earlier push of ${commit.slice(0, 12)}, which was cut off before git heard the answer`;
       const wrote = /(^|, )[1-9]\d* /.test(summary);
@@ -73,8 +74,8 @@ function resultMessage(backend: WritableBackend, summary: string): string {
 }
 
 /** The summary (`writeSummary`) a result commit's raw object carries, or undefined for another commit. */
-export function summaryOfResult(commitObject: string): string | undefined {
-  const body = commitObject.slice(commitObject.indexOf("\n\n") + 2);
+export function summaryOfResult(commitObject: Buffer): string | undefined {
+  const body = parseCommitObject(commitObject).message.toString("utf8");
   if (!body.startsWith("svc: push to ")) return undefined;
   return /^\d+ created, \d+ updated(, \d+ [a-z]+)*$/m.exec(body)?.[0];
 }
