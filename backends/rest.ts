@@ -90,9 +90,15 @@ export class UnexpectedShapeError extends SvcError {
   }
 }
 
-/** The `authorization` header of HTTP Basic authentication, as Atlassian's API tokens take it (email and token). */
-export function basicAuthorization(user: string, secret: string): string {
-  return `Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;
+/**
+ * The headers of every request of the tracker and the wiki: HTTP Basic authentication, as Atlassian's API
+ * tokens take it (the account's email and the token), and JSON answers.
+ */
+export function basicJsonHeaders(email: string, apiToken: string): Readonly<Record<string, string>> {
+  return {
+    authorization: `Basic ${Buffer.from(`${email}:${apiToken}`).toString("base64")}`,
+    accept: "application/json",
+  };
 }
 
 export class RestClient {

@@ -2,7 +2,7 @@
  * Tells a local fault (a full, read-only or failing file system, a place this user may not write) from a
  * bug, for an error met while svc reads or writes its cache, and turns it into a `LocalFaultError`
  * (cache/root.ts words it). The helper's and the CLI's failure reports pass what reaches them through
- * `asLocalFault`; a push does it first, to say which writes reached the server (helper/push.ts); svc doctor
+ * `asLocalFault`; a push does it first, to say which writes reached the server (helper/push-writes.ts); svc doctor
  * looks at the file system with `probeStorage`.
  *
  * The error alone does not always say which fault it is: SQLite reports a `-shm` file it could not size on

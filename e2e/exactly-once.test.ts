@@ -1,14 +1,17 @@
 /**
  * Exactly once under bad luck (issue 11, DESIGN.md §4): pushes killed with SIGKILL of their whole process
- * group — while a POST's answer is on its way, at random instants of a 200-create push, and at each step of
- * a push — are finished by the next plain `git push`, and the server then holds every change exactly once.
+ * group — while a POST's answer is on its way, at 30 steps of a 200-create push drawn from a seed, and at
+ * each step of a push — are finished by the next plain `git push`, and the server then holds every change
+ * exactly once.
  * Real git, the real simulator (its database a file, so its integrity can be checked), real processes.
  */
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { Database } from "../core/sqlite.js";
+import { CRASH_STEPS } from "../helper/push-crash.js";
 import type { RunningSim } from "../server/sim/server.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
+import { fuzzSeed } from "../testing/fuzz.js";
 import { cacheFolder, cacheGit, type GitEnv, git, gitOk, givenGitEnv, manyIssues } from "../testing/git.js";
 import {
   commitAll,
@@ -124,7 +127,68 @@ function random(seed: number): () => number {
   };
 }
 
-test("30 random kill -9s of a push of 200 creates, 5 updates and 3 deletes, then a push: each change exactly once", async (t) => {
+/**
+ * The seed of the random kills when `SVC_FUZZ_SEED` does not give one, so every run kills at the same steps:
+ * one whose kills hit every kind of step (copy, planned, each kind of write, result, and one after it).
+ */
+const DEFAULT_KILL_SEED = 28125;
+
+/** The writes a push has left to make, by kind (it makes them in this order). */
+interface Work {
+  create: number;
+  update: number;
+  delete: number;
+}
+
+/** One kill of the random test: where (`SVC_TEST_KILL_AT`), and what is left to write once it happened. */
+interface Kill {
+  readonly at: string;
+  readonly left: Readonly<Work>;
+}
+
+/**
+ * `rounds` kills drawn from `next`, each at a step the push reaches given what the kills before it left
+ * (helper/push-crash.ts): `copy` while no push got past its copy, `planned`, after the n-th write of this
+ * push (`after-create#17`: the push's creates come first, then its updates, then its deletes, and a push
+ * makes only the writes an earlier one did not), `result` (after all of them), and last one of the steps
+ * after the writes, which leave nothing for a push after them to reach.
+ */
+function killSchedule(next: () => number, rounds: number, work: Work): Kill[] {
+  const left = { ...work };
+  const kinds = ["create", "update", "delete"] as const;
+  const pick = <T>(choices: readonly T[]): T => choices[Math.floor(next() * choices.length)] as T;
+  const kills: Kill[] = [];
+  let copying = true;
+  for (let round = 0; round < rounds; round++) {
+    const writes = left.create + left.update + left.delete;
+    const roll = next();
+    let at: string;
+    if (round === rounds - 1) at = pick(["result", "noted", "moved", "done"]);
+    else if (copying && roll < 0.3) at = "copy";
+    else if (writes === 0 || roll < 0.4) at = pick(writes <= 10 ? ["planned", "result"] : ["planned"]);
+    else {
+      // About as many writes a round as spreads them over the rounds left, and at least one.
+      const most = Math.max(1, Math.min(writes, Math.floor((2 * writes) / (rounds - round - 1))));
+      let nth = 1 + Math.floor(next() * most);
+      at = "";
+      for (const kind of kinds) {
+        if (at === "" && nth <= left[kind]) {
+          at = `after-${kind}#${nth}`;
+          left[kind] -= nth;
+        } else if (at === "") {
+          nth -= left[kind];
+          left[kind] = 0;
+        }
+      }
+    }
+    if (at !== "copy") copying = false;
+    if (at === "result" || round === rounds - 1) Object.assign(left, { create: 0, update: 0, delete: 0 });
+    kills.push({ at, left: { ...left } });
+  }
+  return kills;
+}
+
+test("30 random kill -9s of a push of 200 creates, 5 updates and 3 deletes, each at a step of the push drawn from a seed, then a push: each change exactly once", async (t) => {
   t.timeout(240_000);
   const { sim, db } = await givenFileSim(t);
   await givenProject(sim.url, "demo", manyIssues(10));
@@ -143,12 +207,29 @@ test("30 random kill -9s of a push of 200 creates, 5 updates and 3 deletes, then
   for (let id = 8; id <= 10; id++) await gitOk(t, env, ["rm", "-q", issuePath(id)], { cwd: "d" });
   await commitAll(t, env, "d", "200 new, 5 closed, 3 removed");
 
-  const seed = Number(process.env.SVC_KILL_SEED ?? Date.now() % 100_000);
-  t.log(`kill seed ${seed} (rerun with SVC_KILL_SEED=${seed})`);
-  const next = random(seed);
+  const seed = fuzzSeed() ?? DEFAULT_KILL_SEED;
+  t.log(`kill seed ${seed} (rerun with SVC_FUZZ_SEED=${seed})`);
+  const kills = killSchedule(random(seed), 30, { create: 200, update: 5, delete: 3 });
+  t.log(`kills at ${kills.map((kill) => kill.at).join(", ")}`);
   const before = lastSimAuditId(sim);
-  for (let round = 0; round < 30; round++) {
-    await git(env, ["push"], { cwd: "d", killAfterMs: 150 + Math.floor(next() * 900), timeoutMs: 60_000 });
+  for (const [round, { at, left }] of kills.entries()) {
+    const killed = await git(env, ["push"], { cwd: "d", env: { SVC_TEST_KILL_AT: at }, timeoutMs: 60_000 });
+    const where = `kill ${round + 1} of ${kills.length}, at ${at} (seed ${seed})`;
+    t.is(killed.code, null, `${where}: the push was not killed: ${killed.stderr}`);
+    t.true(killed.stderr.includes(`svc: test crash point ${at.includes("#") ? at : `${at}#1`}\n`), where);
+    // What the server holds is what the kills so far wrote, no more and no less.
+    const issues = sim.store.listIssues("demo");
+    const created = issues.filter((issue) => issue.frontmatter.title.startsWith("New ")).length;
+    t.is(created, 200 - left.create, `${where}: creates`);
+    const updated = issues.filter(
+      (issue) => issue.frontmatter.id <= 5 && issue.frontmatter.status === "done",
+    ).length;
+    t.is(updated, 5 - left.update, `${where}: updates`);
+    t.is(
+      issues.filter((issue) => issue.frontmatter.id >= 8 && issue.frontmatter.id <= 10).length,
+      left.delete,
+      `${where}: deletes`,
+    );
   }
   const final = await git(env, ["push"], { cwd: "d", timeoutMs: 120_000 });
   t.is(final.code, 0, final.stderr);
@@ -162,19 +243,6 @@ test("30 random kill -9s of a push of 200 creates, 5 updates and 3 deletes, then
   for (let id = 1; id <= 5; id++) t.is(sim.store.getIssue("demo", id)?.frontmatter.status, "done");
   await assertConverged(t, env, sim, db, 207);
 });
-
-/** The push steps a kill can hit (helper/push.ts `crashPoint`). */
-const CRASH_STEPS = [
-  "copy",
-  "planned",
-  "after-create",
-  "after-update",
-  "after-delete",
-  "result",
-  "noted",
-  "moved",
-  "done",
-] as const;
 
 for (const step of CRASH_STEPS) {
   test(`crash matrix: a push whose process group is killed at "${step}" converges on the next push, each change once`, async (t) => {
@@ -192,6 +260,7 @@ for (const step of CRASH_STEPS) {
     const before = lastSimAuditId(sim);
     const killed = await git(env, ["push"], { cwd: "d", env: { SVC_TEST_KILL_AT: step } });
     t.is(killed.code, null, `the push was not killed at ${step}: ${killed.stderr}`);
+    t.true(killed.stderr.includes(`svc: test crash point ${step}#1\n`), killed.stderr);
     const again = await git(env, ["push"], { cwd: "d" });
     t.is(again.code, 0, again.stderr);
 

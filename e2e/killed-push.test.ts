@@ -6,11 +6,14 @@
  * - a forge push killed at each step between its last write and git hearing `ok` (among them: after the
  *   cache's main moved and before the database noted the push, which made the next push fail with git's bare
  *   non-fast-forward hint) is finished by the next plain `git push`, which says what was done and exits 0;
- *   every write is on the forge once and `git pull` fast-forwards.
+ *   every write is on the forge once and `git pull` fast-forwards;
+ * - a push whose copy into the cache is git's (more new objects than git/copy.ts takes), killed once git
+ *   stored it, leaves its temporary refs: the next push removes them and writes the change once.
  */
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { MAX_COPY } from "../git/copy.js";
 import { givenFakeForge } from "../testing/fake-forge.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
 import {
@@ -168,10 +171,44 @@ test("svc doctor names the lock a killed push left; its fix, run as printed, rem
   t.false(push.stderr.includes("svc: removed"), push.stderr);
 });
 
+test('a push whose copy is left to git push (more new objects than the in-process copy takes), killed at "copy" once git stored it: the next push removes its refs and writes the edit once', async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(3));
+  const env = givenGitEnv(t);
+  await givenClone(t, env, sim.url, "demo", "d");
+  // Each commit brings four new objects (a blob, two trees, itself): more of them than MAX_COPY in all.
+  const commits = Math.ceil(MAX_COPY / 4) + 5;
+  const edit = `sed -i "s/^title: .*/title: Edit $i/" ${issuePath(1)} && git commit -q -am "Edit $i"`;
+  const edits = await run(env, "sh", ["-c", `for i in $(seq ${commits}); do ${edit} || exit 1; done`], {
+    cwd: "d",
+  });
+  t.is(edits.code, 0, edits.stderr);
+  const pushed = await gitOk(t, env, ["rev-parse", "HEAD"], { cwd: "d" });
+  const before = lastSimAuditId(sim);
+
+  const killed = await git(env, ["push"], { cwd: "d", env: { SVC_TEST_KILL_AT: "copy" } });
+  t.is(killed.code, null, `the push was not killed at copy: ${killed.stderr}`);
+  t.true(killed.stderr.includes("svc: test crash point copy#1\n"), killed.stderr);
+  // git's copy, finished: the killed push's incoming ref holds the pushed commit; nothing was written.
+  const incoming = await cacheGit(env, ["for-each-ref", "--format=%(objectname)", "refs/svc/incoming/"]);
+  t.is(incoming.stdout.trim(), pushed);
+  t.deepEqual(simWrites(sim, before), []);
+
+  const again = await git(env, ["push"], { cwd: "d" });
+  t.is(again.code, 0, again.stderr);
+  t.deepEqual(
+    simWrites(sim, before).map((write) => `${write.method} ${write.path} ${write.status}`),
+    ["PATCH /projects/demo/issues/1 200"],
+  );
+  t.is((await issueOnServer(sim.url, "demo", 1)).frontmatter.title, `Edit ${commits}`);
+  const refs = await cacheGit(env, ["for-each-ref", "refs/svc/"]);
+  t.is(refs.stdout.trim(), "", "no temporary ref of the killed push is left in the cache");
+});
+
 const REPO = "acme/widgets";
 
 /**
- * The crash points of helper/push.ts from the last write to git hearing `ok`, each with what the next plain
+ * The crash points (helper/push-crash.ts) from the last write to git hearing `ok`, each with what the next plain
  * `git push` prints: before the result commit, and with it noted but main not moved, the push plans again,
  * finds every write done and makes the result; once main has moved, the commit is carried, and the push
  * says what the cut-off one wrote.
@@ -195,6 +232,7 @@ for (const step of AFTER_THE_WRITES) {
     const from = forge.requests.length;
     const killed = await git(env, ["push"], { cwd: "d", env: { SVC_TEST_KILL_AT: step } });
     t.is(killed.code, null, `the push was not killed at ${step}: ${killed.stderr}`);
+    t.true(killed.stderr.includes(`svc: test crash point ${step}#1\n`), killed.stderr);
     const again = await git(env, ["push"], { cwd: "d" });
     t.is(again.code, 0, again.stderr);
     const description = `forge repository ${REPO} at ${forge.url}`;

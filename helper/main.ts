@@ -170,7 +170,7 @@ async function reportFailure(
     ]);
   // An error whose message is already on stderr (written before git was answered) is not repeated.
   if (error instanceof SvcError && error.data.reported === true) return;
-  // A push that got as far as writing says so itself (helper/push.ts); one that fails here wrote nothing.
+  // A push that got as far as writing says so itself (helper/push-writes.ts); one that fails here wrote nothing.
   const outcome = answering === "push" ? "nothing was written to the server" : "nothing was fetched";
   const fault = asLocalFault(error, { outcome, rerun: rerunCommand() });
   log(failureReport(fault ?? error, SVC_VERSION).trimEnd());

@@ -156,8 +156,6 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   /** Close our end of the child's stdout at once, as a reader that hangs up does (`git` dying, `| head`). */
   readonly closeStdout?: boolean;
-  /** SIGKILL the whole process group this long after the start, as `kill -9` of a push would. */
-  readonly killAfterMs?: number;
   /** SIGKILL the whole process group when this settles (e.g. when a proxy saw the request to cut off). */
   readonly killWhen?: Promise<unknown>;
 }
@@ -188,8 +186,6 @@ export function run(
       timedOut = true;
       killGroup(child);
     }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const killer =
-      options.killAfterMs === undefined ? undefined : setTimeout(() => killGroup(child), options.killAfterMs);
     options.killWhen?.then(
       () => killGroup(child),
       () => killGroup(child),
@@ -204,7 +200,6 @@ export function run(
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      clearTimeout(killer);
       gitEnv.running.delete(child);
       const stdoutBytes = Buffer.concat(out);
       resolve({

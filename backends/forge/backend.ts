@@ -29,7 +29,7 @@ import type {
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
-import { type RecordContent, stringList } from "../record.js";
+import { stringList } from "../record.js";
 import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
 import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
@@ -461,12 +461,7 @@ export class ForgeBackend implements WritableBackend {
     return closed.record;
   }
 
-  async update(
-    key: string,
-    changes: RecordChanges,
-    base: BaseToken,
-    _desired: RecordContent,
-  ): Promise<WriteOutcome> {
+  async update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome> {
     const found = await readForWrite(() => this.read(key), base);
     if (found.kind !== "current") return found;
     const current = found.value;

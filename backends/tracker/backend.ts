@@ -34,10 +34,10 @@ import type {
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
-import { type FieldValue, type RecordContent, stringList } from "../record.js";
+import { type FieldValue, stringList } from "../record.js";
 import {
   AN_OBJECT,
-  basicAuthorization,
+  basicJsonHeaders,
   RestClient,
   type RestResponse,
   readForWrite,
@@ -111,10 +111,7 @@ export class TrackerBackend implements WritableBackend {
     this.rest = new RestClient({
       http,
       description: this.description,
-      headers: {
-        authorization: basicAuthorization(config.email, config.apiToken),
-        accept: "application/json",
-      },
+      headers: basicJsonHeaders(config.email, config.apiToken),
       errorText: trackerErrorText,
       unauthorized: () =>
         new UserFacingError(
@@ -502,12 +499,7 @@ export class TrackerBackend implements WritableBackend {
     }
   }
 
-  async update(
-    key: string,
-    changes: RecordChanges,
-    base: BaseToken,
-    _desired: RecordContent,
-  ): Promise<WriteOutcome> {
+  async update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome> {
     const found = await readForWrite(() => this.read(key), base);
     if (found.kind !== "current") return found;
     const current = found.value;

@@ -29,7 +29,7 @@ import type {
   WriteOutcome,
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
-import { basicAuthorization, RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
+import { basicJsonHeaders, RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
 import type { WikiConfig } from "./config.js";
 import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
@@ -119,10 +119,7 @@ export class WikiBackend implements WritableBackend {
     this.rest = new RestClient({
       http,
       description: this.description,
-      headers: {
-        authorization: basicAuthorization(config.email, config.apiToken),
-        accept: "application/json",
-      },
+      headers: basicJsonHeaders(config.email, config.apiToken),
       errorText: wikiErrorText,
       unauthorized: (response) =>
         new UserFacingError(
