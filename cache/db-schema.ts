@@ -182,7 +182,7 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
   `,
   // `records.raw_json` (each record's fields as JSON, DESIGN.md §3) was written by every sync and push and
   // read by nothing: a record's content is its file (`rendered_oid`), which the renderer keeps lossless
-  // and which the push parses (helper/push.ts). Making it cost ~30-45 ms of a 10,000-issue first listing
+  // and which the push parses (helper/push-changes.ts). Making it cost ~30-45 ms of a 10,000-issue first listing
   // (its JSON.stringify, and its bytes in SQLite: ~40 % of the table) and kept a second copy that could
   // disagree with the file.
   10: `

@@ -465,7 +465,7 @@ function commitSync(
     commit = writeStateCommit(
       cache,
       [tipBefore],
-      `svc: sync ${backend.kind} project ${backend.project}\n\nthe writes of a push that was cut off\n`,
+      syncCommitMessage(backend, "the writes of a push that was cut off"),
     );
   }
   if (commit !== undefined) cache.setTip(commit, tipBefore === undefined ? "import" : "sync");
@@ -496,6 +496,11 @@ export function writeStateCommit(cache: ProjectCache, parents: readonly string[]
   );
 }
 
+/** The message of a state commit that brings the server's changes: `svc: sync <kind> project <p>`, then `body`. */
+export function syncCommitMessage(backend: Pick<Backend, "kind" | "project">, body: string): string {
+  return `svc: sync ${backend.kind} project ${backend.project}\n\n${body}\n`;
+}
+
 function writeSyncCommit(
   cache: ProjectCache,
   backend: Backend,
@@ -505,8 +510,11 @@ function writeSyncCommit(
   deleted: number,
 ): string {
   if (parent !== undefined) {
-    const message = `svc: sync ${backend.kind} project ${backend.project}\n\n${changed} changed, ${deleted} removed\n`;
-    return writeStateCommit(cache, [parent], message);
+    return writeStateCommit(
+      cache,
+      [parent],
+      syncCommitMessage(backend, `${changed} changed, ${deleted} removed`),
+    );
   }
   const records = `${cache.db.liveCount()} records\n`;
   return continues === undefined

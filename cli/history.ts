@@ -47,7 +47,7 @@ export interface LogRequest {
 
 export async function showLog(request: LogRequest): Promise<void> {
   const { dir } = request;
-  const remote = await svcRemoteOf(dir, request.remote, "svc log", request.stderr);
+  const remote = await svcRemoteOf(dir, request.remote, "svc log");
   const sinceMs = request.since === undefined ? undefined : parseTimeArgument("--since", request.since);
   const paths = await treePaths(dir, request.files);
   const syncCommand = `svc sync${dir === "." ? "" : ` ${shellWord(dir)}`}`;

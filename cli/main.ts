@@ -7,9 +7,9 @@
  * module imports only light things at its top and loads its implementation (SQLite, HTTP, git, the
  * simulator, the daemon) with `await import()` in `run()`: this keeps start-up at ~40 ms instead of ~115.
  */
-import { execFileSync } from "node:child_process";
 import { type BaseContext, Builtins, Cli, type CommandClass } from "clipanion";
 import { SVC_VERSION } from "../core/version.js";
+import { remoteUrlOf } from "../git/user-git.js";
 import { EXIT, SvcCommand } from "./command.js";
 import {
   type CommandSpec,
@@ -100,7 +100,10 @@ export async function runCli(argv: readonly string[], context: Partial<BaseConte
     command = cli.process([...argv], full);
   } catch (error) {
     const words = argv[0] === "help" ? argv.slice(1) : argv;
-    full.stderr.write(explainRefusal(words, commandSpecs(), { insideSvcClone }, (error as Error).message));
+    const inside = (await remoteUrlOf("origin"))?.startsWith("svc::") ?? false;
+    full.stderr.write(
+      explainRefusal(words, commandSpecs(), { insideSvcClone: () => inside }, (error as Error).message),
+    );
     return EXIT.broken;
   }
   if (command instanceof SvcCommand) command.argv = argv;
@@ -143,18 +146,4 @@ export function helpFor(argv: readonly string[]): string | undefined {
   const group = groupPrefix(words, specs);
   if (group.length === words.length) return renderGroupHelp(group, specs);
   return undefined;
-}
-
-/** Whether the current folder is in a clone made by svc init: its `origin` is an `svc::` URL. */
-function insideSvcClone(): boolean {
-  try {
-    const url = execFileSync("git", ["config", "--get", "remote.origin.url"], {
-      stdio: ["ignore", "pipe", "ignore"],
-      encoding: "utf8",
-      timeout: 10_000,
-    });
-    return url.startsWith("svc::");
-  } catch {
-    return false;
-  }
 }

@@ -117,6 +117,12 @@ export async function userGitOutput(
   return result.code === 0 ? result.stdout : undefined;
 }
 
+/** The URL of remote `name` in the repository at `cwd` (else the current folder); undefined when it has none. */
+export async function remoteUrlOf(name: string, cwd?: string): Promise<string | undefined> {
+  const url = (await userGitOutput(["config", "--get", `remote.${name}.url`], { cwd }))?.trim();
+  return url === "" ? undefined : url;
+}
+
 /**
  * The user's repository (in `cwd`, else the current folder) as cache/open.ts reaches it, with the refs that
  * hold its last server commit.

@@ -9,7 +9,7 @@
 import { dirname } from "node:path";
 import type { ProjectCache } from "../cache/cache.js";
 import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
-import { rememberRecord, writeStateCommit } from "../cache/sync.js";
+import { rememberRecord, syncCommitMessage, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
 import { SvcError, shellWord, terminalSafe } from "../core/errors.js";
 import { BackendUnreachableError, RedirectError, RetryLaterError } from "../core/http.js";
@@ -238,7 +238,7 @@ function recordServerDeletion(context: PushContext, key: string): void {
     const commit = writeStateCommit(
       cache,
       tip ? [tip] : [],
-      `svc: sync ${backend.kind} project ${backend.project}\n\n0 changed, 1 removed\n`,
+      syncCommitMessage(backend, "0 changed, 1 removed"),
     );
     cache.setTip(commit, "found-deleted");
   });

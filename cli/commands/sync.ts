@@ -46,7 +46,7 @@ export class SyncCommand extends SvcCommand {
       import("../../core/settings.js"),
     ]);
     const dir = this.dir ?? ".";
-    const remote = await svcRemoteOf(dir, this.remote, "svc sync", this.context.stderr);
+    const remote = await svcRemoteOf(dir, this.remote, "svc sync");
     const agent = `svc-${process.pid}`;
     const log = (message: string) => this.context.stderr.write(`${message}\n`);
     // A full listing (deletions found) when the last one is older than the clone's svc.reconcileInterval,

@@ -10,7 +10,7 @@ import { DEFAULT_ALLOWED_ORIGINS, isOriginAllowed, parseAllowlist } from "../../
 import { isObject } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import { type BackendKind, parseRemoteUrlLookingUp, type RemoteUrl } from "../../core/remote-url.js";
-import { userGit } from "../../git/user-git.js";
+import { remoteUrlOf, userGit } from "../../git/user-git.js";
 import { exportCommand, type Place, svcDoctor } from "./place.js";
 import { cloneFix, type Fix, urlFix, withoutUserinfo } from "./remote-fix.js";
 import { type Finding, fail, ok, skipped } from "./report.js";
@@ -86,9 +86,8 @@ export async function checkRemote(
       ),
     };
   }
-  const config = await userGit(["config", "--get", `remote.${place.remote}.url`], { cwd });
-  const url = config.stdout.trim();
-  if (config.code !== 0 || url === "") {
+  const url = await remoteUrlOf(place.remote, cwd);
+  if (url === undefined) {
     return {
       finding: fail(
         "remote",
