@@ -224,13 +224,17 @@ test("the cache's repository, made without git, is a bare SHA-1 repository git r
 test("a process that finds another one building the cache waits for it and makes no listing of its own", async (t) => {
   const root = givenRoot(t);
   const records = [1, 2, 3].map(record);
-  // The other process: builds the cache from a listing that pauses after its first batch, holding the lock.
-  const script = join(givenTempDir(t, "svc-open-other-"), "build.mjs");
+  // The other process: builds the cache from a listing that pauses after its first batch, holding the lock,
+  // until this process says it is waiting for it (its trace line) by creating the file `go`.
+  const scratch = givenTempDir(t, "svc-open-other-");
+  const script = join(scratch, "build.mjs");
+  const go = join(scratch, "go");
   writeFileSync(
     script,
     `import { openProjectCache } from ${JSON.stringify(new URL("./open.js", import.meta.url).href)};
 import { parseRemoteUrl } from ${JSON.stringify(new URL("../core/remote-url.js", import.meta.url).href)};
 import { SIM_SCHEMA } from ${JSON.stringify(new URL("../backends/sim/schema.js", import.meta.url).href)};
+import { existsSync } from "node:fs";
 const records = ${JSON.stringify(records)};
 const backend = {
   kind: "sim", project: "demo", schema: SIM_SCHEMA, description: "sim project demo", maxRecordBytes: 1 << 20,
@@ -240,7 +244,7 @@ const backend = {
   async *streamAll() {
     yield records.slice(0, 1);
     process.stdout.write("building\\n");
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 10));
     yield records.slice(1);
   },
 };
@@ -275,10 +279,16 @@ cache.close();
     backend,
     user: NO_HISTORY,
     log: () => {},
-    trace: (line) => traced.push(line),
+    trace: (line) => {
+      traced.push(line);
+      // Synchronous: this process blocks on the build lock right after saying it waits.
+      writeFileSync(go, "");
+    },
     root,
   });
   t.teardown(() => opened.cache.close());
+  // Had this process not waited, the other one would still be paused.
+  writeFileSync(go, "");
   t.is(await exited, 0);
   t.is(backend.listings, 0, "no listing of its own");
   t.is(opened.built, undefined);

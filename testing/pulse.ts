@@ -124,13 +124,22 @@ export function givenPulseFixture(t: ExecutionContext, options: FixtureOptions =
   };
 }
 
+/** A daemon in this process that lets a test wait for its scheduler. */
+export type TestDaemon = PulseDaemon & {
+  /**
+   * Resolves once `count` more scheduler ticks have ended. A tick runs synchronously, so each one counted
+   * began after this call: when it resolves, whatever a tick would have done since has been done.
+   */
+  afterTicks(count?: number): Promise<void>;
+};
+
 /** The daemon in this process, with a short tick; stopped (gracefully) by the teardown. */
 export async function givenDaemon(
   t: ExecutionContext,
   fixture: PulseFixture,
   env: Record<string, string> = {},
   options: DaemonOptions = {},
-): Promise<PulseDaemon> {
+): Promise<TestDaemon> {
   const config = readDaemonConfig({ PATH: process.env.PATH, ...fixture.env, ...env });
   const logger = new Logger({
     component: "pulse-daemon",
@@ -138,9 +147,21 @@ export async function givenDaemon(
     file: fixture.env.LOG_FILE as string,
     secrets: config.tokens,
   });
-  const daemon = await PulseDaemon.start(config, { tickMs: 50, upkeepMs: 200, logger, ...options });
+  let ticks = 0;
+  const waiting: { at: number; resolve: () => void }[] = [];
+  const onTick = () => {
+    ticks += 1;
+    for (const waiter of waiting.filter((w) => w.at <= ticks)) {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+    options.onTick?.();
+  };
+  const daemon = await PulseDaemon.start(config, { tickMs: 50, upkeepMs: 200, logger, ...options, onTick });
   t.teardown(() => daemon.close());
-  return daemon;
+  return Object.assign(daemon, {
+    afterTicks: (count = 1) => new Promise<void>((resolve) => waiting.push({ at: ticks + count, resolve })),
+  });
 }
 
 export interface ApiAnswer {

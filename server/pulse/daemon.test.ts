@@ -181,9 +181,10 @@ test("runner missing: pulses wait with their attempts, health is 503 naming the 
   t.is(health.body.status, "degraded");
   t.is(health.body.runner, "missing");
   t.true(health.body.reasons.some((r: string) => r.includes(fixture.runner) && r.includes("does not exist")));
-  // Several ticks later the pulse still waits, untouched.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Several ticks later the pulse still waits, untouched: never claimed, so no attempt was even begun.
+  await daemon.afterTicks(3);
   t.like(daemon.queue.get(id), { status: "pending", attempt: 0 });
+  t.deepEqual(daemon.queue.attempts(id), []);
   // Present but not executable is named too.
   writeFileSync(fixture.runner, "#!/bin/sh\nexit 0\n");
   chmodSync(fixture.runner, 0o644);
@@ -528,7 +529,8 @@ test("the daemon queues the hourly heartbeat once and runs the keep-alive provid
   t.is(slots()["keepalive:done"], slots().keepalive);
   // A second daemon on the same file (a restart, or one started by mistake) adds no heartbeat for the slot.
   const other = await givenDaemon(t, fixture, { PULSE_HEARTBEAT: "on", PULSE_TZ: "Europe/Berlin" });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Its first tick looks at the schedules; a heartbeat queued there would be pending, or claimed and running.
+  await other.afterTicks(1);
   t.is(other.queue.stats().pending + other.queue.stats().processing, 0);
   t.is(fixture.runs().filter((run) => run.args[2]?.startsWith("Hourly heartbeat")).length, 1);
 });
@@ -561,7 +563,8 @@ test("credentials that need a login pause the runs until a later keep-alive find
     token: fixture.token,
     body: { prompt: "x" },
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The trigger asked for a tick at once; a claim would have happened in it.
+  await daemon.afterTicks(3);
   t.like(daemon.queue.get(answer.body.pulse.id), { status: "pending", attempt: 0 });
   writeFileSync(loggedIn, "");
   await eventually("the pulse to run after the login", () =>
