@@ -78,8 +78,9 @@ test("off a terminal: a long phase prints its state at an update once its last l
   const { progress, text, clock } = reporter("lines", 20, 60);
   const phase = progress.start("listing the records of sim project big");
   phase.update("2,000 listed");
+  clock.advance(19);
   t.is(text(), "", "nothing before the delay");
-  clock.advance(40);
+  clock.advance(21);
   const line = "svc: listing the records of sim project big";
   t.is(text(), `${line}\n`);
   phase.update("4,000 listed");

@@ -17,7 +17,11 @@ const MIB = 1024 * 1024;
 async function givenServer(t: ExecutionContext, handler: RequestListener): Promise<string> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.teardown(() => {
+    // A connection svc left open must not hold the teardown.
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
