@@ -6,7 +6,8 @@ import type { Backend, BackendRecord } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { SvcError } from "../core/errors.js";
 import { parseRemoteUrl } from "../core/remote-url.js";
-import type { UserRepository } from "../git/user-git.js";
+import { issueRecord, NO_HISTORY } from "../testing/cache.js";
+import { isolateWorkerGit } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { cacheFolderName, ProjectCache } from "./cache.js";
 import { openProjectCache, REBUILT_MARKER } from "./open.js";
@@ -16,36 +17,11 @@ const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
 
 /** A cache root in a temp folder; git (run by the cache) reads no config of the machine's user. */
 function givenRoot(t: ExecutionContext): string {
-  const temp = givenTempDir(t, "svc-open-");
-  const config = join(temp, ".gitconfig"); // gits before 2.32 read $HOME/.gitconfig, not GIT_CONFIG_GLOBAL
-  writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
-  process.env.HOME = temp;
-  process.env.GIT_CONFIG_NOSYSTEM = "1";
-  process.env.GIT_CONFIG_GLOBAL = config;
-  return join(temp, "cache");
+  return join(isolateWorkerGit(t, "svc-open-"), "cache");
 }
 
 function record(id: number): BackendRecord {
-  const time = `2026-01-01T00:00:0${id}.000Z`;
-  return {
-    key: String(id),
-    path: `issues/000${id}.md`,
-    version: 1,
-    updatedAt: time,
-    content: {
-      fields: {
-        id,
-        title: `Issue ${id}`,
-        status: "open",
-        labels: [],
-        created_at: time,
-        updated_at: time,
-        version: 1,
-      },
-      body: `Body ${id}\n`,
-    },
-    raw: {},
-  };
+  return issueRecord(id, `2026-01-01T00:00:0${id}.000Z`, `Body ${id}\n`);
 }
 
 /** A backend whose listing is `records` (or fails with `failure`); counts its listings. */
@@ -69,15 +45,6 @@ function fakeBackend(records: readonly BackendRecord[], failure?: Error): Backen
   };
   return backend;
 }
-
-/** A user repository without any server commit (a clone being made). */
-const NO_HISTORY: UserRepository = {
-  serverRefs: ["refs/remotes/origin/main"],
-  gitOutput: async () => undefined,
-  spawnGit: () => {
-    throw new Error("nothing to copy");
-  },
-};
 
 async function open(
   t: ExecutionContext,
