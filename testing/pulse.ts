@@ -5,7 +5,8 @@
  *
  * The fake runner appends one line per run to `<desk>/runs.log`: `<pulse id>|<attempt>|<pid>|<cwd>|<argc>|
  * <argv1>|<argv2>|<prompt with newlines as ~ and | as !>`, then acts on its prompt: `sleep:<s>` sleeps, `exit:<n>` exits with n,
- * `first-sleep:<s>` sleeps only on attempt 1, `once-sleep:<s>` only the first time it is run,
+ * `first-sleep:<s>` sleeps only on attempt 1, `once-sleep:<s>` only the first time it is run, `until:<file>`
+ * waits until the file exists (a test's barrier),
  * `spawn-sleep:<s>` leaves a grandchild sleeping (its pid in
  * `<desk>/grandchild.pid`) and waits for it, `stubborn-sleep:<s>` the same with a grandchild that ignores
  * SIGTERM.
@@ -29,6 +30,7 @@ case "$3" in
   exit:*) echo "failing on purpose"; exit "\${3#exit:}" ;;
   first-sleep:*) if [ "$SVC_PULSE_ATTEMPT" = 1 ]; then sleep "\${3#first-sleep:}"; fi ;;
   once-sleep:*) if [ ! -e slept ]; then : > slept; sleep "\${3#once-sleep:}"; fi ;;
+  until:*) while [ ! -e "\${3#until:}" ]; do sleep 0.02; done ;;
   spawn-sleep:*) sleep "\${3#spawn-sleep:}" & echo $! > grandchild.pid; wait ;;
   stubborn-sleep:*) (trap '' TERM; exec sleep "\${3#stubborn-sleep:}") & echo $! > grandchild.pid; wait ;;
   env) env | sort ;;

@@ -332,12 +332,21 @@ test("cancel: a pending pulse never runs; a running one is stopped; a finished o
 test("PULSE_MAX_CONCURRENT bounds the runs; priority decides the order", async (t) => {
   const fixture = givenPulseFixture(t);
   const daemon = await givenDaemon(t, fixture, { PULSE_MAX_CONCURRENT: "2" });
-  // Hold both slots, then queue low before critical: critical must start first.
+  // Hold both slots until their files exist, then queue low before critical: critical must start first.
+  const releases = [join(fixture.dir, "release-1"), join(fixture.dir, "release-2")];
+  // Teardowns run last first: a failed test releases its holders before the daemon's graceful stop.
+  t.teardown(() => {
+    for (const release of releases) writeFileSync(release, "");
+  });
   const holders: number[] = [];
-  for (const prompt of ["sleep:1", "sleep:1"]) {
+  for (const release of releases) {
     holders.push(
-      (await callApi(daemon.url, "POST", "/api/pulse/trigger", { token: fixture.token, body: { prompt } }))
-        .body.pulse.id as number,
+      (
+        await callApi(daemon.url, "POST", "/api/pulse/trigger", {
+          token: fixture.token,
+          body: { prompt: `until:${release}` },
+        })
+      ).body.pulse.id as number,
     );
   }
   await eventually("two runs", () => (fixture.runs().length === 2 ? true : undefined));
@@ -346,7 +355,13 @@ test("PULSE_MAX_CONCURRENT bounds the runs; priority decides the order", async (
   const base = { source: "test", scheduledAt: new Date(now).toISOString(), runAt: now };
   const low = daemon.queue.enqueue({ ...base, prompt: "low", priority: "low" }).pulse.id;
   const critical = daemon.queue.enqueue({ ...base, prompt: "critical", priority: "critical" }).pulse.id;
+  // Ticks that find both due pulses claim neither while both slots are held.
+  await daemon.afterTicks(2);
   t.is(daemon.queue.stats().processing, 2, "a third run waits for a free slot");
+  // One slot frees: the next claim takes one of the two; the other waits for the second slot.
+  writeFileSync(releases[0] as string, "");
+  await eventually("a third run", () => (fixture.runs().length >= 3 ? true : undefined));
+  writeFileSync(releases[1] as string, "");
   await eventually("all four to complete", () =>
     [...holders, low, critical].every((id) => daemon.queue.get(id)?.status === "completed")
       ? true
