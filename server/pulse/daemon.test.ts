@@ -277,15 +277,21 @@ test("a lease shorter than 30 s is renewed in time: a second daemon does not tak
   const fixture = givenPulseFixture(t);
   // The default upkeep period, as deployed (the fixture's is 200 ms).
   const first = await givenDaemon(t, fixture, { PULSE_LEASE: "5s" }, { upkeepMs: undefined });
+  // The run lasts until the test releases it, so it is still running when the second daemon looks.
+  const release = join(fixture.dir, "release");
+  t.teardown(() => writeFileSync(release, ""));
   const answer = await callApi(first.url, "POST", "/api/pulse/trigger", {
     token: fixture.token,
-    body: { prompt: "sleep:7" },
+    body: { prompt: `until:${release}` },
   });
   const id = answer.body.pulse.id as number;
   await eventually("the run to start", () => (fixture.runs().length === 1 ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 5_500));
+  // Past the lease the claim gave, the run is still the first daemon's only if its upkeep renewed it.
+  const claimed = first.queue.get(id)?.lease_until ?? 0;
+  await eventually("the claim's lease to run out", () => (Date.now() > claimed ? true : undefined));
   // Another daemon on the same file resets expired leases as soon as it starts.
   await givenDaemon(t, fixture, { PULSE_LEASE: "5s" });
+  writeFileSync(release, "");
   const done = await eventually(
     "the pulse to complete",
     () => {
