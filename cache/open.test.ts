@@ -6,7 +6,8 @@ import type { Backend, BackendRecord } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { SvcError } from "../core/errors.js";
 import { parseRemoteUrl } from "../core/remote-url.js";
-import type { UserRepository } from "../git/user-git.js";
+import { issueRecord, NO_HISTORY } from "../testing/cache.js";
+import { isolateWorkerGit } from "../testing/git.js";
 import { givenTempDir } from "../testing/sim.js";
 import { cacheFolderName, ProjectCache } from "./cache.js";
 import { openProjectCache, REBUILT_MARKER } from "./open.js";
@@ -16,36 +17,11 @@ const IDENTITY = { backend: "sim", project: "demo", agent: "test" };
 
 /** A cache root in a temp folder; git (run by the cache) reads no config of the machine's user. */
 function givenRoot(t: ExecutionContext): string {
-  const temp = givenTempDir(t, "svc-open-");
-  const config = join(temp, ".gitconfig"); // gits before 2.32 read $HOME/.gitconfig, not GIT_CONFIG_GLOBAL
-  writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
-  process.env.HOME = temp;
-  process.env.GIT_CONFIG_NOSYSTEM = "1";
-  process.env.GIT_CONFIG_GLOBAL = config;
-  return join(temp, "cache");
+  return join(isolateWorkerGit(t, "svc-open-"), "cache");
 }
 
 function record(id: number): BackendRecord {
-  const time = `2026-01-01T00:00:0${id}.000Z`;
-  return {
-    key: String(id),
-    path: `issues/000${id}.md`,
-    version: 1,
-    updatedAt: time,
-    content: {
-      fields: {
-        id,
-        title: `Issue ${id}`,
-        status: "open",
-        labels: [],
-        created_at: time,
-        updated_at: time,
-        version: 1,
-      },
-      body: `Body ${id}\n`,
-    },
-    raw: {},
-  };
+  return issueRecord(id, `2026-01-01T00:00:0${id}.000Z`, `Body ${id}\n`);
 }
 
 /** A backend whose listing is `records` (or fails with `failure`); counts its listings. */
@@ -69,15 +45,6 @@ function fakeBackend(records: readonly BackendRecord[], failure?: Error): Backen
   };
   return backend;
 }
-
-/** A user repository without any server commit (a clone being made). */
-const NO_HISTORY: UserRepository = {
-  serverRefs: ["refs/remotes/origin/main"],
-  gitOutput: async () => undefined,
-  spawnGit: () => {
-    throw new Error("nothing to copy");
-  },
-};
 
 async function open(
   t: ExecutionContext,
@@ -224,13 +191,17 @@ test("the cache's repository, made without git, is a bare SHA-1 repository git r
 test("a process that finds another one building the cache waits for it and makes no listing of its own", async (t) => {
   const root = givenRoot(t);
   const records = [1, 2, 3].map(record);
-  // The other process: builds the cache from a listing that pauses after its first batch, holding the lock.
-  const script = join(givenTempDir(t, "svc-open-other-"), "build.mjs");
+  // The other process: builds the cache from a listing that pauses after its first batch, holding the lock,
+  // until this process says it is waiting for it (its trace line) by creating the file `go`.
+  const scratch = givenTempDir(t, "svc-open-other-");
+  const script = join(scratch, "build.mjs");
+  const go = join(scratch, "go");
   writeFileSync(
     script,
     `import { openProjectCache } from ${JSON.stringify(new URL("./open.js", import.meta.url).href)};
 import { parseRemoteUrl } from ${JSON.stringify(new URL("../core/remote-url.js", import.meta.url).href)};
 import { SIM_SCHEMA } from ${JSON.stringify(new URL("../backends/sim/schema.js", import.meta.url).href)};
+import { existsSync } from "node:fs";
 const records = ${JSON.stringify(records)};
 const backend = {
   kind: "sim", project: "demo", schema: SIM_SCHEMA, description: "sim project demo", maxRecordBytes: 1 << 20,
@@ -240,7 +211,7 @@ const backend = {
   async *streamAll() {
     yield records.slice(0, 1);
     process.stdout.write("building\\n");
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 10));
     yield records.slice(1);
   },
 };
@@ -275,10 +246,16 @@ cache.close();
     backend,
     user: NO_HISTORY,
     log: () => {},
-    trace: (line) => traced.push(line),
+    trace: (line) => {
+      traced.push(line);
+      // Synchronous: this process blocks on the build lock right after saying it waits.
+      writeFileSync(go, "");
+    },
     root,
   });
   t.teardown(() => opened.cache.close());
+  // Had this process not waited, the other one would still be paused.
+  writeFileSync(go, "");
   t.is(await exited, 0);
   t.is(backend.listings, 0, "no listing of its own");
   t.is(opened.built, undefined);

@@ -1,28 +1,21 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import fc from "fast-check";
 import { encodeTree, hashObject, type TreeEntry } from "../git/objects.js";
 import { fuzzParams } from "../testing/fuzz.js";
-import { givenTempDir } from "../testing/sim.js";
+import { isolateWorkerGit } from "../testing/git.js";
 import { PACK_AFTER_COMMITS, ProjectCache } from "./cache.js";
 import { rebuildStateTree, spliceTree, writeStateTree } from "./state-tree.js";
 import { writeStateCommit } from "./sync.js";
 
-/** git (run by the cache) reads no config of the machine's user in this worker. */
-function isolateGit(t: ExecutionContext): string {
-  const root = givenTempDir(t, "svc-state-tree-");
-  const config = join(root, ".gitconfig"); // $HOME/.gitconfig: what gits before 2.32 read instead
-  writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
-  process.env.HOME = root;
-  process.env.GIT_CONFIG_NOSYSTEM = "1";
-  process.env.GIT_CONFIG_GLOBAL = config;
-  return root;
-}
-
-async function givenCache(t: ExecutionContext, name: string, root = isolateGit(t)): Promise<ProjectCache> {
+async function givenCache(
+  t: ExecutionContext,
+  name: string,
+  root = isolateWorkerGit(t, "svc-state-tree-"),
+): Promise<ProjectCache> {
   const cache = await ProjectCache.openAt(join(root, name), { backend: "sim", project: name, agent: "test" });
   t.teardown(() => cache.close());
   return cache;
@@ -235,7 +228,7 @@ function liveFiles(cache: ProjectCache): { path: string; rendered_oid: string }[
 }
 
 test("a cache without kept trees builds from scratch once, then changes only what changed; a lost repository gets its trees back", async (t) => {
-  const root = isolateGit(t);
+  const root = isolateWorkerGit(t, "svc-state-tree-");
   let cache = await givenCache(t, "upgrade", root);
   for (let i = 1; i <= 50; i++) upsert(cache, `k${i}`, `issues/${String(i).padStart(4, "0")}.md`, oid(i));
   t.is(cache.db.stateTrees().size, 0);

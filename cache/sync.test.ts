@@ -5,49 +5,18 @@
  * full listing on every sync; records the server names as removed go at once, even when the delta listed
  * them; a server that named only some says the deletions are unchecked.
  */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import type { Backend, BackendRecord, RemovedRecords } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { parseRemoteUrl } from "../core/remote-url.js";
-import type { UserRepository } from "../git/user-git.js";
-import { givenTempDir } from "../testing/sim.js";
+import { issueRecord, NO_HISTORY } from "../testing/cache.js";
+import { isolateWorkerGit } from "../testing/git.js";
 import type { ProjectCache } from "./cache.js";
 import { openProjectCache } from "./open.js";
 import { syncCache } from "./sync.js";
 
 const REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");
-const NO_HISTORY: UserRepository = {
-  serverRefs: ["refs/remotes/origin/main"],
-  gitOutput: async () => undefined,
-  spawnGit: () => {
-    throw new Error("nothing to copy");
-  },
-};
-
-function record(id: number, updatedAt: string): BackendRecord {
-  return {
-    key: String(id),
-    path: `issues/${String(id).padStart(4, "0")}.md`,
-    version: 1,
-    updatedAt,
-    content: {
-      fields: {
-        id,
-        title: `Issue ${id}`,
-        status: "open",
-        labels: [],
-        created_at: updatedAt,
-        updated_at: updatedAt,
-        version: 1,
-      },
-      body: "",
-    },
-    raw: {},
-  };
-}
-
 /** A server of records whose count (and removed records) a test sets; it notes what it was asked. */
 class ScriptedServer implements Backend {
   readonly kind = "sim";
@@ -74,7 +43,7 @@ class ScriptedServer implements Backend {
 
   add(id: number): void {
     this.clock += 1000;
-    this.records.set(String(id), record(id, new Date(this.clock).toISOString()));
+    this.records.set(String(id), issueRecord(id, new Date(this.clock).toISOString()));
   }
 
   async listAll() {
@@ -99,12 +68,7 @@ class ScriptedServer implements Backend {
 }
 
 async function givenCache(t: ExecutionContext, server: ScriptedServer): Promise<ProjectCache> {
-  const temp = givenTempDir(t, "svc-sync-");
-  const config = join(temp, ".gitconfig");
-  writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
-  process.env.HOME = temp;
-  process.env.GIT_CONFIG_NOSYSTEM = "1";
-  process.env.GIT_CONFIG_GLOBAL = config;
+  const temp = isolateWorkerGit(t, "svc-sync-");
   const { cache } = await openProjectCache({
     remote: REMOTE,
     agent: "test",

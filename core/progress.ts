@@ -36,6 +36,23 @@ interface Sink {
   write(text: string): unknown;
 }
 
+/** The time the reporter reads and the timer it sets; tests pass one they move by hand. */
+export interface ProgressClock {
+  /** Milliseconds since 1970. */
+  now(): number;
+  /** Calls `fire` once `ms` have passed, without keeping the process alive; returns the cancel. */
+  after(ms: number, fire: () => void): () => void;
+}
+
+const SYSTEM_CLOCK: ProgressClock = {
+  now: () => Date.now(),
+  after(ms, fire) {
+    const timer = setTimeout(fire, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
 interface ActivePhase {
   readonly line: string;
   status: string;
@@ -44,7 +61,8 @@ interface ActivePhase {
   /** The terminal line holds this phase's text now. */
   drawn: boolean;
   waitPrinted: boolean;
-  timer: NodeJS.Timeout | undefined;
+  /** Cancels the delay's timer. */
+  cancelTimer: (() => void) | undefined;
   /** Off a terminal: when this phase's last line was printed (ms since 1970). */
   lineAtMs: number;
 }
@@ -61,6 +79,7 @@ export class ProgressReporter {
     private readonly out: Sink,
     private readonly delayMs = DELAY_MS,
     private readonly linesIntervalMs = LINES_INTERVAL_MS,
+    private readonly clock = SYSTEM_CLOCK,
   ) {}
 
   start(line: string, status = ""): Phase {
@@ -71,14 +90,11 @@ export class ProgressReporter {
       due: false,
       drawn: false,
       waitPrinted: false,
-      timer: undefined,
+      cancelTimer: undefined,
       lineAtMs: 0,
     };
     this.phase = phase;
-    if (this.mode !== "off") {
-      phase.timer = setTimeout(() => this.becomeDue(phase), this.delayMs);
-      phase.timer.unref();
-    }
+    if (this.mode !== "off") phase.cancelTimer = this.clock.after(this.delayMs, () => this.becomeDue(phase));
     return {
       update: (next) => {
         phase.status = next;
@@ -125,21 +141,21 @@ export class ProgressReporter {
     phase.due = true;
     if (this.mode === "lines") {
       this.out.write(`svc: ${phase.line}\n`);
-      phase.lineAtMs = Date.now();
+      phase.lineAtMs = this.clock.now();
     } else this.draw();
   }
 
   /** Off a terminal: the phase's state, when its last line is `linesIntervalMs` old. */
   private lineIfDue(phase: ActivePhase): void {
     if (!phase.due || phase.status === "") return;
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - phase.lineAtMs < this.linesIntervalMs) return;
     phase.lineAtMs = now;
     this.out.write(`${this.text(phase, false)}\n`);
   }
 
   private finish(phase: ActivePhase, status: string | undefined): void {
-    clearTimeout(phase.timer);
+    phase.cancelTimer?.();
     if (status !== undefined) phase.status = status;
     if (this.mode === "tty" && phase.due) {
       this.out.write(`${REWRITE}${this.text(phase, false)}\n`);

@@ -15,7 +15,6 @@ import {
   type GitEnv,
   git,
   gitOk,
-  givenGitEnv,
   manyIssues,
   missingObjects,
   patchIssue,
@@ -26,14 +25,14 @@ import {
 import {
   commitAll,
   editWorkFile,
-  givenClone,
+  givenSimClone,
   issuePath,
   lastSimAuditId,
   readWorkFile,
   setField,
   simWrites,
 } from "../testing/push.js";
-import { givenProject, givenSim } from "../testing/sim.js";
+import { givenProject, type givenSim } from "../testing/sim.js";
 
 /** A Node stack trace: never shown for a broken cache. */
 const STACK = /^\s+at .+:\d+:\d+\)?$/m;
@@ -85,10 +84,7 @@ function rebuildLines(result: RunResult): string[] {
 
 /** A project of four issues, a clone of it in `d`, and issue 2 changed on the server since. */
 async function givenCloneBehindServer(t: ExecutionContext) {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(4));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(4), { env: { SVC_SYNC_INTERVAL: "0" } });
   const oldTip = await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" });
   await patchIssue(sim.url, "demo", 2, { status: "done", body: "Fixed on the server.\n" });
   return { sim, env, oldTip };
@@ -328,10 +324,11 @@ test("svc log after a rebuild: the rebuilt first listing lists what changed sinc
 });
 
 test("a version only the lost cache held cannot be served: the error says to git pull, and after it the checkout works", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(4));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "s", ["--sparse"]);
+  const { sim, env } = await givenSimClone(t, manyIssues(4), {
+    env: { SVC_SYNC_INTERVAL: "0" },
+    dir: "s",
+    cloneArgs: ["--sparse"],
+  });
   // Without prefetch, which would bring issue 2's file with issue 1's.
   await gitOk(t, env, ["config", "svc.prefetchBytes", "0"], { cwd: "s" });
   await gitOk(t, env, [...SPARSE_SET, "/issues/0001.md"], { cwd: "s" });

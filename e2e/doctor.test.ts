@@ -758,64 +758,94 @@ test("a wiki clone with a rejected token: server fails with 401 naming the varia
   t.false(printed.includes(wrong));
 });
 
-test("a forge clone: healthy (GET of the repository); a rejected FORGE_TOKEN fails server with its fix", async (t) => {
-  const forge = await givenFakeForge(t);
-  forge.seed("acme/widgets", 3);
-  const env = givenForgeEnv(t, forge);
-  t.is((await svc(env, ["init", "forge::acme/widgets", "d"])).code, 0);
-  const from = forge.requests.length;
+/** A vendor clone the doctor finds healthy, then finds its credential rejected (401), with the fix. */
+interface RejectedCredential {
+  /** The fake vendor with a project of three issues, and a git environment configured for it. */
+  readonly given: (t: ExecutionContext) => Promise<{
+    env: GitEnv;
+    requests: () => readonly { method: string; path: string }[];
+    /** The right credential values, as the advice has them exported. */
+    exports: Readonly<Record<string, string>>;
+    /** The secret that must never be printed. */
+    secret: string;
+  }>;
+  /** The `svc init` argument, and the remote check's kind and project. */
+  readonly init: string;
+  readonly kind: string;
+  readonly project: string;
+  /** The path of the healthy check's GET. */
+  readonly probe: string;
+  /** The variable set to a wrong value, and that value. */
+  readonly wrong: readonly [string, string];
+  readonly advice: string;
+}
+
+const healthyThenRejected = test.macro(async (t, c: RejectedCredential) => {
+  const { env, requests, exports, secret } = await c.given(t);
+  t.is((await svc(env, ["init", c.init, "d"])).code, 0);
+  const from = requests().length;
   const healthy = await doctor(t, env);
   t.true(healthy.report.healthy, healthy.result.stdout);
-  t.like(check(healthy.report, "remote"), { kind: "forge", project: "acme/widgets" });
+  t.like(check(healthy.report, "remote"), { kind: c.kind, project: c.project });
   t.true(
-    forge.requests
+    requests()
       .slice(from)
-      .some((request) => request.method === "GET" && request.path === "/repos/acme/widgets"),
+      .some((request) => request.method === "GET" && request.path === c.probe),
   );
 
-  const wrong = "ghp_wrong0c1d2e3f";
-  const overrides = { FORGE_TOKEN: wrong };
+  const [name, wrong] = c.wrong;
+  const overrides = { [name]: wrong };
   const { report } = await doctor(t, env, { env: overrides });
   t.like(check(report, "server"), { httpStatus: 401 });
-  const printed = await followAdvice(
-    t,
-    env,
-    report,
-    ["server"],
-    "svc cannot know FORGE_TOKEN: set FORGE_TOKEN to a forge token that can read and write the repository's issues, in the environment svc and git run in; then run svc doctor d",
-    { overrides, exports: { FORGE_TOKEN: forge.token } },
-  );
+  const printed = await followAdvice(t, env, report, ["server"], c.advice, { overrides, exports });
   t.false(JSON.stringify(report).includes(wrong));
-  t.false(printed.includes(forge.token));
+  t.false(printed.includes(secret));
 });
 
-test("a tracker clone: healthy (the project's GET); a rejected API token fails server with its fix", async (t) => {
-  const tracker = await givenFakeTracker(t);
-  tracker.seed("TEST", 3);
-  const env = givenTrackerEnv(t, tracker);
-  t.is((await svc(env, ["init", "tracker::TEST", "d"])).code, 0);
-  const from = tracker.requests.length;
-  const healthy = await doctor(t, env);
-  t.true(healthy.report.healthy, healthy.result.stdout);
-  t.like(check(healthy.report, "remote"), { kind: "tracker", project: "TEST" });
-  t.true(
-    tracker.requests
-      .slice(from)
-      .some((request) => request.method === "GET" && request.path === "/rest/api/3/project/TEST"),
-  );
+test(
+  "a forge clone: healthy (GET of the repository); a rejected FORGE_TOKEN fails server with its fix",
+  healthyThenRejected,
+  {
+    given: async (t) => {
+      const forge = await givenFakeForge(t);
+      forge.seed("acme/widgets", 3);
+      return {
+        env: givenForgeEnv(t, forge),
+        requests: () => forge.requests,
+        exports: { FORGE_TOKEN: forge.token },
+        secret: forge.token,
+      };
+    },
+    init: "forge::acme/widgets",
+    kind: "forge",
+    project: "acme/widgets",
+    probe: "/repos/acme/widgets",
+    wrong: ["FORGE_TOKEN", "ghp_wrong0c1d2e3f"],
+    advice:
+      "svc cannot know FORGE_TOKEN: set FORGE_TOKEN to a forge token that can read and write the repository's issues, in the environment svc and git run in; then run svc doctor d",
+  },
+);
 
-  const wrong = "wrong-api-token-8c2e";
-  const overrides = { TRACKER_API_TOKEN: wrong };
-  const { report } = await doctor(t, env, { env: overrides });
-  t.like(check(report, "server"), { httpStatus: 401 });
-  const printed = await followAdvice(
-    t,
-    env,
-    report,
-    ["server"],
-    "svc cannot know TRACKER_EMAIL or TRACKER_API_TOKEN: set TRACKER_EMAIL to the email of the tracker account, and TRACKER_API_TOKEN to an API token of that tracker account, in the environment svc and git run in; then run svc doctor d",
-    { overrides, exports: { TRACKER_EMAIL: tracker.email, TRACKER_API_TOKEN: tracker.apiToken } },
-  );
-  t.false(JSON.stringify(report).includes(wrong));
-  t.false(printed.includes(tracker.apiToken));
-});
+test(
+  "a tracker clone: healthy (the project's GET); a rejected API token fails server with its fix",
+  healthyThenRejected,
+  {
+    given: async (t) => {
+      const tracker = await givenFakeTracker(t);
+      tracker.seed("TEST", 3);
+      return {
+        env: givenTrackerEnv(t, tracker),
+        requests: () => tracker.requests,
+        exports: { TRACKER_EMAIL: tracker.email, TRACKER_API_TOKEN: tracker.apiToken },
+        secret: tracker.apiToken,
+      };
+    },
+    init: "tracker::TEST",
+    kind: "tracker",
+    project: "TEST",
+    probe: "/rest/api/3/project/TEST",
+    wrong: ["TRACKER_API_TOKEN", "wrong-api-token-8c2e"],
+    advice:
+      "svc cannot know TRACKER_EMAIL or TRACKER_API_TOKEN: set TRACKER_EMAIL to the email of the tracker account, and TRACKER_API_TOKEN to an API token of that tracker account, in the environment svc and git run in; then run svc doctor d",
+  },
+);

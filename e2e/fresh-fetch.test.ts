@@ -19,6 +19,7 @@ import {
   run,
   svcUrl,
 } from "../testing/git.js";
+import { givenSimClone } from "../testing/push.js";
 import { givenProject, givenSim } from "../testing/sim.js";
 
 /** The one `svc: served the cached state …` line of `stderr`, with its age replaced by `<age>`. */
@@ -35,10 +36,7 @@ function printedCommand(stderr: string): string {
 }
 
 test("with default settings a change made right after a fetch arrives with the next git pull", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(4));
-  const env = givenGitEnv(t);
-  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
+  const { sim, env } = await givenSimClone(t, manyIssues(4));
 
   const fetch = await git(env, ["fetch"], { cwd: "d" });
   t.is(fetch.code, 0, fetch.stderr);
@@ -56,10 +54,7 @@ test("with default settings a change made right after a fetch arrives with the n
 });
 
 test("an opt-in svc.syncInterval serves the cached state saying so, and the printed command asks the server", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(4));
-  const env = givenGitEnv(t);
-  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
+  const { sim, env } = await givenSimClone(t, manyIssues(4));
   await gitOk(t, env, ["config", "svc.syncInterval", "600"], { cwd: "d" });
 
   await patchIssue(sim.url, "demo", 3, { title: "Renamed on the server" });
@@ -117,10 +112,7 @@ test("SVC_SYNC_INTERVAL is named as such, and a clone it serves from the cache p
 });
 
 test("a fetch or pull while the server is down fails as git does, says nothing was fetched and how old the cache's state is; the offline switch it prints serves that state", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await gitOk(t, env, ["clone", "-q", "--filter=blob:none", svcUrl(sim.url, "demo"), "d"]);
+  const { sim, env } = await givenSimClone(t, manyIssues(2));
   await sim.close();
   const why = `cannot sync with sim project demo at ${sim.url} (cannot reach the backend: GET ${sim.url}/projects/demo/issues failed: nothing is listening at ${sim.url} (ECONNREFUSED); is the server running?); nothing was fetched`;
   const fetch = await git(env, ["fetch"], { cwd: "d" });

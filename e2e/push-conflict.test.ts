@@ -20,6 +20,7 @@ import {
   commitAll,
   editWorkFile,
   givenClone,
+  givenSimClone,
   issueOnServer,
   issuePath,
   lastSimAuditId,
@@ -44,10 +45,7 @@ async function givenTwoClones(t: ExecutionContext, count: number) {
   return { sim, envA, envB };
 }
 test("the second of two clones editing the same lines is rejected (fetch first); pull conflicts; the resolution is pushed", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "a");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" }, dir: "a" });
   await givenClone(t, env, sim.url, "demo", "b");
   const path = issuePath(2);
 
@@ -137,10 +135,7 @@ test("two clones (two caches) editing different lines: pull merges cleanly and t
 });
 
 test("a delete based on a stale version is rejected; an edit of an issue deleted on the server is refused before any write", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" } });
   await patchIssue(sim.url, "demo", 1, { status: "done" });
   await fetch(`${sim.url}/projects/demo/issues/2`, { method: "DELETE" });
 
@@ -167,10 +162,7 @@ test("a delete based on a stale version is rejected; an edit of an issue deleted
 });
 
 test("a clone behind the server on other issues pushes its own edit; pull then fast-forwards to both", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(4));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(4), { env: { SVC_SYNC_INTERVAL: "0" } });
   await patchIssue(sim.url, "demo", 3, { title: "Changed on the server" });
 
   const before = lastSimAuditId(sim);
@@ -193,10 +185,7 @@ test("a clone behind the server on other issues pushes its own edit; pull then f
 });
 
 test("with svc.autoMerge, concurrent edits of different fields both reach the server without a pull", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "a");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" }, dir: "a" });
   await givenClone(t, env, sim.url, "demo", "b");
   await gitOk(t, env, ["config", "svc.autoMerge", "true"], { cwd: "b" });
   const path = issuePath(2);
@@ -230,10 +219,7 @@ test("with svc.autoMerge, concurrent edits of different fields both reach the se
 });
 
 test("with svc.autoMerge, edits of the same field still conflict: fetch first, nothing written", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "b");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" }, dir: "b" });
   await gitOk(t, env, ["config", "svc.autoMerge", "true"], { cwd: "b" });
   await patchIssue(sim.url, "demo", 2, { status: "done", body: "Server body.\n" });
 
@@ -314,10 +300,7 @@ test("a record whose newer version a push of another record brought is refused f
 });
 
 test("after a push, the same record is edited and pushed again without a pull", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" } });
   await patchIssue(sim.url, "demo", 2, { title: "Changed on the server" });
   for (const line of ["First line.", "Second line."]) {
     editWorkFile(env, "d", issuePath(1), (text) => `${text}${line}\n`);

@@ -7,11 +7,11 @@
 import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
-import { auditRows, expectedIssueFile, git, gitOk, givenGitEnv, manyIssues } from "../testing/git.js";
+import { auditRows, expectedIssueFile, git, gitOk, type givenGitEnv, manyIssues } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
-  givenClone,
+  givenSimClone,
   issueOnServer,
   issuePath,
   lastSimAuditId,
@@ -20,7 +20,6 @@ import {
   simWrites,
   writeWorkFile,
 } from "../testing/push.js";
-import { givenProject, givenSim } from "../testing/sim.js";
 
 interface BadPush {
   readonly name: string;
@@ -83,10 +82,7 @@ const BAD_PUSHES: readonly BadPush[] = [
 ];
 
 test("invalid files are refused naming the file, and nothing is written, not even the valid edit beside them", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" } });
   const before = lastSimAuditId(sim);
 
   for (const bad of BAD_PUSHES) {
@@ -136,10 +132,7 @@ test("invalid files are refused naming the file, and nothing is written, not eve
 });
 
 test("a push killed after 2 of 5 writes is finished by pushing again, each change written exactly once", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(6));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(6), { env: { SVC_SYNC_INTERVAL: "0" } });
   const ids = [1, 2, 3, 4, 5];
 
   const before = lastSimAuditId(sim);
@@ -181,10 +174,7 @@ test("a push killed after 2 of 5 writes is finished by pushing again, each chang
 });
 
 test("a push killed right after its POST does not create the issue twice when pushed again", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" } });
 
   const before = lastSimAuditId(sim);
   writeWorkFile(env, "d", "issues/new-bug.md", "---\ntitle: Only once\n---\nPlease.\n");
@@ -219,10 +209,7 @@ test("a push killed right after its POST does not create the issue twice when pu
 });
 
 test("after a push killed right after its POST, git pull then push still creates nothing twice", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" } });
 
   const before = lastSimAuditId(sim);
   writeWorkFile(env, "d", "issues/new-bug.md", "---\ntitle: Only once\n---\nPlease.\n");

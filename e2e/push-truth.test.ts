@@ -13,6 +13,7 @@ import {
   commitAll,
   editWorkFile,
   givenClone,
+  givenSimClone,
   issueOnServer,
   issuePath,
   lastSimAuditId,
@@ -24,10 +25,7 @@ import {
 import { givenProject, givenSim } from "../testing/sim.js";
 
 test("a title over the simulator's limit is refused before any write, naming file, field and limit", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2));
   writeWorkFile(env, "d", "issues/a-good.md", "---\ntitle: Fine\n---\n");
   writeWorkFile(env, "d", "issues/b-long.md", `---\ntitle: ${"t".repeat(2000)}\n---\n`);
   editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
@@ -106,10 +104,7 @@ test("a permanent refusal mid-push names the file and what to change; an edit of
 });
 
 test("with svc.autoMerge, removing the assignee line while the title changed on the server sends null", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", [{ title: "Assigned", assignee: "dana" }, { title: "Other" }]);
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, [{ title: "Assigned", assignee: "dana" }, { title: "Other" }]);
   await gitOk(t, env, ["config", "svc.autoMerge", "true"], { cwd: "d" });
   await fetch(`${sim.url}/projects/demo/issues/1`, {
     method: "PATCH",
@@ -130,10 +125,7 @@ test("with svc.autoMerge, removing the assignee line while the title changed on 
 });
 
 test("a crafted tree entry issues/../../x.md gets git's [remote rejected] line naming it; nothing is written", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(1));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(1));
   const blob = await gitOk(t, env, ["hash-object", "-w", "--stdin"], {
     cwd: "d",
     input: "---\ntitle: x\n---\n",
@@ -159,10 +151,7 @@ test("a crafted tree entry issues/../../x.md gets git's [remote rejected] line n
 });
 
 test("a forced push of an older commit is refused, origin/main stays, and the printed command restores the old state", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2));
   editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
   await commitAll(t, env, "d", "Close 1");
   t.is((await git(env, ["push"], { cwd: "d" })).code, 0);
@@ -184,10 +173,7 @@ test("a forced push of an older commit is refused, origin/main stays, and the pr
 });
 
 test("a pushed tag is refused with what svc keeps and the command for main", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(1));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { env } = await givenSimClone(t, manyIssues(1));
   await gitOk(t, env, ["tag", "v1"], { cwd: "d" });
   const push = await git(env, ["push", "origin", "v1"], { cwd: "d" });
   t.is(push.code, 1);

@@ -13,6 +13,7 @@ import {
   getIssue,
   givenClone,
   givenRecordingProxy,
+  givenSimClone,
   issueOnServer,
   issuePath,
   lastSimAuditId,
@@ -117,10 +118,7 @@ test("a status edit is one PATCH with only status and If-Match; pull fast-forwar
 });
 
 test("pushing with nothing new prints Everything up-to-date, exits 0 and writes nothing", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" } });
   const before = lastSimAuditId(sim);
 
   const fresh = await git(env, ["push"], { cwd: "d" });
@@ -143,10 +141,7 @@ test("pushing with nothing new prints Everything up-to-date, exits 0 and writes 
 });
 
 test("a new file without id is one POST; after pull it is issues/00NN.md; pushing again creates nothing", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(6));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(6), { env: { SVC_SYNC_INTERVAL: "0" } });
 
   const before = lastSimAuditId(sim);
   writeWorkFile(
@@ -185,10 +180,7 @@ test("a new file without id is one POST; after pull it is issues/00NN.md; pushin
 });
 
 test("a new file edited again before a pull is an update of the record it created, not a second POST", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" } });
 
   const before = lastSimAuditId(sim);
   writeWorkFile(env, "d", "issues/new-bug.md", "---\ntitle: Draft\n---\nFirst words.\n");
@@ -213,10 +205,7 @@ test("a new file edited again before a pull is an update of the record it create
 });
 
 test("git rm deletes the issue; six deletes are refused without [allow-bulk-delete] and go through with it", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(9));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(9), { env: { SVC_SYNC_INTERVAL: "0" } });
 
   let before = lastSimAuditId(sim);
   await gitOk(t, env, ["rm", "-q", issuePath(1)], { cwd: "d" });
@@ -253,10 +242,7 @@ test("git rm deletes the issue; six deletes are refused without [allow-bulk-dele
 });
 
 test("SVC_BULK_DELETE_LIMIT changes the limit; 0 means none", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(5));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(5), { env: { SVC_SYNC_INTERVAL: "0" } });
   const before = lastSimAuditId(sim);
   await gitOk(t, env, ["rm", "-q", issuePath(1), issuePath(2)], { cwd: "d" });
   await commitAll(t, env, "d", "Remove two");
@@ -270,10 +256,7 @@ test("SVC_BULK_DELETE_LIMIT changes the limit; 0 means none", async (t) => {
 });
 
 test("edited version and id are never sent; the other changed fields are", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(8));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(8), { env: { SVC_SYNC_INTERVAL: "0" } });
   const path = issuePath(7);
 
   const before = lastSimAuditId(sim);
@@ -304,10 +287,7 @@ test("edited version and id are never sent; the other changed fields are", async
 });
 
 test("a renamed issue file is an update of that issue, and pull puts it back under its canonical name", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" } });
   const before = lastSimAuditId(sim);
   await gitOk(t, env, ["mv", issuePath(2), "issues/login.md"], { cwd: "d" });
   editWorkFile(env, "d", "issues/login.md", (text) => setField(text, "status", "in_review"));
@@ -327,10 +307,7 @@ test("a renamed issue file is an update of that issue, and pull puts it back und
 });
 
 test("a push to another branch than main is refused, naming main", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" } });
   editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
   await commitAll(t, env, "d", "Done");
   const before = lastSimAuditId(sim);
@@ -343,10 +320,7 @@ test("a push to another branch than main is refused, naming main", async (t) => 
 // A clone that pushes again and again without pulling: each push's merge base is read off the cache's
 // history (the commit the last push built on), not walked; these are the answers a walk gives.
 test("twelve pushes without a pull: each writes its one change; a change on the server meanwhile is fetch first; an older pushed commit is up to date; pull fast-forwards", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(3), { env: { SVC_SYNC_INTERVAL: "0" } });
   const pushed: string[] = [];
   for (let round = 1; round <= 12; round++) {
     const id = (round % 2) + 1;

@@ -12,6 +12,7 @@ import {
   commitAll,
   editWorkFile,
   givenClone,
+  givenSimClone,
   issueOnServer,
   issuePath,
   lastSimAuditId,
@@ -36,10 +37,7 @@ async function runPrinted(t: ExecutionContext, env: GitEnv, command: string, cwd
 }
 
 test("a file outside issues/, pushed from a subfolder: the printed command keeps it on disk, untracked, and pushes the rest", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2));
   writeWorkFile(env, "d", "NOTES.md", "remember the milk\n");
   editWorkFile(env, "d", issuePath(1), (text) => setField(text, "status", "done"));
   await commitAll(t, env, "d", "Close 1, and my notes");
@@ -68,10 +66,7 @@ test("a file outside issues/, pushed from a subfolder: the printed command keeps
 });
 
 test("an invalid file: fixed as the message says, the printed command (a new commit, no amend) pushes it", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2));
   editWorkFile(env, "d", issuePath(2), (text) => setField(text, "title", "[unclosed"));
   await commitAll(t, env, "d", "Retitle 2");
 
@@ -88,10 +83,7 @@ test("an invalid file: fixed as the message says, the printed command (a new com
 });
 
 test("a duplicate of a renamed record: the printed command removes the leftover copy", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(3));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(3));
   await gitOk(t, env, ["mv", issuePath(3), "issues/a.md"], { cwd: "d" });
   writeWorkFile(env, "d", "issues/b.md", readWorkFile(env, "d", "issues/a.md"));
   await commitAll(t, env, "d", "Two names for 3");
@@ -108,10 +100,7 @@ test("a duplicate of a renamed record: the printed command removes the leftover 
 });
 
 test("more deletes than the limit: the printed command allows them with an empty commit, no editor", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(7));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(7));
   await gitOk(t, env, ["rm", "-q", ...[1, 2, 3, 4, 5, 6].map(issuePath)], { cwd: "d" });
   await commitAll(t, env, "d", "Clean up");
 
@@ -126,10 +115,7 @@ test("more deletes than the limit: the printed command allows them with an empty
 });
 
 test("deleting a file outside issues/ that an earlier commit added needs no write and is not refused", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(1));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(1));
   writeWorkFile(env, "d", "NOTES.md", "x\n");
   const withNotes = await commitAll(t, env, "d", "Notes");
   const refused = await git(env, ["push"], { cwd: "d" });
@@ -153,10 +139,7 @@ test("deleting a file outside issues/ that an earlier commit added needs no writ
 });
 
 test("committed conflict markers: refused naming their line, not as a YAML error; the printed command pushes the resolution", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "a");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { dir: "a" });
   await givenClone(t, env, sim.url, "demo", "b");
   editWorkFile(env, "a", issuePath(2), (text) => setField(text, "status", "done"));
   await commitAll(t, env, "a", "Done");
@@ -208,10 +191,7 @@ async function givenConcurrentEdits(
   theirs: (text: string) => string,
   mine: (text: string) => string,
 ) {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t);
-  await givenClone(t, env, sim.url, "demo", "a");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { dir: "a" });
   await givenClone(t, env, sim.url, "demo", "b");
   editWorkFile(env, "a", issuePath(2), theirs);
   await commitAll(t, env, "a", "Theirs");

@@ -16,20 +16,11 @@ import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { GARBAGE_BODY, givenFaultProxy } from "../testing/fault-proxy.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
-import {
-  expectedIssueFile,
-  type GitEnv,
-  git,
-  gitOk,
-  givenGitEnv,
-  manyIssues,
-  run,
-  svcUrl,
-} from "../testing/git.js";
+import { expectedIssueFile, type GitEnv, git, gitOk, manyIssues, run, svcUrl } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
-  givenClone,
+  givenSimClone,
   issueOnServer,
   issuePath,
   lastSimAuditId,
@@ -38,7 +29,6 @@ import {
   simWrites,
   writeWorkFile,
 } from "../testing/push.js";
-import { givenProject, givenSim } from "../testing/sim.js";
 import { givenTrackerEnv, trackerPath, trackerRemote, trackerWrites } from "../testing/tracker.js";
 
 const REPO = "acme/widgets";
@@ -65,10 +55,7 @@ async function pushedLine(t: ExecutionContext, env: GitEnv, before: string, afte
 }
 
 test("an edit of version or id is not sent, and the printed git pull --ff-only puts the server's values back", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(2));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(2), { env: { SVC_SYNC_INTERVAL: "0" } });
   // Whatever the user's pull settings say, the printed command neither merges nor opens an editor.
   await gitOk(t, env, ["config", "pull.ff", "false"], { cwd: "d" });
   editWorkFile(env, "d", issuePath(1), (text) => setField(text, "version", "999"));
@@ -139,10 +126,7 @@ test("forge: git rm closes the issue as not planned, and the push's summary coun
 });
 
 test("a file named with an escape sequence: the printed command names it without control characters and runs in sh", async (t) => {
-  const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(1));
-  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
-  await givenClone(t, env, sim.url, "demo", "d");
+  const { sim, env } = await givenSimClone(t, manyIssues(1), { env: { SVC_SYNC_INTERVAL: "0" } });
   const name = "issues/\u001b[31mit's 100%!.md";
   writeWorkFile(env, "d", name, "---\ntitle: [unclosed\n---\nRed.\n");
   await commitAll(t, env, "d", "A red name");

@@ -42,6 +42,21 @@ export const SCRATCH_GIT_ENV: NodeJS.ProcessEnv = {
   GIT_COMMITTER_EMAIL: "t@x",
 };
 
+/**
+ * For unit tests whose git runs in this worker with its environment (the cache's): a temp folder (`prefix`)
+ * whose `.gitconfig` becomes the worker's only git configuration, through `HOME` (what gits before 2.32
+ * read) and `GIT_CONFIG_GLOBAL`, with the system's off. Returns the folder, removed by the teardown.
+ */
+export function isolateWorkerGit(t: ExecutionContext, prefix: string): string {
+  const folder = givenTempDir(t, prefix);
+  const config = join(folder, ".gitconfig");
+  writeFileSync(config, "[init]\n\tdefaultBranch = main\n");
+  process.env.HOME = folder;
+  process.env.GIT_CONFIG_NOSYSTEM = "1";
+  process.env.GIT_CONFIG_GLOBAL = config;
+  return folder;
+}
+
 /** [major, minor] of the git on PATH: the git the tests run (`npm run test:matrix` runs several). */
 export const GIT_VERSION: readonly [number, number] = (() => {
   const match = /git version (\d+)\.(\d+)/.exec(execFileSync("git", ["version"], { encoding: "utf8" }));

@@ -5,7 +5,8 @@
  *
  * The fake runner appends one line per run to `<desk>/runs.log`: `<pulse id>|<attempt>|<pid>|<cwd>|<argc>|
  * <argv1>|<argv2>|<prompt with newlines as ~ and | as !>`, then acts on its prompt: `sleep:<s>` sleeps, `exit:<n>` exits with n,
- * `first-sleep:<s>` sleeps only on attempt 1, `once-sleep:<s>` only the first time it is run,
+ * `first-sleep:<s>` sleeps only on attempt 1, `once-sleep:<s>` only the first time it is run, `until:<file>`
+ * waits until the file exists (a test's barrier),
  * `spawn-sleep:<s>` leaves a grandchild sleeping (its pid in
  * `<desk>/grandchild.pid`) and waits for it, `stubborn-sleep:<s>` the same with a grandchild that ignores
  * SIGTERM.
@@ -29,6 +30,7 @@ case "$3" in
   exit:*) echo "failing on purpose"; exit "\${3#exit:}" ;;
   first-sleep:*) if [ "$SVC_PULSE_ATTEMPT" = 1 ]; then sleep "\${3#first-sleep:}"; fi ;;
   once-sleep:*) if [ ! -e slept ]; then : > slept; sleep "\${3#once-sleep:}"; fi ;;
+  until:*) while [ ! -e "\${3#until:}" ]; do sleep 0.02; done ;;
   spawn-sleep:*) sleep "\${3#spawn-sleep:}" & echo $! > grandchild.pid; wait ;;
   stubborn-sleep:*) (trap '' TERM; exec sleep "\${3#stubborn-sleep:}") & echo $! > grandchild.pid; wait ;;
   env) env | sort ;;
@@ -124,13 +126,22 @@ export function givenPulseFixture(t: ExecutionContext, options: FixtureOptions =
   };
 }
 
+/** A daemon in this process that lets a test wait for its scheduler. */
+export type TestDaemon = PulseDaemon & {
+  /**
+   * Resolves once `count` more scheduler ticks have ended. A tick runs synchronously, so each one counted
+   * began after this call: when it resolves, whatever a tick would have done since has been done.
+   */
+  afterTicks(count?: number): Promise<void>;
+};
+
 /** The daemon in this process, with a short tick; stopped (gracefully) by the teardown. */
 export async function givenDaemon(
   t: ExecutionContext,
   fixture: PulseFixture,
   env: Record<string, string> = {},
   options: DaemonOptions = {},
-): Promise<PulseDaemon> {
+): Promise<TestDaemon> {
   const config = readDaemonConfig({ PATH: process.env.PATH, ...fixture.env, ...env });
   const logger = new Logger({
     component: "pulse-daemon",
@@ -138,9 +149,21 @@ export async function givenDaemon(
     file: fixture.env.LOG_FILE as string,
     secrets: config.tokens,
   });
-  const daemon = await PulseDaemon.start(config, { tickMs: 50, upkeepMs: 200, logger, ...options });
+  let ticks = 0;
+  const waiting: { at: number; resolve: () => void }[] = [];
+  const onTick = () => {
+    ticks += 1;
+    for (const waiter of waiting.filter((w) => w.at <= ticks)) {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+    options.onTick?.();
+  };
+  const daemon = await PulseDaemon.start(config, { tickMs: 50, upkeepMs: 200, logger, ...options, onTick });
   t.teardown(() => daemon.close());
-  return daemon;
+  return Object.assign(daemon, {
+    afterTicks: (count = 1) => new Promise<void>((resolve) => waiting.push({ at: ticks + count, resolve })),
+  });
 }
 
 export interface ApiAnswer {

@@ -1,7 +1,8 @@
 /**
- * Fixtures for the push tests (issue 4): what the simulator was asked to write (its audit table), a
- * recording proxy for the headers the audit does not keep (`If-Match`), edits of record files in a working
- * tree, and seed files for projects too large to fill through POSTs.
+ * Fixtures for the push tests (issue 4): a simulator project with a clone of it (`givenSimClone`), what the
+ * simulator was asked to write (its audit table), a recording proxy for the headers the audit does not keep
+ * (`If-Match`), edits of record files in a working tree, and seed files for projects too large to fill
+ * through POSTs.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,8 +10,8 @@ import type { ExecutionContext } from "ava";
 import type { SimIssue } from "../backends/sim/schema.js";
 import type { RunningSim } from "../server/sim/server.js";
 import { givenFaultProxy } from "./fault-proxy.js";
-import { type GitEnv, gitOk, svcUrl } from "./git.js";
-import { givenTempDir, type SeedIssue } from "./sim.js";
+import { type GitEnv, gitOk, givenGitEnv, svcUrl } from "./git.js";
+import { givenProject, givenSim, givenTempDir, type SeedIssue } from "./sim.js";
 
 export interface SimWrite {
   readonly method: string;
@@ -148,6 +149,22 @@ export async function givenClone(
   await gitOk(t, env, ["clone", "-q", "--filter=blob:none", ...extraArgs, svcUrl(simUrl, slug), dir], {
     timeoutMs: 60_000,
   });
+}
+
+/**
+ * A simulator with the project "demo" of `issues`, a fresh git environment (`options.env`: its extra
+ * variables) and a clone of the project in `options.dir` (default `d`; `options.cloneArgs` before the URL).
+ */
+export async function givenSimClone(
+  t: ExecutionContext,
+  issues: readonly SeedIssue[],
+  options: { env?: Readonly<Record<string, string>>; dir?: string; cloneArgs?: readonly string[] } = {},
+): Promise<{ sim: RunningSim; env: GitEnv }> {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", issues);
+  const env = givenGitEnv(t, options.env);
+  await givenClone(t, env, sim.url, "demo", options.dir ?? "d", options.cloneArgs);
+  return { sim, env };
 }
 
 /** A seed file (server/sim/seed.ts) with one project; for projects too large to fill through POSTs. */

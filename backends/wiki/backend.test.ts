@@ -8,7 +8,13 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import test, { type ExecutionContext } from "ava";
 import { SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from "../../core/http.js";
+import {
+  HttpClient,
+  type HttpClientOptions,
+  type HttpRequest,
+  type HttpResponse,
+  openGateAt,
+} from "../../core/http.js";
 import { type FakeWiki, givenFakeWiki } from "../../testing/fake-wiki.js";
 import { wikiVars } from "../../testing/wiki.js";
 import { WikiBackend, wikiPageToRecord } from "./backend.js";
@@ -269,10 +275,9 @@ test("the gate is shared: after a 429 every client of that origin waits for Retr
   wiki.seedPages("SVC", 3);
   wiki.setRateLimit(1, 2);
   const first = backendFor(wiki).listAll();
-  // The second client starts once the first has had the 429 (the fake logs it as it answers; the client
-  // arms the gate a moment later, on reading the answer).
-  while (wiki.requests[0]?.status !== 429) await new Promise((resolve) => setTimeout(resolve, 5));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The second client starts once the first has read the 429 and closed the origin's gate (gates are never
+  // removed, and this fake's origin is new: any instant set means it was armed).
+  while (openGateAt(wiki.origin) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
   const second = backendFor(wiki).listAll();
   const [a, b] = await Promise.all([first, second]);
   t.is(a.records.length, 3);

@@ -181,9 +181,10 @@ test("runner missing: pulses wait with their attempts, health is 503 naming the 
   t.is(health.body.status, "degraded");
   t.is(health.body.runner, "missing");
   t.true(health.body.reasons.some((r: string) => r.includes(fixture.runner) && r.includes("does not exist")));
-  // Several ticks later the pulse still waits, untouched.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Several ticks later the pulse still waits, untouched: never claimed, so no attempt was even begun.
+  await daemon.afterTicks(3);
   t.like(daemon.queue.get(id), { status: "pending", attempt: 0 });
+  t.deepEqual(daemon.queue.attempts(id), []);
   // Present but not executable is named too.
   writeFileSync(fixture.runner, "#!/bin/sh\nexit 0\n");
   chmodSync(fixture.runner, 0o644);
@@ -276,15 +277,21 @@ test("a lease shorter than 30 s is renewed in time: a second daemon does not tak
   const fixture = givenPulseFixture(t);
   // The default upkeep period, as deployed (the fixture's is 200 ms).
   const first = await givenDaemon(t, fixture, { PULSE_LEASE: "5s" }, { upkeepMs: undefined });
+  // The run lasts until the test releases it, so it is still running when the second daemon looks.
+  const release = join(fixture.dir, "release");
+  t.teardown(() => writeFileSync(release, ""));
   const answer = await callApi(first.url, "POST", "/api/pulse/trigger", {
     token: fixture.token,
-    body: { prompt: "sleep:7" },
+    body: { prompt: `until:${release}` },
   });
   const id = answer.body.pulse.id as number;
   await eventually("the run to start", () => (fixture.runs().length === 1 ? true : undefined));
-  await new Promise((resolve) => setTimeout(resolve, 5_500));
+  // Past the lease the claim gave, the run is still the first daemon's only if its upkeep renewed it.
+  const claimed = first.queue.get(id)?.lease_until ?? 0;
+  await eventually("the claim's lease to run out", () => (Date.now() > claimed ? true : undefined));
   // Another daemon on the same file resets expired leases as soon as it starts.
   await givenDaemon(t, fixture, { PULSE_LEASE: "5s" });
+  writeFileSync(release, "");
   const done = await eventually(
     "the pulse to complete",
     () => {
@@ -331,12 +338,21 @@ test("cancel: a pending pulse never runs; a running one is stopped; a finished o
 test("PULSE_MAX_CONCURRENT bounds the runs; priority decides the order", async (t) => {
   const fixture = givenPulseFixture(t);
   const daemon = await givenDaemon(t, fixture, { PULSE_MAX_CONCURRENT: "2" });
-  // Hold both slots, then queue low before critical: critical must start first.
+  // Hold both slots until their files exist, then queue low before critical: critical must start first.
+  const releases = [join(fixture.dir, "release-1"), join(fixture.dir, "release-2")];
+  // Teardowns run last first: a failed test releases its holders before the daemon's graceful stop.
+  t.teardown(() => {
+    for (const release of releases) writeFileSync(release, "");
+  });
   const holders: number[] = [];
-  for (const prompt of ["sleep:1", "sleep:1"]) {
+  for (const release of releases) {
     holders.push(
-      (await callApi(daemon.url, "POST", "/api/pulse/trigger", { token: fixture.token, body: { prompt } }))
-        .body.pulse.id as number,
+      (
+        await callApi(daemon.url, "POST", "/api/pulse/trigger", {
+          token: fixture.token,
+          body: { prompt: `until:${release}` },
+        })
+      ).body.pulse.id as number,
     );
   }
   await eventually("two runs", () => (fixture.runs().length === 2 ? true : undefined));
@@ -345,7 +361,13 @@ test("PULSE_MAX_CONCURRENT bounds the runs; priority decides the order", async (
   const base = { source: "test", scheduledAt: new Date(now).toISOString(), runAt: now };
   const low = daemon.queue.enqueue({ ...base, prompt: "low", priority: "low" }).pulse.id;
   const critical = daemon.queue.enqueue({ ...base, prompt: "critical", priority: "critical" }).pulse.id;
+  // Ticks that find both due pulses claim neither while both slots are held.
+  await daemon.afterTicks(2);
   t.is(daemon.queue.stats().processing, 2, "a third run waits for a free slot");
+  // One slot frees: the next claim takes one of the two; the other waits for the second slot.
+  writeFileSync(releases[0] as string, "");
+  await eventually("a third run", () => (fixture.runs().length >= 3 ? true : undefined));
+  writeFileSync(releases[1] as string, "");
   await eventually("all four to complete", () =>
     [...holders, low, critical].every((id) => daemon.queue.get(id)?.status === "completed")
       ? true
@@ -528,7 +550,8 @@ test("the daemon queues the hourly heartbeat once and runs the keep-alive provid
   t.is(slots()["keepalive:done"], slots().keepalive);
   // A second daemon on the same file (a restart, or one started by mistake) adds no heartbeat for the slot.
   const other = await givenDaemon(t, fixture, { PULSE_HEARTBEAT: "on", PULSE_TZ: "Europe/Berlin" });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Its first tick looks at the schedules; a heartbeat queued there would be pending, or claimed and running.
+  await other.afterTicks(1);
   t.is(other.queue.stats().pending + other.queue.stats().processing, 0);
   t.is(fixture.runs().filter((run) => run.args[2]?.startsWith("Hourly heartbeat")).length, 1);
 });
@@ -561,7 +584,8 @@ test("credentials that need a login pause the runs until a later keep-alive find
     token: fixture.token,
     body: { prompt: "x" },
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The trigger asked for a tick at once; a claim would have happened in it.
+  await daemon.afterTicks(3);
   t.like(daemon.queue.get(answer.body.pulse.id), { status: "pending", attempt: 0 });
   writeFileSync(loggedIn, "");
   await eventually("the pulse to run after the login", () =>

@@ -74,6 +74,8 @@ export interface DaemonOptions {
   /** How often the heartbeat and keep-alive schedules are looked at (default 5 s). */
   readonly schedulesMs?: number;
   readonly stderr?: NodeJS.WritableStream;
+  /** Called after each scheduler tick, whatever it did: what a tick did not do is settled once it fired. */
+  readonly onTick?: () => void;
 }
 
 interface Running {
@@ -312,6 +314,7 @@ export class PulseDaemon {
           this.tickAgain ? 0 : this.databaseProblem ? base + Math.floor(Math.random() * base) : base,
         );
       }
+      this.options.onTick?.();
     }
   }
 
