@@ -6,7 +6,8 @@
  * The fake runner appends one line per run to `<desk>/runs.log`: `<pulse id>|<attempt>|<pid>|<cwd>|<argc>|
  * <argv1>|<argv2>|<prompt with newlines as ~ and | as !>`, then acts on its prompt: `sleep:<s>` sleeps, `exit:<n>` exits with n,
  * `first-sleep:<s>` sleeps only on attempt 1, `once-sleep:<s>` only the first time it is run, `until:<file>`
- * waits until the file exists (a test's barrier),
+ * waits until the file exists (a test's barrier; it gives up after 60 s or when the file's folder is gone, so
+ * a test that ends without releasing it, killed or timed out, leaves no process behind),
  * `spawn-sleep:<s>` leaves a grandchild sleeping (its pid in
  * `<desk>/grandchild.pid`) and waits for it, `stubborn-sleep:<s>` the same with a grandchild that ignores
  * SIGTERM.
@@ -30,7 +31,7 @@ case "$3" in
   exit:*) echo "failing on purpose"; exit "\${3#exit:}" ;;
   first-sleep:*) if [ "$SVC_PULSE_ATTEMPT" = 1 ]; then sleep "\${3#first-sleep:}"; fi ;;
   once-sleep:*) if [ ! -e slept ]; then : > slept; sleep "\${3#once-sleep:}"; fi ;;
-  until:*) while [ ! -e "\${3#until:}" ]; do sleep 0.02; done ;;
+  until:*) n=0; while [ ! -e "\${3#until:}" ] && [ -d "$(dirname "\${3#until:}")" ] && [ $n -lt 3000 ]; do sleep 0.02; n=$((n+1)); done ;;
   spawn-sleep:*) sleep "\${3#spawn-sleep:}" & echo $! > grandchild.pid; wait ;;
   stubborn-sleep:*) (trap '' TERM; exec sleep "\${3#stubborn-sleep:}") & echo $! > grandchild.pid; wait ;;
   env) env | sort ;;
