@@ -212,7 +212,7 @@ export function currentUser(call: Call): Answer {
       profilePicture: { path: "/wiki/aa-avatar/default.png", width: 48, height: 48, isDefault: true },
       isExternalCollaborator: false,
       _links: {
-        self: "/wiki/rest/api/user?accountId=" + encodeURIComponent(ACCOUNT_ID),
+        self: `/wiki/rest/api/user?accountId=${encodeURIComponent(ACCOUNT_ID)}`,
         base: call.shapes.linksBase,
       },
     },
