@@ -30,6 +30,7 @@ import type { RecordContent } from "../record.js";
 import { basicJsonHeaders, RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
 import { WikiComments } from "./comments.js";
 import type { WikiConfig } from "./config.js";
+import { digits } from "./content-id.js";
 import { PAGE_LIMIT, paginate, type WikiSite } from "./pagination.js";
 import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
@@ -41,12 +42,6 @@ export interface WikiSpace {
   readonly name: string;
   /** The space's address in a browser. */
   readonly url: string;
-}
-
-function digits(value: unknown): string | undefined {
-  if (typeof value === "string" && /^[0-9]+$/.test(value)) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
-  return undefined;
 }
 
 /** Validates one page of the v2 API; returns the reason it is malformed, or the record. */

@@ -31,6 +31,7 @@ import { excerpt, SvcError } from "../../core/errors.js";
 import type { ServerComment } from "../comment.js";
 import type { RestResponse } from "../rest.js";
 import { UnexpectedShapeError } from "../rest.js";
+import { digits } from "./content-id.js";
 import { PAGE_LIMIT, paginate, type WikiSite } from "./pagination.js";
 import type {
   BulkUsersBody,
@@ -84,12 +85,6 @@ interface Parsed {
 
 const ACCOUNT_ID = /^[A-Za-z0-9:_-]{1,128}$/;
 const NO_ORIGINS: CommentOrigins = () => undefined;
-
-function digits(value: unknown): string | undefined {
-  if (typeof value === "string" && /^[0-9]+$/.test(value)) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
-  return undefined;
-}
 
 /** Validates one footer comment of the v2 API; returns the reason it is malformed, or what svc keeps of it. */
 export function parseFooterComment(value: unknown): Parsed | string {
