@@ -229,6 +229,8 @@ test("parseFooterComment names what is malformed", (t) => {
     body: { storage: { representation: "storage", value: "<p>x</p>" } },
   };
   t.like(parseFooterComment(good), { id: "3200001", pageId: "7", body: "<p>x</p>", version: 1 });
+  t.like(parseFooterComment({ ...good, pageId: undefined }), { id: "3200001", pageId: undefined });
+  t.is(parseFooterComment({ ...good, pageId: "p7" }), "comment 3200001: pageId is not an id");
   t.is(parseFooterComment({ ...good, id: "x" }), 'bad comment id "x"');
   t.is(
     parseFooterComment({ ...good, body: {} }),

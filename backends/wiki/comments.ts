@@ -12,7 +12,9 @@
  *   way, and the one that reads a single page.
  * - `listChangedSince`: the description offers no `since` on any comment listing; the site-wide listing
  *   sorted newest first (`sort=-modified-date`), stopped at the first comment older than `since`, is the
- *   delta: ⌈changed/250⌉ requests (at least one). A deleted comment is gone for good on the vendor (the
+ *   delta: ⌈changed/250⌉ requests (at least one). ASSUMPTION: the modified date it sorts by is the latest
+ *   version's `createdAt` (the description does not say); the caller's overlap (the cursor minus a window)
+ *   covers ordering slack, as for pages. A deleted comment is gone for good on the vendor (the
  *   description: "cannot be reverted"), so no delta shows it: only a full listing finds it gone.
  * - Besides the listing: a comment's version carries only its latest version's time and author, so a
  *   comment edited since it was written (version > 1) costs one `GET /footer-comments/{id}/versions` for
@@ -83,6 +85,11 @@ interface Parsed {
   readonly editorId: string;
 }
 
+/** A comment on a page: the only kind svc keeps. */
+type OnPage = Parsed & { readonly pageId: string };
+
+const onPage = (comment: Parsed): comment is OnPage => comment.pageId !== undefined;
+
 const ACCOUNT_ID = /^[A-Za-z0-9:_-]{1,128}$/;
 const NO_ORIGINS: CommentOrigins = () => undefined;
 
@@ -130,7 +137,7 @@ export class WikiComments {
     const parsed = await this.walk(
       `/wiki/api/v2/footer-comments?body-format=storage&sort=created-date&limit=${PAGE_LIMIT}`,
       "listing the footer comments",
-      (comment) => comment.pageId !== undefined && wanted.has(comment.pageId),
+      (comment): comment is OnPage => onPage(comment) && wanted.has(comment.pageId),
     );
     return this.complete(parsed, known);
   }
@@ -149,7 +156,7 @@ export class WikiComments {
     const parsed = await this.walk(
       `/wiki/api/v2/footer-comments?body-format=storage&sort=-modified-date&limit=${PAGE_LIMIT}`,
       "listing the footer comments changed since the last sync",
-      (comment) => comment.pageId !== undefined && wanted.has(comment.pageId),
+      (comment): comment is OnPage => onPage(comment) && wanted.has(comment.pageId),
       (comment) => comment.updatedAt < since,
     );
     return this.complete(parsed, known);
@@ -163,7 +170,7 @@ export class WikiComments {
     const parsed = await this.walk(
       `/wiki/api/v2/pages/${encodeURIComponent(pageId)}/footer-comments?body-format=storage&sort=created-date&limit=${PAGE_LIMIT}`,
       `listing the footer comments of page ${pageId}`,
-      () => true,
+      (_comment): _comment is Parsed => true,
     );
     // PageCommentModel may leave `pageId` out: the page asked for is the comment's.
     return this.complete(
@@ -172,7 +179,10 @@ export class WikiComments {
     );
   }
 
-  /** One comment, or undefined when it is not found (deleted, or its page no longer readable). */
+  /**
+   * One comment, or undefined when it is not found (deleted, or its page no longer readable) or is not on a
+   * page (a blog post's, an attachment's).
+   */
   async get(id: string, known: CommentOrigins = NO_ORIGINS): Promise<ServerComment | undefined> {
     const what = `reading footer comment ${id}`;
     const response = await this.site.call(
@@ -181,7 +191,8 @@ export class WikiComments {
     );
     if (response.status === 404) return undefined;
     if (response.status !== 200) throw this.site.rest.failure(what, response);
-    return (await this.complete([this.parseAnswer(what, response)], known))[0];
+    const parsed = this.parseAnswer(what, response);
+    return onPage(parsed) ? (await this.complete([parsed], known))[0] : undefined;
   }
 
   /** Posts `body` (storage XHTML) as a new footer comment on page `pageId`, as the configured account. */
@@ -262,13 +273,13 @@ export class WikiComments {
   }
 
   /** The parsed comments of a walk, those `keep` wants, until `stop` says so. */
-  private async walk(
+  private async walk<T extends Parsed>(
     first: string,
     what: string,
-    keep: (comment: Parsed) => boolean,
+    keep: (comment: Parsed) => comment is T,
     stop?: (comment: Parsed) => boolean,
-  ): Promise<Parsed[]> {
-    const kept: Parsed[] = [];
+  ): Promise<T[]> {
+    const kept: T[] = [];
     for await (const item of paginate(this.site, first, what)) {
       const parsed = parseFooterComment(item);
       if (typeof parsed === "string")
@@ -283,8 +294,8 @@ export class WikiComments {
   }
 
   /**
-   * The comment a write answered. The description does not say the answer carries the body (its `body` is
-   * optional): without it, the comment is read back.
+   * The comment a write answered. The description does not say the answer carries the body or the page (both
+   * optional): without them, the comment is read back.
    */
   private async written(
     what: string,
@@ -294,8 +305,9 @@ export class WikiComments {
   ): Promise<ServerComment> {
     const value = this.site.rest.parse(what, response);
     const parsed = parseFooterComment(value);
-    if (typeof parsed !== "string") {
-      const [comment] = await this.complete([{ ...parsed, pageId: parsed.pageId ?? pageId }], known);
+    const page = typeof parsed === "string" ? undefined : (parsed.pageId ?? pageId);
+    if (typeof parsed !== "string" && page !== undefined) {
+      const [comment] = await this.complete([{ ...parsed, pageId: page }], known);
       return comment as ServerComment;
     }
     const id = isObject(value) ? digits(value.id) : undefined;
@@ -324,7 +336,7 @@ export class WikiComments {
   }
 
   /** The comments with their origins (asked only for edited ones the caller does not know) and authors' names. */
-  private async complete(parsed: readonly Parsed[], known: CommentOrigins): Promise<ServerComment[]> {
+  private async complete(parsed: readonly OnPage[], known: CommentOrigins): Promise<ServerComment[]> {
     const origins = new Map<string, CommentOrigin>();
     for (const comment of parsed) {
       const origin =
@@ -340,7 +352,7 @@ export class WikiComments {
       const name = this.names.get(origin.authorId);
       return {
         id: comment.id,
-        parentKey: comment.pageId ?? "",
+        parentKey: comment.pageId,
         author: `${name ?? "Unknown user"} (${origin.authorId})`,
         authorId: origin.authorId,
         body: comment.body,
