@@ -106,6 +106,11 @@ export const RECORDED_OPERATIONS: Readonly<Record<string, readonly string[]>> = 
     "getProject",
     "getCreateIssueMetaIssueTypes",
     "getPriorities",
+    "getComments",
+    "addComment",
+    "getComment",
+    "updateComment",
+    "deleteComment",
   ],
   "confluence-v2": [
     "getSpaces",

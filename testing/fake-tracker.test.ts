@@ -261,6 +261,7 @@ test("GET issue: all fields by default, a subset on request, parent absent when 
   t.like(full, { id: parent.id, key: "TEST-1", self: `${tracker.url}/rest/api/3/issue/${parent.id}` });
   t.deepEqual(Object.keys(full.fields ?? {}).sort(), [
     "assignee",
+    "comment",
     "created",
     "description",
     "issuetype",
@@ -908,4 +909,182 @@ test("10,000 seeded issues page through, 100 pages of 100, each issue once (time
   // Wall-clock bounds fail on a loaded machine (they did under CI with other work running): the figures are
   // logged for a reader; npm run bench -- tracker measures.
   t.log(`seed ${seedMs.toFixed(0)} ms, paging ${pagingMs.toFixed(0)} ms (client and server)`);
+});
+
+// Comments ------------------------------------------------------------------------------------------------
+
+interface CommentJson {
+  readonly self: string;
+  readonly id: string;
+  readonly author: { accountId: string; displayName: string };
+  readonly updateAuthor: { accountId: string; displayName: string };
+  readonly body: AdfJson;
+  readonly created: string;
+  readonly updated: string;
+}
+
+interface CommentPageJson {
+  readonly comments: CommentJson[];
+  readonly maxResults: number;
+  readonly total: number;
+  readonly startAt: number;
+}
+
+const paragraph = (text: string): AdfJson => ({
+  type: "doc",
+  version: 1,
+  content: [{ type: "paragraph", content: [{ type: "text", text }] }],
+});
+
+test("comments: the search's comment field holds the first page with the thread's total", async (t) => {
+  const tracker = await givenFakeTracker(t, { commentPageSize: 3 });
+  const [few, many, none] = tracker.seed("TEST", 3) as [string, string, string];
+  tracker.seedComments(few, 2);
+  const ids = tracker.seedComments(many, 5);
+  const { issues } = await searchAll(tracker, {
+    jql: "project = TEST ORDER BY key ASC",
+    fields: ["comment"],
+  });
+  const pages = issues.map((issue) => (issue.fields as { comment: CommentPageJson }).comment);
+  t.deepEqual(
+    pages.map((page) => [page.comments.length, page.total, page.startAt, page.maxResults]),
+    [
+      [2, 2, 0, 3],
+      [3, 5, 0, 3],
+      [0, 0, 0, 3],
+    ],
+  );
+  t.deepEqual(
+    pages[1]?.comments.map((comment) => comment.id),
+    ids.slice(0, 3),
+  );
+  t.is(issues[2]?.key, none);
+  // Only the fields asked for: no comment without `comment`.
+  const plain = await searchAll(tracker, { jql: "project = TEST", fields: ["summary"] });
+  t.false(plain.issues.some((issue) => issue.fields && "comment" in issue.fields));
+});
+
+test("comments: GET …/comment pages by startAt and maxResults, capped, oldest or newest first", async (t) => {
+  const tracker = await givenFakeTracker(t, { commentPageSize: 4 });
+  const [key] = tracker.seed("TEST", 1) as [string];
+  const ids = tracker.seedComments(key, 6);
+  const page = async (query: string) => {
+    const response = await call(tracker, "GET", `${ISSUE}/${key}/comment${query}`);
+    t.is(response.status, 200, response.text);
+    return response.json<CommentPageJson>();
+  };
+  const second = await page("?startAt=4&maxResults=100");
+  t.deepEqual(
+    second.comments.map((comment) => comment.id),
+    ids.slice(4),
+  );
+  t.like(second, { startAt: 4, maxResults: 4, total: 6 });
+  const newest = await page("?orderBy=-created&maxResults=2");
+  t.deepEqual(
+    newest.comments.map((comment) => comment.id),
+    [ids[5], ids[4]],
+  );
+  const refused = await call(tracker, "GET", `${ISSUE}/${key}/comment?orderBy=updated`, {
+    deliberate: "an orderBy the description's enum refuses, to see the fake answer its documented 400",
+  });
+  t.is(refused.status, 400);
+  t.is((await call(tracker, "GET", `${ISSUE}/TEST-999/comment`)).status, 404);
+});
+
+test("comments: add, get, update and delete as the token's account; the issue's updated moves on add and edit", async (t) => {
+  const { tracker, advance } = await givenClockedTracker(t);
+  const [key] = tracker.seed("TEST", 1) as [string];
+  const before = tracker.issue(key)?.updated ?? 0;
+  advance(60_000);
+  const added = await call(tracker, "POST", `${ISSUE}/${key}/comment`, {
+    json: { body: paragraph("first") },
+  });
+  t.is(added.status, 201, added.text);
+  const comment = added.json<CommentJson>();
+  t.is(comment.author.accountId, tracker.self.accountId);
+  t.regex(comment.created, TIMESTAMP);
+  t.is(comment.self, `${tracker.url}${ISSUE}/${tracker.issue(key)?.id}/comment/${comment.id}`);
+  t.true((tracker.issue(key)?.updated ?? 0) > before);
+  t.is(tracker.issue(key)?.updated, START + 60_000);
+  advance(60_000);
+  const put = await call(tracker, "PUT", `${ISSUE}/${key}/comment/${comment.id}`, {
+    json: { body: paragraph("second") },
+  });
+  t.is(put.status, 200, put.text);
+  t.not(put.json<CommentJson>().updated, comment.updated);
+  t.is(tracker.issue(key)?.updated, START + 120_000);
+  const got = await call(tracker, "GET", `${ISSUE}/${key}/comment/${comment.id}`);
+  t.deepEqual(got.json<CommentJson>().body, paragraph("second"));
+  advance(60_000);
+  t.is((await call(tracker, "DELETE", `${ISSUE}/${key}/comment/${comment.id}`)).status, 204);
+  t.is(tracker.issue(key)?.updated, START + 120_000, "a deletion leaves the issue's updated");
+  t.deepEqual(tracker.comments(key), []);
+  const gone = await call(tracker, "GET", `${ISSUE}/${key}/comment/${comment.id}`);
+  t.is(gone.status, 404);
+  t.deepEqual(gone.json<ErrorsJson>().errorMessages, [`Can not find a comment for the id: ${comment.id}.`]);
+});
+
+test("comments: a comment is found only on its own issue", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  const [a, b] = tracker.seed("TEST", 2) as [string, string];
+  const comment = tracker.addComment(a, "on a");
+  t.is((await call(tracker, "GET", `${ISSUE}/${b}/comment/${comment.id}`)).status, 404);
+  t.is((await call(tracker, "DELETE", `${ISSUE}/${b}/comment/${comment.id}`)).status, 404);
+  t.truthy(tracker.comment(comment.id));
+  tracker.deleteIssue(a);
+  t.is(tracker.comment(comment.id), undefined);
+});
+
+test("comments: bodies are ADF by Atlassian's schema, not empty, at most 32,767 characters of text", async (t) => {
+  const tracker = await givenFakeTracker(t);
+  const [key] = tracker.seed("TEST", 1) as [string];
+  const post = (body: unknown) =>
+    // Judged like any exchange: `Comment.body` has no schema in the description, and 400 is documented.
+    call(tracker, "POST", `${ISSUE}/${key}/comment`, { json: { body } });
+  const refusals = [
+    [undefined, "Comment body can not be empty!"],
+    ["plain text", "Operation value must be an Atlassian Document (see the Atlassian Document Format)"],
+    [{ type: "doc", version: 1, content: [] }, "Comment body can not be empty!"],
+    [
+      paragraph("x".repeat(32_768)),
+      "The entered text is too long. It exceeds the allowed limit of 32,767 characters.",
+    ],
+  ] as const;
+  for (const [body, message] of refusals) {
+    const response = await post(body);
+    t.is(response.status, 400);
+    t.deepEqual(response.json<ErrorsJson>(), { errorMessages: [], errors: { comment: message } });
+  }
+  const invalid = await post({ type: "doc", version: 1, content: [{ type: "text", text: "bare text" }] });
+  t.is(invalid.status, 400);
+  t.regex(
+    invalid.json<ErrorsJson>().errors.comment ?? "",
+    /^Operation value must be an Atlassian Document.*: /,
+  );
+  const longest = await call(tracker, "POST", `${ISSUE}/${key}/comment`, {
+    json: { body: paragraph("x".repeat(32_767)) },
+  });
+  t.is(longest.status, 201);
+  t.is(tracker.comments(key).length, 1);
+});
+
+test("comments: the helpers write as someone else, with their times", async (t) => {
+  const { tracker, advance } = await givenClockedTracker(t);
+  const [key] = tracker.seed("TEST", 1) as [string];
+  const written = tracker.addComment(key, "from alice");
+  t.is(written.author, "557058:alice-0002");
+  t.deepEqual(written.body, paragraph("from alice"));
+  advance(5_000);
+  const edited = tracker.editComment(written.id, "edited", { author: tracker.self.accountId });
+  t.is(edited.updateAuthor, tracker.self.accountId);
+  t.is(edited.author, "557058:alice-0002");
+  t.is(edited.updated, START + 5_000);
+  t.is(tracker.issue(key)?.updated, START + 5_000);
+  const seeded = tracker.seedComments(key, 3);
+  t.deepEqual(
+    tracker.comments(key).map((comment) => comment.id),
+    [written.id, ...seeded],
+  );
+  t.true(seeded.every((id, i) => i === 0 || Number(id) > Number(seeded[i - 1])));
+  t.throws(() => tracker.addComment(key, "x", { author: "nobody" }), { message: /no account nobody/ });
 });

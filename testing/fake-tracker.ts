@@ -41,7 +41,14 @@
  * `yyyy-MM-dd`), then `ORDER BY key|id|created|updated [ASC|DESC], …`. What the fake does not know answers 400
  * "Error in the JQL Query: …" naming the fake's limit.
  *
- * Tests change data as "someone else" would (`addIssue`, `editIssue`, `deleteIssue`), steer the fake through
+ * - Comments ("Issue comments"): `GET|POST /rest/api/3/issue/{issueIdOrKey}/comment` (`startAt`, `maxResults`,
+ *   `orderBy`; a `PageOfComments`), `GET|PUT|DELETE …/comment/{id}`; and the `comment` field of an issue (in
+ *   a search with `fields=comment`: the issue's first comments as a `PageOfComments`, `total` the thread's
+ *   length). Bodies are ADF valid by Atlassian's schema, at most 32,767 characters of text. A comment added or
+ *   edited moves its issue's `updated`. testing/fake-tracker/comment-store.ts and comment-routes.ts.
+ *
+ * Tests change data as "someone else" would (`addIssue`, `editIssue`, `deleteIssue`, `addComment`,
+ * `editComment`, `deleteComment`, `seedComments`), steer the fake through
  * switches (`setTimeZone`, `rateLimitNext`, `repeatNextPageToken`, `lagApproximateCount`) and read `requests`.
  *
  * Every exchange is judged as it happens against the operations recorded in
@@ -59,6 +66,7 @@ export { givenFakeTracker, startFakeTracker } from "./fake-tracker/server.js";
 export type {
   AdfJson,
   FakeTracker,
+  FakeTrackerComment,
   FakeTrackerIssue,
   FakeTrackerIssueType,
   FakeTrackerOptions,
@@ -67,6 +75,7 @@ export type {
   FakeTrackerStatus,
   FakeTrackerTransition,
   FakeTrackerUser,
+  TrackerCommentOptions,
   TrackerIssueEdit,
   TrackerIssueSeed,
 } from "./fake-tracker/types.js";

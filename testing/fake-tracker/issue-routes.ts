@@ -16,7 +16,8 @@ import {
 } from "./vendor-data.js";
 import { checkHierarchy, collectChanges, readChanges } from "./writes.js";
 
-function issueOr404(call: Call): Issue {
+/** The issue the path names (`params[0]`); one the account cannot see answers 404 as one that does not exist. */
+export function issueOr404(call: Call): Issue {
   const issue = call.tracker.visibleIssue(call.params[0] ?? "");
   if (!issue) fail(404, ISSUE_NOT_FOUND);
   return issue;

@@ -3,6 +3,7 @@
  * rather than its issues: the account (`myself`), a project, its create metadata, and the priorities.
  */
 import type { Call, Route } from "./call.js";
+import { addComment, deleteComment, getComment, getComments, updateComment } from "./comment-routes.js";
 import { type Answer, fail } from "./http.js";
 import {
   createIssue,
@@ -51,6 +52,8 @@ function getPriorities(call: Call): Answer {
 
 const ISSUE_PATH = /^\/rest\/api\/3\/issue\/([^/]+)$/;
 const TRANSITIONS_PATH = /^\/rest\/api\/3\/issue\/([^/]+)\/transitions$/;
+const COMMENTS_PATH = /^\/rest\/api\/3\/issue\/([^/]+)\/comment$/;
+const COMMENT_PATH = /^\/rest\/api\/3\/issue\/([^/]+)\/comment\/([^/]+)$/;
 const SEARCH_PATH = /^\/rest\/api\/3\/search\/jql$/;
 
 export const ROUTES: readonly Route[] = [
@@ -63,6 +66,11 @@ export const ROUTES: readonly Route[] = [
   { method: "DELETE", path: ISSUE_PATH, handle: deleteIssue },
   { method: "GET", path: TRANSITIONS_PATH, handle: getTransitions },
   { method: "POST", path: TRANSITIONS_PATH, handle: doTransition },
+  { method: "GET", path: COMMENTS_PATH, handle: getComments },
+  { method: "POST", path: COMMENTS_PATH, handle: addComment },
+  { method: "GET", path: COMMENT_PATH, handle: getComment },
+  { method: "PUT", path: COMMENT_PATH, handle: updateComment },
+  { method: "DELETE", path: COMMENT_PATH, handle: deleteComment },
   { method: "GET", path: /^\/rest\/api\/3\/myself$/, handle: getMyself },
   { method: "GET", path: /^\/rest\/api\/3\/project\/([^/]+)$/, handle: getProject },
   {

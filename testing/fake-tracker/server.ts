@@ -16,6 +16,7 @@ import {
 } from "../fake-server.js";
 import { listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
+import { copyComment, plainDocument } from "./comment-store.js";
 import { type Answer, authenticates, errorCollection, send } from "./http.js";
 import { ROUTES } from "./routes.js";
 import { Search } from "./search.js";
@@ -23,17 +24,21 @@ import { Shapes } from "./shapes.js";
 import { copyIssue, type Issue, Tracker } from "./store.js";
 import { checkZone } from "./time.js";
 import type {
+  AdfJson,
   FakeTracker,
+  FakeTrackerComment,
   FakeTrackerIssue,
   FakeTrackerOptions,
   FakeTrackerRequest,
   FakeTrackerUser,
+  TrackerCommentOptions,
   TrackerIssueEdit,
   TrackerIssueSeed,
 } from "./types.js";
 import {
   ALICE_ACCOUNT,
   BOT_ACCOUNT,
+  DEFAULT_COMMENT_PAGE_SIZE,
   DEFAULT_EMAIL,
   DEFAULT_PAGE_SIZE,
   DEFAULT_TOKEN,
@@ -182,6 +187,56 @@ class FakeTrackerServer extends FakeVendorServer<FakeTrackerRequest> implements 
     );
   }
 
+  get self(): FakeTrackerUser {
+    return this.tracker.me;
+  }
+
+  addComment(key: string, body: AdfJson | string, options: TrackerCommentOptions = {}): FakeTrackerComment {
+    const issue = this.tracker.issueOrThrow(key);
+    const doc = typeof body === "string" ? plainDocument(body) : body;
+    return copyComment(this.tracker.comments.add(issue, this.author(options), doc, options.at));
+  }
+
+  editComment(id: string, body: AdfJson | string, options: TrackerCommentOptions = {}): FakeTrackerComment {
+    const comment = this.tracker.comments.byIdOrThrow(id);
+    const doc = typeof body === "string" ? plainDocument(body) : body;
+    return copyComment(this.tracker.comments.edit(comment, this.author(options), doc, options.at));
+  }
+
+  deleteComment(id: string): void {
+    this.tracker.comments.delete(this.tracker.comments.byIdOrThrow(id));
+  }
+
+  seedComments(key: string, count: number, options: TrackerCommentOptions = {}): string[] {
+    const issue = this.tracker.issueOrThrow(key);
+    const start = this.tracker.now() - (count + 1) * 60_000;
+    const author = this.author(options);
+    return Array.from({ length: count }, (_, i) => {
+      const at = Math.max(start + i * 60_000, issue.comments.at(-1)?.created ?? 0);
+      const doc = plainDocument(`Comment ${i + 1} on ${key}: **not bold**, a \`tick\` and --- a rule?`);
+      return this.tracker.comments.add(issue, author, doc, at).id;
+    });
+  }
+
+  comments(key: string): FakeTrackerComment[] {
+    return this.tracker.issueOrThrow(key).comments.map(copyComment);
+  }
+
+  comment(id: string): FakeTrackerComment | undefined {
+    try {
+      return copyComment(this.tracker.comments.byIdOrThrow(id));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The account a helper writes as; an unknown one is the test's bug. */
+  private author(options: TrackerCommentOptions): string {
+    const author = options.author ?? ALICE_ACCOUNT;
+    if (!this.tracker.users.has(author)) throw new Error(`fake tracker: no account ${author}`);
+    return author;
+  }
+
   setTimeZone(zone: string): void {
     this.tracker.zone = checkZone(zone);
   }
@@ -217,6 +272,7 @@ export async function startFakeTracker(options: FakeTrackerOptions = {}): Promis
     timestampZone: options.timestampZone ?? "utc",
     now: options.now ?? Date.now,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+    commentPageSize: options.commentPageSize ?? DEFAULT_COMMENT_PAGE_SIZE,
   });
   const server = createServer();
   const origin = await listenOnLoopback(server);

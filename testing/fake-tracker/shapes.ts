@@ -4,7 +4,7 @@
  * nested in it or answered alone, with `self` URLs on the fake's origin.
  */
 import type { JsonObject } from "./http.js";
-import type { Issue, Project, Tracker } from "./store.js";
+import type { Comment, Issue, Project, Tracker } from "./store.js";
 import { formatTimestamp } from "./time.js";
 import type { FakeTrackerIssueType, FakeTrackerStatus, FakeTrackerTransition } from "./types.js";
 import { API, ISSUE_TYPE_LOOKS, type Priority, STATUS_CATEGORIES } from "./vendor-data.js";
@@ -22,6 +22,7 @@ const ISSUE_FIELDS = [
   "updated",
   "subtasks",
   "project",
+  "comment",
 ] as const;
 export type IssueField = (typeof ISSUE_FIELDS)[number];
 const ISSUE_FIELD_NAMES: ReadonlySet<string> = new Set(ISSUE_FIELDS);
@@ -120,7 +121,30 @@ export class Shapes {
         return this.tracker.subtasksOf(issue).map((subtask) => this.linkedIssue(subtask));
       case "project":
         return this.projectBrief(issue.project);
+      case "comment":
+        return this.commentPage(issue, 0, this.tracker.options.commentPageSize);
     }
+  }
+
+  /** A `PageOfComments`: `max` of the issue's comments (oldest first, or newest first) from `startAt`. */
+  commentPage(issue: Issue, startAt: number, max: number, newestFirst = false): JsonObject {
+    const thread = newestFirst ? [...issue.comments].reverse() : issue.comments;
+    const comments = thread.slice(startAt, startAt + max).map((comment) => this.comment(comment));
+    return { comments, maxResults: max, total: thread.length, startAt };
+  }
+
+  /** A `Comment`. ASSUMPTION: `jsdPublic` true (no service desk), no `visibility` (svc sets none). */
+  comment(comment: Comment): JsonObject {
+    return {
+      self: this.api(`/issue/${comment.issue.id}/comment/${comment.id}`),
+      id: comment.id,
+      author: this.user(comment.author),
+      body: comment.body,
+      updateAuthor: this.user(comment.updateAuthor),
+      created: this.timestamp(comment.created),
+      updated: this.timestamp(comment.updated),
+      jsdPublic: true,
+    };
   }
 
   /** A parent or subtask as Jira nests it: a few fields only. */

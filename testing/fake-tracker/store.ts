@@ -3,6 +3,7 @@
  * Everything the handlers and the test helpers change goes through `Tracker`, which bumps `version` so that
  * cached search results know when they are stale.
  */
+import { CommentStore } from "./comment-store.js";
 import { SEED_LABELS, SEED_PRIORITIES, SEED_SUMMARIES, seedDescription } from "./seed-data.js";
 import type {
   AdfJson,
@@ -53,6 +54,20 @@ export interface Issue {
   parent: Issue | null;
   /** Issues whose `parent` is this one (subtasks, or the children of an epic). */
   readonly children: Set<Issue>;
+  /** Its comments, oldest first (comment-store.ts). */
+  readonly comments: Comment[];
+  readonly created: number;
+  updated: number;
+}
+
+/** One comment on an issue; its id is site-wide and increasing. */
+export interface Comment {
+  readonly id: string;
+  readonly issue: Issue;
+  /** Account ids of who wrote it and who edited it last. */
+  readonly author: string;
+  updateAuthor: string;
+  body: AdfJson;
   readonly created: number;
   updated: number;
 }
@@ -76,6 +91,7 @@ export interface ResolvedOptions {
   readonly timestampZone: "utc" | "account";
   readonly now: () => number;
   readonly pageSize: number;
+  readonly commentPageSize: number;
 }
 
 function buildProject(spec: FakeTrackerProjectSpec, index: number): Project {
@@ -111,6 +127,7 @@ export class Tracker {
   readonly users: ReadonlyMap<string, FakeTrackerUser>;
   readonly me: FakeTrackerUser;
   zone: string;
+  readonly comments: CommentStore;
   /** Bumped by every change, so cached search results know when they are stale. */
   version = 0;
   private readonly byKey = new Map<string, Issue>();
@@ -120,6 +137,7 @@ export class Tracker {
   /** The token's account (/myself) is the bot, whatever `users` says; it is always assignable too. */
   constructor(readonly options: ResolvedOptions) {
     this.projects = options.projects.map(buildProject);
+    this.comments = new CommentStore(this);
     this.zone = options.zone;
     const users = new Map(options.users.map((user) => [user.accountId, user]));
     this.me = users.get(BOT_ACCOUNT) ?? {
@@ -178,6 +196,7 @@ export class Tracker {
       assignee: null,
       parent: null,
       children: new Set(),
+      comments: [],
       created: at,
       updated: at,
     };
@@ -222,6 +241,7 @@ export class Tracker {
       else this.setParent(child, null);
     }
     this.setParent(issue, null);
+    this.comments.forget(issue);
     issue.project.issues.delete(issue.number);
     this.byKey.delete(issue.key);
     this.byId.delete(issue.id);

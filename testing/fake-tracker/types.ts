@@ -79,6 +79,11 @@ export interface FakeTrackerOptions {
   readonly now?: () => number;
   /** The most issues one search page holds, whatever maxResults asks; default 100. */
   readonly pageSize?: number;
+  /**
+   * The most comments a search's `comment` field holds of an issue (its oldest ones), and the most one
+   * `GET …/comment` page holds, whatever maxResults asks; default 100.
+   */
+  readonly commentPageSize?: number;
   /** Known accounts (assignee values); default the bot (accountId "557058:bot-0001") and alice ("557058:alice-0002"). */
   readonly users?: readonly FakeTrackerUser[];
   /**
@@ -107,6 +112,28 @@ export interface FakeTrackerIssue {
   /** Epoch ms. */
   readonly created: number;
   readonly updated: number;
+}
+
+/** The server's state of one comment (a copy). */
+export interface FakeTrackerComment {
+  readonly id: string; // "10000": numeric string, increasing across the whole site
+  readonly issueKey: string;
+  /** Account ids. */
+  readonly author: string;
+  readonly updateAuthor: string;
+  /** As stored: the ADF document received or written by a helper. */
+  readonly body: AdfJson;
+  /** Epoch ms. */
+  readonly created: number;
+  readonly updated: number;
+}
+
+/** How a helper writes a comment as someone else. */
+export interface TrackerCommentOptions {
+  /** The account writing it; default alice ("557058:alice-0002"). */
+  readonly author?: string;
+  /** Epoch ms of the write; default now. */
+  readonly at?: number;
 }
 
 export interface FakeTrackerRequest extends FakeRequestBase {
@@ -158,6 +185,25 @@ export interface FakeTracker {
   issue(key: string): FakeTrackerIssue | undefined;
   /** The project's issues in key order. */
   issues(project: string): FakeTrackerIssue[];
+  /**
+   * Someone else (`options.author`, default alice) comments on the issue: a plain-text body becomes one
+   * paragraph. The issue's `updated` moves to the comment's time, as Jira's does.
+   */
+  addComment(key: string, body: AdfJson | string, options?: TrackerCommentOptions): FakeTrackerComment;
+  /** Someone else edits comment `id`: its `updated` (and its issue's) moves to `options.at`, default now. */
+  editComment(id: string, body: AdfJson | string, options?: TrackerCommentOptions): FakeTrackerComment;
+  /** Someone else deletes comment `id`; its issue's `updated` stays (see comment-store.ts). */
+  deleteComment(id: string): void;
+  /**
+   * `count` comments on the issue, a minute apart in the past (before now), plain text numbered from 1, by
+   * `options.author` (default alice); returns their ids, oldest first.
+   */
+  seedComments(key: string, count: number, options?: TrackerCommentOptions): string[];
+  /** The issue's comments, oldest first. */
+  comments(key: string): FakeTrackerComment[];
+  comment(id: string): FakeTrackerComment | undefined;
+  /** The token's account (what /myself answers). */
+  readonly self: FakeTrackerUser;
   setTimeZone(zone: string): void;
   /** The next `count` requests (any route) answer 429 with `Retry-After: <seconds>`. */
   rateLimitNext(count: number, retryAfterSeconds: number): void;

@@ -21,6 +21,14 @@ export const DEFAULT_MAX_RESULTS = 50;
 /** "It returns max 5000 issues" (the `maxResults` parameter of search/jql). */
 export const MAX_RESULTS_CEILING = 5000;
 export const DEFAULT_PAGE_SIZE = 100;
+/**
+ * The most comments one page holds, in a search's `comment` field and in `GET …/comment` (whose
+ * `maxResults` defaults to 100). ASSUMPTION: the search's field holds the issue's first (oldest) 100, with
+ * `total` the thread's length; Jira Cloud documents no figure for the field.
+ */
+export const DEFAULT_COMMENT_PAGE_SIZE = 100;
+/** Jira's limit of a comment's text ("It exceeds the allowed limit of 32,767 characters"). */
+export const MAX_COMMENT_TEXT = 32_767;
 /** "orderBy clause can contain a maximum of 7 fields" (the `jql` parameter of search/jql). */
 export const MAX_ORDER_FIELDS = 7;
 /** Java's String.length(): UTF-16 code units, as JavaScript counts them. */
@@ -39,6 +47,16 @@ export const SUMMARY_NEWLINE = "The summary is invalid because it contains newli
 export const NOT_ADF = "Operation value must be an Atlassian Document (see the Atlassian Document Format)";
 export const SUBTASK_WITHOUT_PARENT = "Issue type is a sub-task but parent issue key or id not specified.";
 export const WRONG_HIERARCHY = "Given parent work item does not belong to appropriate hierarchy.";
+/**
+ * Jira's refusals of a comment, under `errors.comment`: the text limit as Jira Cloud words it (recorded in
+ * mozilla/jira-bugzilla-integration#180 and, under `errors.comment`, jenkinsci/jira-plugin#667), and an empty
+ * body as Jira's comment service words it.
+ */
+export const COMMENT_TOO_LONG =
+  "The entered text is too long. It exceeds the allowed limit of 32,767 characters.";
+export const COMMENT_EMPTY = "Comment body can not be empty!";
+/** ASSUMPTION: the wording of a comment id not found on the issue (Jira's comment service's). */
+export const commentNotFound = (id: string) => `Can not find a comment for the id: ${id}.`;
 export const TRANSITION_NOT_INTEGER = "'transition' identifier must be an integer";
 
 export const cannotBeSet = (field: string) =>
