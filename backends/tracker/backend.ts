@@ -18,13 +18,14 @@
  *   someone else added stay); a status edit is the one workflow transition that reaches the status, made
  *   before the PUT; several steps are never guessed. Creates `POST`, then the transition to the file's
  *   status. `git rm` deletes, never an issue with subtasks.
+ * - Comments: `comments()` (comments.ts), listed through the same search (search.ts) with `fields: ["comment"]`
+ *   and the same JQL, written with the same mutation spacing.
  * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
  *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
  */
 import { jsonEqual } from "../../core/checks.js";
 import { SvcError, UserFacingError } from "../../core/errors.js";
 import { HttpClient } from "../../core/http.js";
-import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -45,6 +46,7 @@ import {
 } from "../rest.js";
 import { markdownToAdf } from "./adf.js";
 import { approximateCount } from "./approximate-count.js";
+import { TrackerComments } from "./comments.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
 import { errorCollectionText, trackerErrorText } from "./error-text.js";
 import {
@@ -57,6 +59,7 @@ import {
 } from "./issue.js";
 import { jqlDateTime, jqlString } from "./jql.js";
 import { ISSUE_KEY, TRACKER_SCHEMA, trackerFileName } from "./schema.js";
+import { searchPages, type TrackerSite } from "./search.js";
 import type {
   CountRequest,
   CountResults,
@@ -65,15 +68,11 @@ import type {
   IssueEdit,
   Myself,
   Project,
-  SearchRequest,
-  SearchResults,
   Transitions,
   WireIssue,
 } from "./wire.js";
 import { type IssueType, issueTypesOf, type Transition, transitionsOf } from "./workflow.js";
 
-/** The most issues one result page is asked for (the server may send fewer). */
-const PAGE_SIZE = 100;
 /** At most five mutations a second (Document 3, "Rules for test fixtures" 4). */
 export const MUTATION_GAP_MS = 200;
 
@@ -93,6 +92,7 @@ export class TrackerBackend implements WritableBackend {
   readonly description: string;
   private readonly origin: string;
   private readonly rest: RestClient;
+  private readonly site: TrackerSite;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly mutationGapMs: number;
   private lastMutation = 0;
@@ -122,6 +122,16 @@ export class TrackerBackend implements WritableBackend {
     });
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.mutationGapMs = options.mutationGapMs ?? MUTATION_GAP_MS;
+    this.site = {
+      origin: this.origin,
+      description: this.description,
+      rest: this.rest,
+      api: (path) => this.api(path),
+      call: (method, url, body) => this.call(method, url, body),
+      mutate: (method, url, body) => this.mutate(method, url, body),
+      failure: (what, response) => this.failure(what, response),
+      checkProject: (what) => this.issueTypes(what),
+    };
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
@@ -238,62 +248,19 @@ export class TrackerBackend implements WritableBackend {
     );
   }
 
-  /** One result page of `jql`. */
-  private async searchPage(
-    jql: string,
-    token: string | undefined,
-    what: string,
-  ): Promise<{ issues: TrackerIssue[]; next: string | undefined; date: string | undefined }> {
-    const request: SearchRequest = {
-      jql,
-      fields: [...RECORD_FIELDS],
-      maxResults: PAGE_SIZE,
-      ...(token === undefined ? {} : { nextPageToken: token }),
-    };
-    const response = await this.call("POST", this.api("/search/jql"), request);
-    if (response.status === 400 || response.status === 404) {
-      // An unknown project, or one the account may not browse, is a JQL error: say which it is.
-      await this.issueTypes(what);
-    }
-    if (response.status !== 200) throw this.failure(what, response);
-    const value = this.parse<SearchResults>(what, response);
-    // Optional in the description, but an answer without the list says nothing of the issues.
-    if (!Array.isArray(value.issues))
-      throw new UnexpectedShapeError(
-        `${this.description}: ${what} answered without a list of issues`,
-        response.status,
-      );
-    const issues: TrackerIssue[] = [];
-    for (const item of value.issues) {
-      const issue = toTrackerIssue(item);
-      if (typeof issue === "string") throw this.malformed(issue, response.status);
-      issues.push(issue);
-    }
-    const next =
-      typeof value.nextPageToken === "string" && value.nextPageToken !== "" ? value.nextPageToken : undefined;
-    if (next === undefined && value.isLast === false)
-      throw new UnexpectedShapeError(
-        `${this.description}: ${what}: the server said more result pages follow (isLast: false) but sent no nextPageToken; the listing stopped without a result`,
-        response.status,
-      );
-    return { issues, next: value.isLast === true ? undefined : next, date: response.headers.date };
-  }
-
   /** Every result page of `jql`, or the first `limit` issues and whether there are more. */
   private async walk(jql: string, what: string, limit?: number): Promise<Listing & { more: boolean }> {
-    const walk = new PageWalk({ server: this.origin, listing: what, pointer: "nextPageToken" });
     const byKey = new Map<string, BackendRecord>();
     let startedAt: string | undefined;
-    let token: string | undefined;
-    for (;;) {
-      const page = await this.searchPage(jql, token, what);
+    for await (const page of searchPages(this.site, jql, RECORD_FIELDS, what)) {
       startedAt ??= serverTime(page.date);
-      for (const issue of page.issues) byKey.set(issue.key, issue.record);
+      for (const item of page.issues) {
+        const issue = toTrackerIssue(item);
+        if (typeof issue === "string") throw this.malformed(issue, page.status);
+        byKey.set(issue.key, issue.record);
+      }
       if (limit !== undefined && byKey.size > limit)
         return { records: [...byKey.values()], complete: false, more: true };
-      if (page.next === undefined) break;
-      walk.follow(page.next);
-      token = page.next;
     }
     return {
       records: [...byKey.values()],
@@ -349,6 +316,16 @@ export class TrackerBackend implements WritableBackend {
   async listSome(limit: number): Promise<{ records: BackendRecord[]; more: boolean }> {
     const listing = await this.walk(this.jql(), `listing the issues of project ${this.project}`, limit);
     return { records: listing.records.slice(0, limit), more: listing.more };
+  }
+
+  /**
+   * The project's issue comments (comments.ts), listed with the same JQL as the issues: every issue's, or
+   * those of the issues updated since the cursor (a comment added or edited moves its issue's `updated`).
+   */
+  comments(): TrackerComments {
+    return new TrackerComments(this.site, async (since) =>
+      since === undefined ? this.jql() : this.jql(jqlDateTime(Date.parse(since), await this.timeZone())),
+    );
   }
 
   // -------------------------------------------------------------------------------------------------------

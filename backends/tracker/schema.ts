@@ -77,7 +77,8 @@ function descriptionProblem(body: string): string | undefined {
     : undefined;
 }
 
-function textLength(node: unknown): number {
+/** The characters of text an ADF document holds: what the tracker's 32,767 limits count. */
+export function textLength(node: unknown): number {
   if (node === null || typeof node !== "object") return 0;
   const { text, content } = node as { text?: unknown; content?: unknown };
   let total = typeof text === "string" ? text.length : 0;

@@ -4,10 +4,12 @@
  * keeps `import type` out of the emitted JavaScript, so neither jira.js nor zod reaches the bundle.
  *
  * Nearly every member of these models is optional: the code reading an answer says what absence means.
- * One shape jira.js lacks is written here from the description itself (fixtures/vendor/SHAPES.md says
- * which and from which version): `CreateMetaIssueTypes`.
+ * Shapes jira.js lacks or mistypes are written here from the description itself (fixtures/vendor/SHAPES.md
+ * says which and from which version): `CreateMetaIssueTypes`, `WireComment`, `WireCommentPage`,
+ * `CommentRequest`.
  */
 import type {
+  Comment,
   CreatedIssue,
   DashboardUser,
   ErrorCollection,
@@ -16,11 +18,13 @@ import type {
   IssueUpdateDetails,
   JQLCountRequest,
   JQLCountResults,
+  PageOfComments,
   Project,
   SearchAndReconcileRequest,
   SearchAndReconcileResults,
   Transitions,
 } from "jira.js/cloud";
+import type { AdfDoc } from "./adf.js";
 
 /** `POST /rest/api/3/search/jql` ("Search for issues using JQL enhanced search (POST)"). */
 export type SearchRequest = SearchAndReconcileRequest;
@@ -46,4 +50,25 @@ export interface CreateMetaIssueTypes {
   readonly maxResults?: number;
   readonly startAt?: number;
   readonly total?: number;
+}
+
+/**
+ * A comment ("Issue comments": `GET|PUT …/issue/{key}/comment/{id}`, the items of a `PageOfComments`).
+ * jira.js types `created` and `updated` as `Date` (its zod schemas coerce); on the wire they are strings
+ * (`format: date-time`, `2026-11-23T10:30:00.000+0000`). Its models are loose zod objects (an index
+ * signature), so `Omit` would drop every named member: the members svc reads are picked.
+ */
+export type WireComment = Pick<Comment, "id" | "author" | "updateAuthor" | "body" | "self"> & {
+  readonly created?: string;
+  readonly updated?: string;
+};
+
+/** `PageOfComments`: `GET …/issue/{key}/comment`, and an issue's `comment` field (a search with `fields=comment`). */
+export type WireCommentPage = Pick<PageOfComments, "maxResults" | "startAt" | "total"> & {
+  readonly comments?: WireComment[];
+};
+
+/** The body of `POST …/issue/{key}/comment` and `PUT …/comment/{id}` as svc sends it: the ADF body only. */
+export interface CommentRequest {
+  readonly body: AdfDoc;
 }
