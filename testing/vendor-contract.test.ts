@@ -86,11 +86,15 @@ test("the descriptions name their title, version and source; the fixtures hold e
   const jira = vendorDescription("jira");
   t.is(jira.version, "1001.0.0-SNAPSHOT-57a0ca5b4a0bb0ac5f3fee4764acb1c14e4d7e71");
   t.deepEqual(jira.operationIds.sort(), [
+    "addComment",
     "countIssues",
     "createIssue",
+    "deleteComment",
     "deleteIssue",
     "doTransition",
     "editIssue",
+    "getComment",
+    "getComments",
     "getCreateIssueMetaIssueTypes",
     "getCurrentUser",
     "getIssue",
@@ -99,6 +103,7 @@ test("the descriptions name their title, version and source; the fixtures hold e
     "getTransitions",
     "searchAndReconsileIssuesUsingJql",
     "searchAndReconsileIssuesUsingJqlPost",
+    "updateComment",
   ]);
   const confluence = vendorDescription("confluence");
   t.is(confluence.title, "The Confluence Cloud REST API v2");
@@ -264,9 +269,9 @@ test("Jira: the recorded operations judge requests and answers; each departure n
       ],
     ],
     [
-      { method: "GET", path: "/rest/api/3/issue/TEST-1/comment" },
+      { method: "GET", path: "/rest/api/3/issue/TEST-1/worklog" },
       [
-        "(none) path: expected an operation of The Jira Cloud platform REST API 1001.0.0-SNAPSHOT-57a0ca5b4a0bb0ac5f3fee4764acb1c14e4d7e71, received GET /rest/api/3/issue/TEST-1/comment, which none has",
+        "(none) path: expected an operation of The Jira Cloud platform REST API 1001.0.0-SNAPSHOT-57a0ca5b4a0bb0ac5f3fee4764acb1c14e4d7e71, received GET /rest/api/3/issue/TEST-1/worklog, which none has",
       ],
     ],
   ];

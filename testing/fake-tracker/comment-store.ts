@@ -66,7 +66,10 @@ export class CommentStore {
   }
 }
 
-/** The characters of text an ADF document holds (Jira's 32,767 limit counts these). */
+/**
+ * The characters of text an ADF document holds (Jira's 32,767 limit counts these). Written apart from the
+ * backend's count (backends/tracker/schema.ts `textLength`) on purpose, as time.ts is: the fake checks it.
+ */
 export function adfTextLength(node: unknown): number {
   if (node === null || typeof node !== "object") return 0;
   const { text, content } = node as { text?: unknown; content?: unknown };
