@@ -278,3 +278,46 @@ test("parseComment names what is wrong with a malformed comment", (t) => {
     t.regex(String(parseComment({ ...good, ...change }, "TEST-42")), reason);
   t.is(parseComment([good], "TEST-42"), "a comment must be an object");
 });
+
+test("a search page of comments that does not start the thread costs the whole thread, merged by id", async (t) => {
+  const { tracker, comments } = await given({}, t);
+  const [key] = tracker.seed("TEST", 1) as [string];
+  const ids = tracker.seedComments(key, 5);
+  // The newest two, as a server that sends the latest comments in the field would (startAt 3 of 5).
+  const newest = await fetch(`${tracker.url}/rest/api/3/issue/${key}/comment?orderBy=created&startAt=3`, {
+    headers: {
+      authorization: `Basic ${Buffer.from(`${tracker.email}:${tracker.apiToken}`).toString("base64")}`,
+    },
+  });
+  const page = (await newest.json()) as { comments: unknown[]; total: number; startAt: number };
+  t.is(page.comments.length, 2);
+  const from = tracker.requests.length;
+  const read = await comments.fromSearch([{ id: "10001", key, fields: { comment: page } }], 200);
+  t.deepEqual(
+    read.comments.map((c) => c.id),
+    ids,
+  );
+  t.deepEqual(read.threads, [key]);
+  const asked = tracker.requests
+    .slice(from)
+    .map((r) => new URL(r.path, tracker.url).searchParams.get("startAt"));
+  t.deepEqual(asked, ["0"]);
+  // An issue without the comment field is a malformed answer, not an empty thread.
+  const error = await t.throwsAsync(comments.fromSearch([{ id: "10001", key, fields: {} }], 200), {
+    instanceOf: SvcError,
+  });
+  t.regex(
+    error?.message ?? "",
+    /TEST-1: the comment field is missing \(was "comment" among the fields\?\)\); nothing was written$/,
+  );
+});
+
+test("the comments of a project the account cannot see: the listing says so, as the issues' does", async (t) => {
+  const tracker = await givenFakeTracker(t, { projects: [{ key: "TEST" }, { key: "HID", hidden: true }] });
+  const config = trackerConfig(trackerVars(tracker));
+  const http = new HttpClient({ agent: "tracker-comments-test", allowedOrigins: config.allowedOrigins });
+  const comments = new TrackerBackend(config, "HID", http).comments();
+  const error = await t.throwsAsync(comments.listAll(), { instanceOf: UserFacingError });
+  t.regex(error?.message ?? "", /has no project HID or no permission/);
+  t.is(error?.data?.status, 404);
+});
