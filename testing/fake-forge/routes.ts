@@ -1,10 +1,12 @@
 /**
  * The fake forge's routes, each on a path after the repository (`/repos/{owner}/{repo}` or
  * `/repositories/{id}`): the repository, the issue listing, one issue (get, create, update) and an issue's
- * labels (list, add, set, remove). A deleted issue answers 410, an unknown one 404.
+ * labels (list, add, set, remove); then the comment routes (comment-routes.ts). A deleted issue answers 410,
+ * an unknown one 404.
  */
 import type { Call, Route } from "./call.js";
 import { checkBody, checkLabelNames, checkState, checkStateReason, checkTitle } from "./checks.js";
+import { COMMENT_ROUTES } from "./comment-routes.js";
 import { type Answer, fail, invalid, parseJsonObject } from "./http.js";
 import { linkHeader, parseListQuery, selectIssues } from "./listing.js";
 import type { Issue } from "./store.js";
@@ -181,4 +183,5 @@ export const ROUTES: readonly Route[] = [
     docs: `${LABELS_DOCS}#remove-a-label-from-an-issue`,
     handle: removeIssueLabel,
   },
+  ...COMMENT_ROUTES,
 ];
