@@ -612,9 +612,9 @@ test("PATCH on a pull request's number edits its issue fields; unknown routes an
   t.like(edited.json<IssueJson>(), { title: "Renamed PR", assignee: null, assignees: [] });
   t.truthy(edited.json<IssueJson>().pull_request);
   t.like(forge.issue("acme/widgets", 1), { title: "Renamed PR", pullRequest: true });
-  // GitHub has no DELETE of an issue; the fake does not model pulls or the user.
+  // GitHub has no DELETE of an issue; the fake does not model pulls or other users' profiles.
   const unmodelled = { deliberate: "a route the fake does not serve" };
   t.is((await call(forge, "DELETE", `${ISSUES}/1`, unmodelled)).status, 404);
   t.is((await call(forge, "GET", "/repos/acme/widgets/pulls", unmodelled)).status, 404);
-  t.is((await call(forge, "GET", "/user", unmodelled)).status, 404);
+  t.is((await call(forge, "GET", "/users/alice", unmodelled)).status, 404);
 });
