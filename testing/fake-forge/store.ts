@@ -74,6 +74,7 @@ export class Forge {
   private nextLabelId = 4_200_000_000;
   /** Comment ids: one sequence for the whole fake, ten digits like GitHub's (`ls` lists a thread in order). */
   private nextCommentId = 1_500_000_001;
+  private lastSeededCommentMs = 0;
   /** Seeded issues are stamped from a day before the fake started, so `since` filters work with the clock. */
   private readonly seedEpoch: number;
 
@@ -246,25 +247,25 @@ export class Forge {
   }
 
   /**
-   * `count` comments spread round-robin over the issues (or pull requests) `numbers`, by the team and the
-   * token's user in turn, each stamped a second after the one before on its issue (from a second after the
-   * issue was created); returns their ids in order.
+   * `count` comments spread round-robin over the issues (or pull requests) `numbers`, by the token's user and
+   * the team in turn, stamped a second apart in id order from a second after the newest of those issues was
+   * created (ids increase with time, as on GitHub); returns their ids in order.
    */
   seedComments(repo: Repo, count: number, numbers: readonly number[]): number[] {
-    if (numbers.length === 0) throw new Error("the fake forge seeds comments over at least one issue");
+    const issues = numbers.map((number) => this.issueOrThrow(repo, number));
+    if (issues.length === 0) throw new Error("the fake forge seeds comments over at least one issue");
     const authors = [this.login, ...TEAM.filter((name) => name !== this.login)];
-    const perIssue = new Map<number, number>();
+    let stamp = Math.max(this.lastSeededCommentMs, ...issues.map((issue) => issue.createdMs));
     const ids: number[] = [];
     for (let index = 0; index < count; index++) {
-      const issue = this.issueOrThrow(repo, numbers[index % numbers.length] as number);
-      const nth = (perIssue.get(issue.number) ?? 0) + 1;
-      perIssue.set(issue.number, nth);
-      const createdMs = issue.createdMs + nth * 1000;
-      if (createdMs > this.clock()) throw new Error("the fake forge seeds comments only in the past");
+      stamp += 1000;
+      if (stamp > this.clock()) throw new Error("the fake forge seeds comments only in the past");
       const body = (SEED_COMMENTS[index % SEED_COMMENTS.length] as (n: number) => string)(index + 1);
       const author = authors[index % authors.length] as string;
-      ids.push(this.insertComment(repo, issue, author, body, createdMs).id);
+      const issue = issues[index % issues.length] as Issue;
+      ids.push(this.insertComment(repo, issue, author, body, stamp).id);
     }
+    this.lastSeededCommentMs = stamp;
     return ids;
   }
 
