@@ -33,7 +33,7 @@ import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } fro
 import { ForgeComments } from "./comments.js";
 import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
-import { ForgePages, type ForgeWire, type Pages, type UpdatedListing } from "./pages.js";
+import { ForgePages, type ForgeWire, type Pages, queryString, type UpdatedListing } from "./pages.js";
 import { patchFor } from "./patch.js";
 import { forgeLimits } from "./quota.js";
 import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf } from "./schema.js";
@@ -199,10 +199,7 @@ export class ForgeBackend implements WritableBackend {
       per_page: PER_PAGE,
       ...(since === undefined ? {} : { since }),
     };
-    const pairs = Object.entries(query).map(
-      ([name, value]) => `${name}=${encodeURIComponent(String(value))}`,
-    );
-    return this.repoPath(`/issues?${pairs.join("&")}`);
+    return this.repoPath(`/issues?${queryString(query)}`);
   }
 
   private malformed(reason: string, status: number): SvcError {

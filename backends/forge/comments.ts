@@ -20,7 +20,7 @@ import { excerpt, type SvcError, UserFacingError } from "../../core/errors.js";
 import type { BaseToken, Validator } from "../backend.js";
 import type { ServerComment } from "../comment.js";
 import { type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
-import type { ForgePages, ForgeWire, Pages, UpdatedListing } from "./pages.js";
+import { type ForgePages, type ForgeWire, type Pages, queryString, type UpdatedListing } from "./pages.js";
 import type {
   CreateCommentBody,
   ListCommentsQuery,
@@ -123,10 +123,7 @@ export class ForgeComments {
       per_page: PER_PAGE,
       ...(since === undefined ? {} : { since }),
     };
-    const pairs = Object.entries(query).map(
-      ([name, value]) => `${name}=${encodeURIComponent(String(value))}`,
-    );
-    return `${this.options.repoUrl}/issues/comments?${pairs.join("&")}`;
+    return `${this.options.repoUrl}/issues/comments?${queryString(query)}`;
   }
 
   private commentUrl(id: string): string {

@@ -85,6 +85,14 @@ function keptValidator(
   }
 }
 
+/** A listing's query in the order given (kept validators are found by the URL, so the order is fixed). */
+export function queryString(query: Readonly<Record<string, string | number | undefined>>): string {
+  return Object.entries(query)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => `${name}=${encodeURIComponent(String(value))}`)
+    .join("&");
+}
+
 /** RFC 3339 at second precision, as `since` is sent. */
 export const toSeconds = (time: string): string => time.replace(/\.\d+Z$/, "Z");
 

@@ -4,25 +4,17 @@
  * comment on an issue. Comments on pull requests are issue comments too: listed, posted and edited alike.
  * An unknown or deleted comment answers 404; a comment on a deleted issue 410, as the issue itself does.
  */
-import type { Call, Route } from "./call.js";
+import { type Call, type Route, targetIssue } from "./call.js";
 import { checkCommentBody } from "./checks.js";
 import { type Answer, fail, parseJsonObject } from "./http.js";
 import { linkHeader, parseCommentQuery, selectComments } from "./listing.js";
-import type { Comment, Issue } from "./store.js";
+import type { Comment } from "./store.js";
 import { COMMENTS_DOCS } from "./vendor-data.js";
 
 function targetComment(call: Call, docs: string): Comment {
   const comment = call.repo.comments.get(Number(call.params[0]));
   if (!comment) fail(404, "Not Found", docs);
   return comment;
-}
-
-function targetIssue(call: Call, docs: string): Issue {
-  const number = Number(call.params[0]);
-  if (call.repo.deleted.has(number)) fail(410, "This issue was deleted", docs);
-  const issue = call.repo.issues.get(number);
-  if (!issue) fail(404, "Not Found", docs);
-  return issue;
 }
 
 /** One result page of `comments` as the query selects them, with its `Link` header (listing path `path`). */

@@ -6,28 +6,13 @@
  */
 import test from "ava";
 import { type FakeForge, givenFakeForge } from "../fake-forge.js";
-import { callFake, type FakeCallOptions, type FakeResponse } from "../fake-http.js";
+import { callForge, linkRelations } from "./requests.js";
 
 const REPO = "/repos/acme/widgets";
 const COMMENTS = `${REPO}/issues/comments`;
 
-function call(
-  forge: FakeForge,
-  method: string,
-  target: string,
-  options: FakeCallOptions = {},
-): Promise<FakeResponse> {
-  return callFake(
-    forge.url,
-    method,
-    target,
-    {
-      authorization: `Bearer ${forge.token}`,
-      headers: { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" },
-    },
-    options,
-  );
-}
+const call = callForge;
+const links = linkRelations;
 
 interface CommentJson {
   readonly id: number;
@@ -38,14 +23,6 @@ interface CommentJson {
   readonly url: string;
   readonly created_at: string;
   readonly updated_at: string;
-}
-
-/** `Link` header → rel → URL. */
-function links(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const match of (header ?? "").matchAll(/<([^>]+)>;\s*rel="([^"]+)"/g))
-    out[match[2] as string] = match[1] as string;
-  return out;
 }
 
 /** Every page of a listing from `first`, following rel="next" as given. */
