@@ -81,7 +81,7 @@ function updateComment(call: Call): Answer {
 /** "Delete an issue comment" → 204 with no body; a deleted or unknown comment answers 404. */
 function deleteComment(call: Call): Answer {
   const comment = targetComment(call, `${COMMENTS_DOCS}#delete-an-issue-comment`);
-  call.repo.comments.delete(comment.id);
+  call.forge.removeComment(call.repo, comment);
   return { status: 204 };
 }
 

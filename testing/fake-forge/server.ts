@@ -190,7 +190,7 @@ class FakeForgeServer extends FakeVendorServer<FakeForgeRequest> implements Fake
 
   deleteComment(repo: string, id: number): void {
     const found = this.forge.findRepo(repo);
-    found.comments.delete(this.forge.commentOrThrow(found, id).id);
+    this.forge.removeComment(found, this.forge.commentOrThrow(found, id));
   }
 
   comments(repo: string, number?: number): FakeForgeComment[] {

@@ -182,7 +182,7 @@ export class Shapes {
       milestone: null,
       locked: false,
       active_lock_reason: null,
-      comments: [...repo.comments.values()].filter((c) => c.issueNumber === issue.number).length,
+      comments: issue.commentCount,
       ...(issue.pullRequest ? { pull_request: this.pullRequest(repo, issue, closedAt), draft: false } : {}),
       closed_at: closedAt,
       created_at: isoSeconds(issue.createdMs),

@@ -38,6 +38,8 @@ export interface Issue {
   updatedMs: number;
   closedMs: number | null;
   closedBy: string | null;
+  /** How many comments it has (the issue's `comments`). */
+  commentCount: number;
 }
 
 export interface Repo {
@@ -182,6 +184,7 @@ export class Forge {
       updatedMs,
       closedMs: state === "closed" ? updatedMs : null,
       closedBy: state === "closed" ? author : null,
+      commentCount: 0,
     };
     repo.issues.set(number, issue);
     return issue;
@@ -221,6 +224,7 @@ export class Forge {
       updatedMs: createdMs,
     };
     repo.comments.set(comment.id, comment);
+    issue.commentCount++;
     issue.updatedMs = Math.max(issue.updatedMs, createdMs);
     return comment;
   }
@@ -230,6 +234,13 @@ export class Forge {
     if (comment.body === body) return;
     comment.body = body;
     comment.updatedMs = this.nextStamp(comment.updatedMs);
+  }
+
+  /** Someone deletes the comment: it disappears from every listing and its issue's count. */
+  removeComment(repo: Repo, comment: Comment): void {
+    repo.comments.delete(comment.id);
+    const issue = repo.issues.get(comment.issueNumber);
+    if (issue) issue.commentCount--;
   }
 
   commentOrThrow(repo: Repo, id: number): Comment {
