@@ -1,6 +1,7 @@
 /**
- * A comment as every backend's comment client returns it (issue 34; the session's design): the vendor's
- * comment in neutral terms, for the cache to write as `comments/<record>/<id>.md`.
+ * The neutral shape every backend's comment client returns (issue 34; /work/tmp-i34/design.md). Defined here
+ * by the wiki branch because the core branch had not got it yet; the core helper owns this file and the lead
+ * keeps one of the two at merge (they are the same interface).
  */
 export interface ServerComment {
   readonly id: string; // the vendor's comment id as a string

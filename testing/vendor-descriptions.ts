@@ -428,7 +428,7 @@ export function recordedDescription(vendor: "jira" | "confluence", fixture: Reco
   if (vendor === "confluence")
     generalAnswers.push({
       status: 409,
-      operations: ["updatePage"],
+      operations: ["updatePage", "updateFooterComment"],
       why: "a version number that is not the current one + 1: Confluence answers 409 CONFLICT (recorded answers of v2 clients' tests; the v1 reference documents it), the v2 description lists no 409",
     });
   return new Description(
