@@ -5,14 +5,21 @@
  * one does not (Jira's comment manager tweaks the issue's date on create and update only), so no delta shows
  * a deletion: only a listing of the issue's whole thread does.
  */
-import type { Comment, Issue, Tracker } from "./store.js";
+import type { Comment, Issue } from "./model.js";
 import type { AdfJson, FakeTrackerComment } from "./types.js";
+
+/** What the comments need of the store they belong to (store.ts `Tracker`). */
+export interface CommentHost {
+  now(): number;
+  touch(issue: Issue, at?: number): void;
+  version: number;
+}
 
 export class CommentStore {
   private readonly byId = new Map<string, Comment>();
   private nextId = 10000;
 
-  constructor(private readonly tracker: Tracker) {}
+  constructor(private readonly tracker: CommentHost) {}
 
   /** A new comment by `author` (an account id) at `at` (default now, never before the issue's `updated`). */
   add(issue: Issue, author: string, body: AdfJson, at?: number): Comment {

@@ -4,14 +4,13 @@
  * cached search results know when they are stale.
  */
 import { CommentStore } from "./comment-store.js";
+import type { Change, Comment, Issue, Project } from "./model.js";
 import { SEED_LABELS, SEED_PRIORITIES, SEED_SUMMARIES, seedDescription } from "./seed-data.js";
 import type {
-  AdfJson,
   FakeTrackerIssue,
   FakeTrackerIssueType,
   FakeTrackerProjectSpec,
   FakeTrackerStatus,
-  FakeTrackerTransition,
   FakeTrackerUser,
   TrackerIssueEdit,
 } from "./types.js";
@@ -23,65 +22,9 @@ import {
   DEFAULT_TRANSITIONS,
   MINUTE,
   PRIORITIES,
-  type Priority,
 } from "./vendor-data.js";
 
-export interface Project {
-  readonly id: string;
-  readonly key: string;
-  readonly name: string;
-  readonly hidden: boolean;
-  readonly issueTypes: readonly FakeTrackerIssueType[];
-  readonly statuses: readonly FakeTrackerStatus[];
-  readonly transitions: readonly FakeTrackerTransition[];
-  /** By number; numbers only grow, so insertion order is key order. */
-  readonly issues: Map<number, Issue>;
-  nextNumber: number;
-}
-
-export interface Issue {
-  readonly id: string;
-  readonly number: number;
-  readonly key: string;
-  readonly project: Project;
-  type: FakeTrackerIssueType;
-  summary: string;
-  description: AdfJson | null;
-  status: FakeTrackerStatus;
-  priority: Priority | null;
-  labels: string[];
-  assignee: string | null;
-  parent: Issue | null;
-  /** Issues whose `parent` is this one (subtasks, or the children of an epic). */
-  readonly children: Set<Issue>;
-  /** Its comments, oldest first (comment-store.ts). */
-  readonly comments: Comment[];
-  readonly created: number;
-  updated: number;
-}
-
-/** One comment on an issue; its id is site-wide and increasing. */
-export interface Comment {
-  readonly id: string;
-  readonly issue: Issue;
-  /** Account ids of who wrote it and who edited it last. */
-  readonly author: string;
-  updateAuthor: string;
-  body: AdfJson;
-  readonly created: number;
-  updated: number;
-}
-
-/** What a write sets; a member that is present (even `null`) is written. */
-export interface Change {
-  summary?: string;
-  description?: AdfJson | null;
-  labels?: string[];
-  priority?: Priority | null;
-  assignee?: string | null;
-  parent?: Issue | null;
-  type?: FakeTrackerIssueType;
-}
+export type { Change, Comment, Issue, Project };
 
 export interface ResolvedOptions {
   readonly email: string;
