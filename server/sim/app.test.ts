@@ -116,7 +116,7 @@ test("GET /projects/<slug>/issues returns every issue of the seed in id order", 
   const issues = (await get(sim, "/projects/demo/issues")).json<SimIssue[]>();
   const expected = (demo?.issues ?? []).map((issue, index) => {
     const at = new Date(Date.parse("2026-01-01T00:00:00.000Z") + (index + 1) * 1000).toISOString();
-    const { body, ...fields } = issue;
+    const { body, comments: _comments, ...fields } = issue;
     return {
       frontmatter: { id: index + 1, ...fields, created_at: at, updated_at: at, version: 1 },
       body,
@@ -703,8 +703,9 @@ test("unknown routes are 404 not_found", async (t) => {
     "/",
     "/nope",
     "/healthz/x",
-    "/projects/demo/comments",
-    "/projects/demo/issues/1/comments",
+    "/projects/demo/comment",
+    "/projects/demo/comments/1000000001/x",
+    "/projects/demo/issues/1/comments/1000000001",
     "/projects/demo/issues/1/transitions/open",
     "//projects",
   ]) {

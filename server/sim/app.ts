@@ -11,9 +11,22 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { send, serve } from "micro";
-import { LIVE_COUNT_HEADER, SIM_STATUSES } from "../../backends/sim/schema.js";
+import { SIM_STATUSES } from "../../backends/sim/schema.js";
 import { NO_BODY, type ReceivedBody, readRequestBody } from "../../core/request-body.js";
+import { commentRoute, issueCommentsRoute, projectCommentsRoute } from "./comment-routes.js";
 import { RateLimiter } from "./rate-limit.js";
+import {
+  digest16,
+  failure,
+  invalidBody,
+  json,
+  listingReply,
+  methodNotAllowed,
+  notFound,
+  parseJsonBody,
+  type Reply,
+  UnsupportedMediaType,
+} from "./replies.js";
 import type { AuditRow, SimStore } from "./store.js";
 import {
   InvalidRequest,
@@ -31,20 +44,6 @@ const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
 const AUDIT_BODY_CHARS = 256;
 const MAX_AGENT_CHARS = 200;
 const MAX_AUDIT_PATH_CHARS = 2048;
-
-interface Reply {
-  readonly status: number;
-  readonly body?: Buffer;
-  readonly headers?: Record<string, string>;
-  /** The first 16 hex digits of the body's SHA-256, when already known (cached answers). */
-  readonly bodyDigest?: string;
-  /** A body sent as it is made, in place of `body`: the issue listing, which may be far larger than a string. */
-  readonly stream?: Iterable<Buffer>;
-}
-
-function digest16(body: Buffer): string {
-  return createHash("sha256").update(body).digest("hex").slice(0, 16);
-}
 
 /**
  * Serialized GET answers of single issues, keyed by project and id, dropped on every write to that issue.
@@ -73,60 +72,6 @@ class IssueAnswers {
   }
 }
 
-function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
-  return {
-    status,
-    body: Buffer.from(JSON.stringify(value)),
-    headers: { "content-type": "application/json; charset=utf-8", ...headers },
-  };
-}
-
-/** Bytes of serialized issues gathered before a chunk of a streamed listing is written. */
-const CHUNK_BYTES = 64 * 1024;
-
-/**
- * The bytes of `JSON.stringify([...items])`, in chunks, made as they are read: one JSON array (Document 1
- * "Limits" 3), never one string.
- */
-function* jsonArrayChunks(items: Iterable<unknown>): Generator<Buffer> {
-  let text = "[";
-  let first = true;
-  for (const item of items) {
-    text += first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
-    first = false;
-    if (text.length >= CHUNK_BYTES) {
-      yield Buffer.from(text);
-      text = "";
-    }
-  }
-  yield Buffer.from(`${text}]`);
-}
-
-function failure(
-  status: number,
-  error: string,
-  message: string,
-  details: Record<string, unknown> = {},
-  headers: Record<string, string> = {},
-): Reply {
-  return json(status, { error, message, details }, headers);
-}
-
-const notFound = (message: string, details: Record<string, unknown> = {}) =>
-  failure(404, "not_found", message, details);
-const invalidBody = (message: string, details: Record<string, unknown> = {}) =>
-  failure(400, "invalid_body", message, details);
-
-function methodNotAllowed(method: string, allowed: readonly string[]): Reply {
-  return failure(
-    405,
-    "method_not_allowed",
-    `${method} is not supported here; use ${allowed.join(" or ")}`,
-    { allowed },
-    { allow: allowed.join(", ") },
-  );
-}
-
 /** The first `AUDIT_BODY_CHARS` characters (code points, so a surrogate pair is never split) of the body. */
 function auditBody(bytes: Buffer): string {
   // A code point takes at most 4 bytes, so the characters kept are all within the first 4 × N bytes.
@@ -140,29 +85,6 @@ function auditBody(bytes: Buffer): string {
   }
   return text.slice(0, end);
 }
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-function parseJsonBody(req: IncomingMessage, bytes: Buffer): unknown {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/json") {
-    throw new UnsupportedMediaType();
-  }
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new InvalidRequest("the request body is not valid UTF-8");
-  }
-  if (text.trim() === "") throw new InvalidRequest("the request body is empty; send a JSON object");
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new InvalidRequest(`the request body is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
-class UnsupportedMediaType extends Error {}
 
 /** Splits `/projects/a/issues/1?since=…` into decoded segments and the query; undefined if undecodable. */
 function parseTarget(target: string): { segments: string[]; query: URLSearchParams } | undefined {
@@ -253,18 +175,7 @@ function issuesRoute(
     const since = query.get("since");
     const normalized = since === null ? undefined : parseSince(since);
     if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
-    // An extension of Document 1: every listing says how many issues the project holds, so that a client's
-    // delta listing (which cannot show a deletion) tells it when one was deleted (issue 31). Read just before
-    // the listing's own snapshot: an issue created or deleted in between costs the client one full listing
-    // more, or is seen at its next fetch.
-    return {
-      status: 200,
-      headers: {
-        "content-type": "application/json; charset=utf-8",
-        [LIVE_COUNT_HEADER]: String(store.issueCount(slug)),
-      },
-      stream: jsonArrayChunks(store.issueSnapshot(slug, normalized)),
-    };
+    return listingReply(store.issueCount(slug), store.issueSnapshot(slug, normalized));
   }
   if (method === "POST") {
     const input = parseIssueInput(parseJsonBody(req, body), "create") as { title: string };
@@ -305,10 +216,18 @@ function route(
     const project = store.getProject(slug);
     return project ? json(200, project) : notFound(`no project ${slug}`, { project: slug });
   }
+  if (segments[2] === "comments" && segments.length <= 4) {
+    return segments.length === 3
+      ? projectCommentsRoute(store, method, slug, query)
+      : commentRoute(store, req, method, slug, segments[3] ?? "", body);
+  }
   if (segments[2] !== "issues" || segments.length > 5) return notFound("no such route; see GET /projects");
   if (segments.length === 3) return issuesRoute(routes, req, method, slug, query, body);
   const idSegment = segments[3] ?? "";
   if (segments.length === 4) return issueRoute(routes, req, method, slug, idSegment, body);
+  if (segments[4] === "comments") {
+    return issueCommentsRoute(store, req, method, slug, idSegment, query, body);
+  }
   if (segments[4] !== "transitions") return notFound("no such route; see GET /projects");
   return transitionsRoute(routes, method, slug, idSegment);
 }

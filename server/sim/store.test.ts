@@ -105,6 +105,7 @@ test("a revision-1 store file is upgraded in place and keeps its data", (t) => {
   // What a file written before the REPLACE guard looks like.
   const raw = new Database(db);
   raw.exec("DROP TRIGGER audit_events_no_replace");
+  raw.exec("DROP TRIGGER issues_delete_comments; DROP TABLE comments; DROP TABLE comment_ids");
   raw.pragma("user_version = 1");
   raw.close();
 
@@ -117,7 +118,13 @@ test("a revision-1 store file is upgraded in place and keeps its data", (t) => {
     .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
     .pluck()
     .all();
-  t.deepEqual(triggers, ["audit_events_no_delete", "audit_events_no_replace", "audit_events_no_update"]);
+  t.deepEqual(triggers, [
+    "audit_events_no_delete",
+    "audit_events_no_replace",
+    "audit_events_no_update",
+    "issues_delete_comments",
+  ]);
+  t.is(store.createComment("p", 1, { author: "a", body: "b" })?.id, 1000000001);
 });
 
 test("close checkpoints the WAL into the main file", (t) => {

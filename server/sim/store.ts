@@ -11,9 +11,10 @@ import type { SimIssue, SimStatus } from "../../backends/sim/schema.js";
 import { SvcError } from "../../core/errors.js";
 import { Database } from "../../core/sqlite.js";
 import { openStore } from "../../core/sqlite-store.js";
+import { COMMENTS_MIGRATION, type SimComment, SimComments } from "./comment-store.js";
 
 /** The schema revision this code writes. `PRAGMA user_version` holds the revision of a file. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<number, string> = {
       WHEN EXISTS (SELECT 1 FROM audit_events WHERE id = NEW.id)
       BEGIN SELECT RAISE(ABORT, 'audit_events is append-only'); END;
   `,
+  3: COMMENTS_MIGRATION,
 };
 
 export interface Project {
@@ -133,6 +135,8 @@ export class SimStore {
   /** The connections of the snapshots being read (`issueSnapshot`), closed with the store. */
   private readonly readers = new Set<Database>();
   private idleReader: Database | undefined;
+  /** The comments of every project (comment-store.ts). */
+  readonly comments: SimComments;
 
   /** `path` is a file, or `:memory:` for `--ephemeral`. */
   constructor(
@@ -211,6 +215,12 @@ export class SimStore {
         "SELECT id, ts, agent_id, method, path, status, request_body, response_summary FROM audit_events ORDER BY id",
       ),
     };
+    this.comments = new SimComments(db, {
+      timestamp: () => this.timestamp(),
+      timestampAfter: (previous) => this.timestampAfter(previous),
+      atomically: (work) => this.atomically(work),
+      snapshot: (sql, parameters, map) => this.snapshot(sql, parameters, map),
+    });
   }
 
   /** RFC 3339 UTC with milliseconds, never earlier than the last one this store handed out. */
@@ -260,13 +270,28 @@ export class SimStore {
 
   /**
    * The issues `listIssues` returns, read as they are iterated: a listing of 1,000,000 issues is streamed
-   * (app.ts) and never held whole. They are one snapshot, whatever is written meanwhile: a file store reads
-   * them with one statement on a read-only connection of its own (SQLite's write-ahead log lets the
-   * writers go on); an in-memory store, which no other connection can see, reads them all at once.
+   * (app.ts) and never held whole; see `snapshot`.
    */
-  *issueSnapshot(slug: string, since?: string): Generator<SimIssue> {
+  issueSnapshot(slug: string, since?: string): Generator<SimIssue> {
+    return since === undefined
+      ? this.snapshot(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? ORDER BY id`, [slug], toIssue)
+      : this.snapshot(
+          `SELECT ${ISSUE_COLUMNS} FROM issues INDEXED BY issues_by_update WHERE project = ? AND updated_at >= ? ORDER BY id`,
+          [slug, since],
+          toIssue,
+        );
+  }
+
+  /**
+   * The rows of the query `sql`, read as they are iterated and mapped by `map`. They are one snapshot,
+   * whatever is written meanwhile: a file store reads them with one statement on a read-only connection of
+   * its own (SQLite's write-ahead log lets the writers go on); an in-memory store, which no other connection
+   * can see, reads them all at once. Every listing of the simulator (issues, comments) is read here.
+   */
+  *snapshot<Row, T>(sql: string, parameters: readonly unknown[], map: (row: Row) => T): Generator<T> {
     if (this.path === ":memory:") {
-      yield* this.listIssues(slug, since);
+      const rows = this.db.prepare(sql).all(...parameters) as Row[];
+      yield* rows.map(map);
       return;
     }
     // One idle connection is kept for the next listing (opening one costs a few ms on every fetch's delta).
@@ -275,15 +300,7 @@ export class SimStore {
     this.readers.add(reader);
     let done = false;
     try {
-      const rows =
-        since === undefined
-          ? reader.prepare(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE project = ? ORDER BY id`).iterate(slug)
-          : reader
-              .prepare(
-                `SELECT ${ISSUE_COLUMNS} FROM issues INDEXED BY issues_by_update WHERE project = ? AND updated_at >= ? ORDER BY id`,
-              )
-              .iterate(slug, since);
-      for (const row of rows) yield toIssue(row as IssueRow);
+      for (const row of reader.prepare(sql).iterate(...parameters)) yield map(row as Row);
       done = true;
     } finally {
       this.readers.delete(reader);
@@ -361,6 +378,23 @@ export class SimStore {
       this.statements.deleteIssue.run(slug, id);
       return { kind: "ok" };
     });
+  }
+
+  /**
+   * A new comment on issue `id` (comment-store.ts), or undefined when the issue does not exist: checked in
+   * the same transaction as the write, so a comment never outlives a concurrent delete of its issue.
+   */
+  createComment(
+    slug: string,
+    id: number,
+    input: { author: string; body: string },
+    at?: { created_at: string; updated_at: string; version: number },
+  ): SimComment | undefined {
+    return this.atomically(() =>
+      this.statements.issue.get(slug, id) === undefined
+        ? undefined
+        : this.comments.create(slug, id, input, at),
+    );
   }
 
   appendAudit(row: AuditRow): void {

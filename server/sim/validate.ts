@@ -21,6 +21,7 @@ export const LIMITS = {
   labelCount: 100,
   labelLength: 200,
   assigneeLength: 200,
+  commentAuthorLength: 200,
 } as const;
 
 const WRITABLE = ["title", "status", "labels", "body", "assignee"] as const;
@@ -166,6 +167,70 @@ export function parseIssueInput(value: unknown, mode: "create" | "update"): Issu
     throw new InvalidRequest(`nothing to change: send at least one of ${WRITABLE.join(", ")}`);
   }
   return input;
+}
+
+/** A C0 or C1 control character, or DEL: none may be in a comment's author. */
+const CONTROL = /\p{Cc}/u;
+
+function checkAuthor(value: unknown): string {
+  if (
+    typeof value !== "string" ||
+    value.trim() === "" ||
+    [...value].length > LIMITS.commentAuthorLength ||
+    CONTROL.test(value)
+  ) {
+    throw new InvalidRequest(
+      `author must be a non-blank string of at most ${LIMITS.commentAuthorLength} characters without control characters`,
+      { field: "author" },
+    );
+  }
+  return checkUnicode(value, "author");
+}
+
+function checkCommentBody(value: unknown): string {
+  const body = checkBody(value);
+  if (body === "") throw new InvalidRequest("body must not be empty", { field: "body" });
+  return body;
+}
+
+/**
+ * Validates a comment's POST body (`{author, body}`, both required) or PATCH body (`{body}`: the author is
+ * set when the comment is created and never changes), already parsed JSON.
+ */
+export function parseCommentInput(
+  value: unknown,
+  mode: "create" | "update",
+): { readonly author?: string; readonly body: string } {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidRequest(`the request body must be a JSON object, got ${typeName(value)}`);
+  }
+  const writable = mode === "create" ? ["author", "body"] : ["body"];
+  let author: string | undefined;
+  let body: string | undefined;
+  for (const [key, fieldValue] of Object.entries(value)) {
+    if (SERVER_CONTROLLED.has(key) || key === "issue_id") {
+      throw new InvalidRequest(`${key} is assigned by the server; leave it out of the request`, {
+        field: key,
+      });
+    }
+    if (key === "body") body = checkCommentBody(fieldValue);
+    else if (key === "author" && mode === "create") author = checkAuthor(fieldValue);
+    else if (key === "author") {
+      throw new InvalidRequest("author is set when the comment is created and cannot change", {
+        field: "author",
+      });
+    } else {
+      throw new InvalidRequest(
+        `unknown field ${JSON.stringify(key.slice(0, 64))}; writable fields are ${writable.join(", ")}`,
+        { field: key.slice(0, 64), allowed: writable },
+      );
+    }
+  }
+  if (mode === "create" && author === undefined) {
+    throw new InvalidRequest("author is required", { field: "author" });
+  }
+  if (body === undefined) throw new InvalidRequest("body is required", { field: "body" });
+  return author === undefined ? { body } : { author, body };
 }
 
 /**
