@@ -1,6 +1,6 @@
 /**
  * The simulator's comments (its extension of Document 1, docs/sim.md, issue 34): `GET
- * /projects/<p>/comments` (every live comment, one JSON array read like the issue listing, `updated_since`
+ * /projects/<p>/comments` (every live comment, one JSON array read like the issue listing, `since`
  * inclusive, `X-Svc-Live-Count`), `POST /projects/<p>/issues/<id>/comments`, `PATCH` and `DELETE
  * /projects/<p>/comments/<cid>` with `If-Match: <version>`. Everything the server sends is checked before it
  * becomes a `ServerComment`.
@@ -75,7 +75,7 @@ export class SimComments implements CommentSource {
   }
 
   listChangedSince(since: string): Promise<CommentListing> {
-    return this.list(`${this.base}/comments?updated_since=${encodeURIComponent(since)}`);
+    return this.list(`${this.base}/comments?since=${encodeURIComponent(since)}`);
   }
 
   /**
