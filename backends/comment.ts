@@ -104,8 +104,16 @@ export function isCommentPath(path: string): boolean {
  * The comment schema of a backend whose records have `recordSchema`: same `kind`, folder `comments`, every
  * field server-controlled. `version` only where the backend's comments have one.
  */
-export function commentSchema(recordSchema: RecordSchema, versioned: boolean): RecordSchema {
+export function commentSchema(
+  recordSchema: RecordSchema,
+  versioned: boolean,
+  bodyMaxLength?: number,
+): RecordSchema {
   return {
+    ...(bodyMaxLength === undefined ? {} : { bodyMaxLength }),
+    // Every backend refuses an empty comment.
+    bodyProblem: (body) =>
+      body.trim() === "" ? "the comment is empty; write its text below the `---` line" : undefined,
     kind: recordSchema.kind,
     folder: COMMENTS_FOLDER,
     fields: [
@@ -180,7 +188,7 @@ export function commentsOf(backend: Backend): { source: CommentSource; schema: R
   if (!source) return undefined;
   let schema = schemas.get(backend);
   if (!schema) {
-    schema = commentSchema(backend.schema, source.versioned);
+    schema = commentSchema(backend.schema, source.versioned, source.bodyMaxLength);
     schemas.set(backend, schema);
   }
   return { source, schema };

@@ -340,21 +340,20 @@ async function sync(
     const changed = each.reduce((sum, one) => sum + one.changed, 0);
     const deleted = each.reduce((sum, one) => sum + one.deleted, 0);
     const written = commitSync(cache, backend, changed, deleted);
-    for (const one of each) {
-      const { collection, full, listed, changed, deleted, ...rest } = one.audit as Record<string, unknown>;
-      cache.db.audit({
-        op: "sync",
-        detail: {
-          ...(collection ? { collection } : {}),
-          full,
-          listed,
-          changed,
-          deleted,
-          commit: written.commit ?? null,
-          ...rest,
-        },
-      });
-    }
+    // One row a sync: the records' figures, the commit, and the comments' figures beside.
+    const [records, comments] = (["records", "comments"] as const).map(
+      (collection) => each.find((one) => one.collection === collection)?.audit,
+    );
+    const { full, listed, changed: recordsChanged, deleted: recordsDeleted, ...rest } = records ?? {};
+    cache.db.audit({
+      op: "sync",
+      detail: {
+        ...(records ? { full, listed, changed: recordsChanged, deleted: recordsDeleted } : {}),
+        commit: written.commit ?? null,
+        ...rest,
+        ...(comments ? { comments } : {}),
+      },
+    });
     return { each, changed, deleted, ...written };
   });
   const records = applied.each.find((one) => one.collection === "records");
@@ -487,7 +486,6 @@ function applyServerView(
     !(count.approximate && count.count === state.count_at_full);
   // Audited once the commit is written (`sync`), which the row names.
   const audit = {
-    ...(collection === "records" ? {} : { collection }),
     full,
     listed: listing.records.length,
     changed,
