@@ -49,6 +49,7 @@ export function recordStatements(db: Database) {
         "SELECT count(*) FROM records WHERE deleted = 0 AND (substr(key, 1, 8) = 'comment:') = @comments",
       )
       .pluck(),
+    keyAt: db.prepare("SELECT key FROM records WHERE path = ? AND deleted = 0").pluck(),
     liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
     newestCanonical: db
       .prepare(

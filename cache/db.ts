@@ -199,6 +199,11 @@ export class CacheDb {
     return new Map(rows.map((row) => [row.key, row]));
   }
 
+  /** The key of the live record at `path`, if one is there. */
+  keyAt(path: string): string | undefined {
+    return this.statements.keyAt.get(path) as string | undefined;
+  }
+
   /** The blob of the live record at `path`, if one is there. */
   liveOidAt(path: string): string | undefined {
     return this.statements.liveOidAt.get(path) as string | undefined;

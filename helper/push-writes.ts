@@ -7,6 +7,13 @@
  */
 
 import { dirname } from "node:path";
+import {
+  commentIdOf,
+  commentsOf,
+  commentToRecord,
+  isCommentPath,
+  type ServerComment,
+} from "../backends/comment.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
 import { rememberRecord, syncCommitMessage, writeStateCommit } from "../cache/sync.js";
@@ -85,6 +92,7 @@ async function applyWrite(
   worktree: string,
   done: number,
 ): Promise<PushReply | undefined> {
+  if (isCommentPath(write.path)) return await applyCommentWrite(context, write, worktree, done);
   const { cache, backend, log, tally } = context;
   if (write.kind === "create") {
     const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
@@ -129,6 +137,69 @@ async function applyWrite(
     if (outcome.note) log(`svc: ${write.path}: ${outcome.note}`);
     return undefined;
   }
+  cache.db.markDeleted(write.key);
+  return undefined;
+}
+
+/**
+ * One write of a comment file (backends/comment.ts): as a record's, through the backend's comment source.
+ * A create goes through the create journal; its record is the comment's parent (`changes.fields.parent`,
+ * push-plan-comments.ts), and its author the pusher (`context.me`).
+ */
+async function applyCommentWrite(
+  context: PushRun,
+  write: PlannedWrite,
+  worktree: string,
+  done: number,
+): Promise<PushReply | undefined> {
+  const { cache, backend, log, tally } = context;
+  const comments = commentsOf(backend);
+  if (!comments) throw new SvcError("SVC_BACKEND", `${write.path}: ${backend.description} has no comments`);
+  const { source } = comments;
+  const remember = (comment: ServerComment) => {
+    const record = commentToRecord(comment, backend.schema.fileName(comment.parentKey), source.versioned);
+    rememberRecord(cache, backend, record);
+    return record;
+  };
+  if (write.kind === "create") {
+    const parent = String(write.changes.fields.parent ?? "");
+    const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
+    let comment: ServerComment;
+    try {
+      comment = await source.create(parent, write.changes.body ?? "", context.me?.author ?? "");
+    } catch (error) {
+      if (isPermanent(error) || isUnsent(error)) cache.db.journalDrop(row);
+      throw error;
+    }
+    tally.answered = write;
+    const record = cache.db.exclusive(() => {
+      const made = commentToRecord(comment, backend.schema.fileName(comment.parentKey), source.versioned);
+      journalCreated(cache, row, made);
+      rememberRecord(cache, backend, made);
+      return made;
+    });
+    log(`svc: posted comment ${comment.id} from ${write.path} (it becomes ${record.path})`);
+    return undefined;
+  }
+  const id = commentIdOf(write.key);
+  if (write.kind === "update") {
+    const outcome = await source.update(id, write.changes.body ?? "", write.base);
+    if (outcome.kind === "ok") {
+      tally.answered = write;
+      remember(outcome.comment);
+      return undefined;
+    }
+    if (outcome.kind === "gone") recordServerDeletion(context, write.key);
+    return conflictAt(
+      context,
+      write,
+      done,
+      outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+    );
+  }
+  const outcome = await source.remove(id, write.base);
+  if (outcome.kind === "conflict") return conflictAt(context, write, done, outcome.current);
+  tally.answered = write;
   cache.db.markDeleted(write.key);
   return undefined;
 }
