@@ -22,7 +22,7 @@
 import { realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Backend, BackendRecord, BaseToken, RecordChanges } from "../backends/backend.js";
-import { isCommentKey, isCommentPath, schemaForKey } from "../backends/comment.js";
+import { commentIdOf, isCommentKey, isCommentPath, schemaForKey } from "../backends/comment.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -87,8 +87,11 @@ export function resolveUnfinishedCreates(
       claimed.add(record.key);
       cache.db.journalCreated(row.id, record.key, record.version, record.updated_at);
       found.push(row.path);
+      const what = isCommentKey(record.key)
+        ? `posted as comment ${commentIdOf(record.key)}`
+        : `created as record ${record.key}`;
       log(
-        `svc: ${row.path} was created as record ${record.key} (${record.path}) by a push that was cut off before the answer arrived; it is not created again`,
+        `svc: ${row.path} was ${what} (${record.path}) by a push that was cut off before the answer arrived; it is not created again`,
       );
     }
   });
