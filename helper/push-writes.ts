@@ -15,6 +15,7 @@ import {
   type ServerComment,
 } from "../backends/comment.js";
 import type { ProjectCache } from "../cache/cache.js";
+import type { Collection } from "../cache/db.js";
 import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
 import { rememberRecord, syncCommitMessage, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
@@ -248,7 +249,8 @@ function partialFailure(
       reason: `${write.path}: refused by the server (${error.data.status}); change the file and push`,
     };
   }
-  if (write.kind === "delete" && !isUnsent(error)) listEverythingNext(context.cache);
+  if (write.kind === "delete" && !isUnsent(error))
+    listEverythingNext(context.cache, isCommentPath(write.path) ? "comments" : "records");
   const message = error instanceof RedirectError ? redirectMessage(error, context.remote) : error.message;
   if (done === 0 && isUnsent(error)) {
     context.log(
@@ -289,10 +291,13 @@ export function localFaultReply(context: PushRun, error: unknown): PushReply {
 
 /**
  * A delete the server may have done although no answer said so: a delta listing cannot show a deletion,
- * so the next sync makes a full listing (as `svc sync --reconcile` does) and the cache loses the record.
+ * so the next sync makes a full listing of the records, or of the comments for a comment (as `svc sync
+ * --reconcile` does), and the cache loses it.
  */
-function listEverythingNext(cache: ProjectCache): void {
-  cache.db.exclusive(() => cache.db.setSyncState({ ...cache.db.syncState(), last_full_ms: 0 }));
+function listEverythingNext(cache: ProjectCache, collection: Collection): void {
+  cache.db.exclusive(() =>
+    cache.db.setSyncState({ ...cache.db.syncState(collection), last_full_ms: 0 }, collection),
+  );
 }
 
 /**
