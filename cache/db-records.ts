@@ -26,9 +26,6 @@ export function recordStatements(db: Database) {
     liveRecord: db.prepare(
       "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
     ),
-    versions: db.prepare(
-      "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
-    ),
     upsertRecord: db.prepare(
       `INSERT INTO records (key, path, version, updated_at, rendered_oid, deleted)
        VALUES (?, ?, ?, ?, ?, 0)

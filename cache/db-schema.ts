@@ -196,15 +196,17 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
   `,
   // Comments (issue 34) are rows of `records` keyed `comment:<id>`, listed by a listing of their own with
   // its own cursor and its own count (a delta compares comments with comments, never a sum with records):
-  // the same state as `sync_state`, for the comments. The rows other than the first are for later
-  // collections; the CHECK keeps the table to the ones named here.
+  // the same state as `sync_state`, for the comments, and who the user is as comments name authors (asked
+  // of the server once: helper/push-comments.ts). The CHECK keeps the table to the collections named here.
   12: `
     CREATE TABLE collection_sync_state (
       collection TEXT PRIMARY KEY CHECK (collection IN ('comments')),
       cursor TEXT,
       last_sync_ms INTEGER NOT NULL DEFAULT 0,
       last_full_ms INTEGER NOT NULL DEFAULT 0,
-      count_at_full INTEGER
+      count_at_full INTEGER,
+      -- who the user is on the server, as comments name authors (JSON), asked once and kept
+      me TEXT
     );
     INSERT INTO collection_sync_state (collection) VALUES ('comments');
   `,

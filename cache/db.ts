@@ -107,22 +107,7 @@ export class CacheDb {
     return this.statements.record.get(key) as CachedRecord | undefined;
   }
 
-  /** key → {version, updated_at, rendered_oid, path} of every live record. */
-  liveRecords(): Map<
-    string,
-    { version: number | null; updated_at: string; rendered_oid: string; path: string }
-  > {
-    const rows = this.statements.versions.all() as {
-      key: string;
-      version: number | null;
-      updated_at: string;
-      rendered_oid: string;
-      path: string;
-    }[];
-    return new Map(rows.map((row) => [row.key, row]));
-  }
-
-  /** Like `liveRecords`, for the given keys only. */
+  /** Like `liveRecordsOf`, for the given keys only. */
   liveRecordsFor(
     keys: readonly string[],
   ): Map<string, { version: number | null; updated_at: string; rendered_oid: string; path: string }> {
@@ -185,7 +170,7 @@ export class CacheDb {
     return this.statements.collectionCount.get({ comments: collection === "comments" ? 1 : 0 }) as number;
   }
 
-  /** Like `liveRecords`, for one collection. */
+  /** key → {version, updated_at, rendered_oid, path} of every live record of one collection. */
   liveRecordsOf(
     collection: Collection,
   ): Map<string, { version: number | null; updated_at: string; rendered_oid: string; path: string }> {
@@ -420,6 +405,15 @@ export class CacheDb {
     const row = { cursor, last_sync_ms, last_full_ms, count_at_full };
     if (collection === "records") this.statements.setSyncState.run(row);
     else this.statements.setCollectionSyncState.run({ ...row, collection });
+  }
+
+  /** Who the user is, as comments name authors, as last asked (JSON; helper/push-comments.ts), or undefined. */
+  commentIdentity(): string | undefined {
+    return (this.statements.commentIdentity.get() as string | null | undefined) ?? undefined;
+  }
+
+  setCommentIdentity(json: string): void {
+    this.statements.setCommentIdentity.run(json);
   }
 
   validator(url: string): Validator | undefined {

@@ -379,8 +379,8 @@ async function sync(
   };
 }
 
-/** key → what the cache holds of each live record (`liveRecords`, `liveRecordsFor`). */
-type LiveRecords = ReturnType<ProjectCache["db"]["liveRecords"]>;
+/** key → what the cache holds of each live record (`liveRecordsOf`, `liveRecordsFor`). */
+type LiveRecords = ReturnType<ProjectCache["db"]["liveRecordsOf"]>;
 
 /** What one sync asked the server: its listing, and what tells of deletions where the listing cannot. */
 interface ServerView {

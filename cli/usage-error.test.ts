@@ -104,7 +104,7 @@ More examples and every option: svc init --help
   );
   t.is(
     await refused(["init", "a", "b", "c", "-x"]),
-    `svc init: unknown option -x (its options are --at, --origin); unexpected argument "c"
+    `svc init: unknown option -x (its options are --at, --no-comments, --origin); unexpected argument "c"
 usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 For example:
   svc init sim::demo demo

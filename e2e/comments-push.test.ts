@@ -44,18 +44,27 @@ async function givenThread(
   return { sim, env, theirs };
 }
 
+/** Pushes `d`, which must be accepted with `summary`; the writes the simulator got, as method, path and body. */
+async function pushAccepted(
+  t: ExecutionContext,
+  env: GitEnv,
+  sim: RunningSim,
+  summary: RegExp,
+): Promise<{ method: string; path: string; body: unknown }[]> {
+  const before = lastSimAuditId(sim);
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.regex(push.stderr, summary);
+  return simWrites(sim, before).map(({ method, path, body }) => ({ method, path, body }));
+}
+
 test("a new comment file is posted once, as svc.author; after git pull it is <id>.md; edit and delete your own", async (t) => {
   const { sim, env } = await givenThread(t);
   writeWorkFile(env, "d", "comments/0002/mine.md", "On it.\n");
   await commitAll(t, env, "d", "Comment on issue 2");
-  let before = lastSimAuditId(sim);
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 0, push.stderr);
-  t.regex(push.stderr, /1 created, 0 updated, 0 deleted/);
-  t.deepEqual(
-    simWrites(sim, before).map(({ method, path, body }) => ({ method, path, body })),
-    [{ method: "POST", path: "/projects/demo/issues/2/comments", body: { body: "On it.\n", author: ME } }],
-  );
+  t.deepEqual(await pushAccepted(t, env, sim, /1 created, 0 updated, 0 deleted/), [
+    { method: "POST", path: "/projects/demo/issues/2/comments", body: { body: "On it.\n", author: ME } },
+  ]);
   const mine = (await commentsOnServer(sim.url, "demo")).find((comment) => comment.author === ME);
   if (!mine) return t.fail("the comment is not on the server");
   const pull = await git(env, ["pull", "-q"], { cwd: "d" });
@@ -68,34 +77,22 @@ test("a new comment file is posted once, as svc.author; after git pull it is <id
   // Edit your own: one PATCH of the body, If-Match the version you fetched.
   writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("On it.", "On it; a fix is in review."));
   await commitAll(t, env, "d", "Edit my comment");
-  before = lastSimAuditId(sim);
-  const edit = await git(env, ["push"], { cwd: "d" });
-  t.is(edit.code, 0, edit.stderr);
-  t.regex(edit.stderr, /0 created, 1 updated, 0 deleted/);
-  t.deepEqual(
-    simWrites(sim, before).map(({ method, path, body }) => ({ method, path, body })),
-    [
-      {
-        method: "PATCH",
-        path: `/projects/demo/comments/${mine.id}`,
-        body: { body: "On it; a fix is in review.\n" },
-      },
-    ],
-  );
+  t.deepEqual(await pushAccepted(t, env, sim, /0 created, 1 updated, 0 deleted/), [
+    {
+      method: "PATCH",
+      path: `/projects/demo/comments/${mine.id}`,
+      body: { body: "On it; a fix is in review.\n" },
+    },
+  ]);
   await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
   t.regex(readWorkFile(env, "d", path), /^version: 2$/m);
 
   // Delete your own.
   await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
   await commitAll(t, env, "d", "Delete my comment");
-  before = lastSimAuditId(sim);
-  const remove = await git(env, ["push"], { cwd: "d" });
-  t.is(remove.code, 0, remove.stderr);
-  t.regex(remove.stderr, /0 created, 0 updated, 1 deleted/);
-  t.deepEqual(
-    simWrites(sim, before).map(({ method, path }) => ({ method, path })),
-    [{ method: "DELETE", path: `/projects/demo/comments/${mine.id}` }],
-  );
+  t.deepEqual(await pushAccepted(t, env, sim, /0 created, 0 updated, 1 deleted/), [
+    { method: "DELETE", path: `/projects/demo/comments/${mine.id}`, body: null },
+  ]);
   t.deepEqual(
     (await commentsOnServer(sim.url, "demo")).map((comment) => comment.author),
     ["alice@example.com"],

@@ -3,7 +3,7 @@
  * the sim: `svc.author`, else `user.email`), and the plan of the comment files beside the records' plan
  * (push-plan-comments.ts). A push without comment files asks nothing.
  */
-import { commentsOf, isCommentPath } from "../backends/comment.js";
+import { type CommentIdentity, type CommentSource, commentsOf, isCommentPath } from "../backends/comment.js";
 import { UserFacingError } from "../core/errors.js";
 import { userGitOutput } from "../git/user-git.js";
 import type { PushContext, PushReply } from "./push-context.js";
@@ -17,6 +17,24 @@ async function configuredAuthor(): Promise<string | undefined> {
     if (value) return value;
   }
   return undefined;
+}
+
+/**
+ * Who the user is, as comments name authors: asked of the backend once and kept in the cache, with what
+ * the git config said when it was asked (the sim's answer is that name, so a changed `svc.author` asks again).
+ */
+async function whoAmI(context: PushContext, source: CommentSource): Promise<CommentIdentity> {
+  const configured = await configuredAuthor();
+  const kept = context.cache.db.commentIdentity();
+  if (kept !== undefined) {
+    const known = JSON.parse(kept) as { configured?: string; id: string; author: string };
+    if (known.configured === configured) return { id: known.id, author: known.author };
+  }
+  const me = await source.whoAmI(configured);
+  context.cache.db.exclusive(() =>
+    context.cache.db.setCommentIdentity(JSON.stringify({ configured, ...me })),
+  );
+  return me;
 }
 
 /**
@@ -34,9 +52,9 @@ export async function planWithComments(
     ? input.entries.filter((entry) => isCommentPath(entry.path))
     : [];
   if (!comments || commentEntries.length === 0) return { plan: planPush(input), context };
-  let me: Awaited<ReturnType<typeof comments.source.whoAmI>>;
+  let me: CommentIdentity;
   try {
-    me = await comments.source.whoAmI(await configuredAuthor());
+    me = await whoAmI(context, comments.source);
   } catch (error) {
     if (!(error instanceof UserFacingError)) throw error;
     context.log(`svc: ${error.message}; nothing was written`);
