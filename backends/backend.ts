@@ -121,9 +121,10 @@ export interface Backend {
   probe?(): Promise<void>;
   /**
    * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
-   * them off (`git config svc.comments false`, `svc init --no-comments`).
+   * them off. (Not `comments`: the forge's and the wiki's backends name their own clients so, whose shapes
+   * the lead adapts to this one at merge.) Off (`git config svc.comments false`, `svc init --no-comments`).
    */
-  readonly comments?: CommentSource;
+  readonly commentSource?: CommentSource;
 }
 
 /** The fields (writable ones only) and body a write sends; absent members are left as they are. */

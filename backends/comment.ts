@@ -54,7 +54,7 @@ export type CommentWriteOutcome =
   | { readonly kind: "conflict"; readonly current: string }
   | { readonly kind: "gone" };
 
-/** The comments of a backend that has them: `Backend.comments`. */
+/** The comments of a backend that has them: `Backend.commentSource`. */
 export interface CommentSource {
   /** Whether comment files carry a `version` (sim, wiki). */
   readonly versioned: boolean;
@@ -184,7 +184,7 @@ const schemas = new WeakMap<Backend, RecordSchema>();
 
 /** The comments of `backend` and their schema, or undefined where it has none (or they are turned off). */
 export function commentsOf(backend: Backend): { source: CommentSource; schema: RecordSchema } | undefined {
-  const source = backend.comments;
+  const source = backend.commentSource;
   if (!source) return undefined;
   let schema = schemas.get(backend);
   if (!schema) {
@@ -223,7 +223,7 @@ export function commentRecordsOf(backend: Backend, listing: CommentListing, vers
 export function commentListingSource(
   backend: Backend,
 ): Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> | undefined {
-  const source = backend.comments;
+  const source = backend.commentSource;
   if (!source) return undefined;
   return {
     description: backend.description,

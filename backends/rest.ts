@@ -201,14 +201,14 @@ export type ReadForWrite<T> =
   | { readonly kind: "current"; readonly value: T };
 
 /**
- * Compare-before-write, for APIs with no `If-Match` (the forge, the tracker): the record is read
+ * Compare-before-write, for APIs with no `If-Match` (the forge, the tracker; their comments too): the record is read
  * immediately before the write, and a write only goes ahead on the version the push was based on. Gone →
  * the caller's gone handling; an `updatedAt` other than the base's → a conflict (`fetch first`), unless
  * `holds` says the record is already as the write would leave it: a write whose answer was lost (a server
  * fault after the server acted) is then done, not a conflict with itself when the push is run again. A
  * write landing between this read and the write cannot be detected; the window is one round trip.
  */
-export async function readForWrite<T extends { readonly record: BackendRecord }>(
+export async function readForWrite<T extends { readonly record: Pick<BackendRecord, "updatedAt"> }>(
   read: () => Promise<T | undefined>,
   base: BaseToken,
   holds?: (current: T) => boolean,

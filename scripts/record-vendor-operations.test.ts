@@ -109,7 +109,7 @@ test("the recording keeps the operations asked for, the schemas they reach, the 
   );
   t.deepEqual(
     recorded.unrecorded.map((entry) => entry.operationId),
-    ["addLabelsToContent", "getLabelsForContent"],
+    ["addLabelsToContent", "getLabelsForContent", "getCurrentUser"],
   );
   t.throws(() => recordOperations(DOCUMENT, ["nope"], "t.json"), { message: "not in the description: nope" });
 });

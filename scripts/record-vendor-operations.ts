@@ -42,6 +42,9 @@ const PARENT_TYPE_WHY =
 const PAGE_BODY_WHY =
   "oneOf PageBodyWrite ({representation, value}) and PageNestedBodyWrite ({storage: …}): neither has required members, so the documented {representation, value} matches both and no body could be valid; read as anyOf";
 
+const COMMENT_BODY_WHY =
+  "oneOf CommentBodyWrite ({representation, value}) and CommentNestedBodyWrite ({storage: …}): neither has required members, so the documented {representation, value} matches both and no body could be valid; read as anyOf";
+
 export const AMENDMENTS: readonly Amendment[] = [
   { schema: "PageBulk", property: "parentId", change: "nullable", why: PARENT_ID_WHY },
   { schema: "PageBulk", property: "parentType", change: "nullable", why: PARENT_TYPE_WHY },
@@ -49,6 +52,8 @@ export const AMENDMENTS: readonly Amendment[] = [
   { schema: "PageSingle", property: "parentType", change: "nullable", why: PARENT_TYPE_WHY },
   { operation: "createPage", property: "body", change: "anyOf", why: PAGE_BODY_WHY },
   { operation: "updatePage", property: "body", change: "anyOf", why: PAGE_BODY_WHY },
+  { schema: "CreateFooterCommentModel", property: "body", change: "anyOf", why: COMMENT_BODY_WHY },
+  { schema: "UpdateFooterCommentModel", property: "body", change: "anyOf", why: COMMENT_BODY_WHY },
 ];
 
 /**
@@ -75,6 +80,12 @@ export const UNRECORDED: Readonly<Record<string, readonly Unrecorded[]>> = {
       template: "/wiki/rest/api/content/{id}/label",
       operationId: "getLabelsForContent",
       why: "Confluence REST API v1, served by the fake beside addLabelsToContent for the same suite; svc itself never calls it. The v1 description is not among those recorded.",
+    },
+    {
+      method: "GET",
+      template: "/wiki/rest/api/user/current",
+      operationId: "getCurrentUser",
+      why: "Confluence REST API v1 (https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-users/#api-wiki-rest-api-user-current-get): v2 has no operation for the calling user, so svc asks v1 whose comments are its own (accountId). The v1 description is not among those recorded.",
     },
   ],
 };
@@ -105,6 +116,14 @@ export const RECORDED_OPERATIONS: Readonly<Record<string, readonly string[]>> = 
     "getPageById",
     "updatePage",
     "deletePage",
+    "getPageFooterComments",
+    "getFooterComments",
+    "createFooterComment",
+    "getFooterCommentById",
+    "updateFooterComment",
+    "deleteFooterComment",
+    "getFooterCommentVersions",
+    "createBulkUserLookup",
   ],
 };
 

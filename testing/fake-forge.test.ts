@@ -4,29 +4,12 @@
  * endpoints and their 422s, the primary and secondary rate limits, and the redirect switch.
  */
 import test from "ava";
+import { callForge, linkRelations } from "./fake-forge/requests.js";
 import { type FakeForge, type FakeForgeOptions, givenFakeForge } from "./fake-forge.js";
-import { callFake, type FakeCallOptions, type FakeResponse } from "./fake-http.js";
+import type { FakeResponse } from "./fake-http.js";
 
 type ForgeResponse = FakeResponse;
-
-/** One request with the fake's token and GitHub's headers unless given; `target` is a path or an absolute URL. */
-function call(
-  forge: FakeForge,
-  method: string,
-  target: string,
-  options: FakeCallOptions = {},
-): Promise<ForgeResponse> {
-  return callFake(
-    forge.url,
-    method,
-    target,
-    {
-      authorization: `Bearer ${forge.token}`,
-      headers: { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" },
-    },
-    options,
-  );
-}
+const call = callForge;
 
 interface UserJson {
   readonly login: string;
@@ -88,15 +71,7 @@ async function givenClockedForge(
   };
 }
 
-/** `Link` header → rel → URL. */
-function links(header: string | undefined): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const part of (header ?? "").split(",")) {
-    const match = /<([^>]+)>;\s*rel="([^"]+)"/.exec(part);
-    if (match) result[match[2] as string] = match[1] as string;
-  }
-  return result;
-}
+const links = linkRelations;
 
 /** Follows rel="next" to the end; every response must be a 200. */
 async function walk(
@@ -612,9 +587,9 @@ test("PATCH on a pull request's number edits its issue fields; unknown routes an
   t.like(edited.json<IssueJson>(), { title: "Renamed PR", assignee: null, assignees: [] });
   t.truthy(edited.json<IssueJson>().pull_request);
   t.like(forge.issue("acme/widgets", 1), { title: "Renamed PR", pullRequest: true });
-  // GitHub has no DELETE of an issue; the fake does not model pulls or the user.
+  // GitHub has no DELETE of an issue; the fake does not model pulls or other users' profiles.
   const unmodelled = { deliberate: "a route the fake does not serve" };
   t.is((await call(forge, "DELETE", `${ISSUES}/1`, unmodelled)).status, 404);
   t.is((await call(forge, "GET", "/repos/acme/widgets/pulls", unmodelled)).status, 404);
-  t.is((await call(forge, "GET", "/user", unmodelled)).status, 404);
+  t.is((await call(forge, "GET", "/users/alice", unmodelled)).status, 404);
 });

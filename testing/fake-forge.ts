@@ -12,6 +12,13 @@
  *   form, which this fake also serves.
  * - `GET|PATCH /repos/{owner}/{repo}/issues/{issue_number}` ("Get an issue", "Update an issue"), 410 for a
  *   deleted issue; `POST /repos/{owner}/{repo}/issues` ("Create an issue") → 201 with `Location`.
+ * - Issue comments ("REST API endpoints for issue comments"): `GET /repos/{owner}/{repo}/issues/comments`
+ *   (repository-wide, comments on pull requests included; `sort` created|updated, `direction`, `since`,
+ *   `per_page`, `page`, Link pagination in the `/repositories/{id}/issues/comments` form),
+ *   `GET|POST /repos/{owner}/{repo}/issues/{issue_number}/comments`, `GET|PATCH|DELETE
+ *   /repos/{owner}/{repo}/issues/comments/{comment_id}` (404 for a deleted one); a body of at most 65,536
+ *   characters (GitHub's 422). A new comment moves its issue's `updated_at`.
+ * - `GET /user` ("Get the authenticated user"): the token's user (`login`).
  * - `GET|POST|PUT /repos/{owner}/{repo}/issues/{issue_number}/labels` and `DELETE …/labels/{name}`
  *   ("List/Add/Set/Remove labels for an issue") → an array of `label`.
  * - Errors are `{message, documentation_url, status}` ("status" a string, as api.github.com sends it now);
@@ -24,7 +31,8 @@
  * Where GitHub documents nothing, the choice is marked ASSUMPTION in a comment.
  *
  * Tests steer it through switches (`setRateLimit`, `secondaryLimit`, `redirect`, `setNextOrigin`), change data
- * as "someone else" would (`addIssue`, `editIssue`, `addLabel`, `deleteIssue`), and read `requests`, each marked
+ * as "someone else" would (`addIssue`, `editIssue`, `addLabel`, `deleteIssue`, `addComment`, `editComment`,
+ * `deleteComment`; `seed` and `seedComments` in bulk), and read `requests`, each marked
  * `counted` when it used primary quota (authenticated, not a 304, not refused by a rate limit).
  *
  * Every exchange is judged as it happens against `@octokit/openapi`'s description (testing/vendor-contract.ts);
@@ -33,12 +41,13 @@
  *
  * The parts, in testing/fake-forge/: `types.ts` (the public names, re-exported here), `vendor-data.ts` and
  * `seed-data.ts` (GitHub's fixed values; the seeds), `store.ts` (repositories and issues), `checks.ts` and
- * `listing.ts` (what requests send and ask for), `shapes.ts` (the JSON), `routes.ts` (the handlers and their
- * table), `rate-limits.ts` (the limits and their switches), `server.ts` (HTTP, the contract watch, the helpers).
+ * `listing.ts` (what requests send and ask for), `shapes.ts` (the JSON), `routes.ts` and `comment-routes.ts`
+ * (the handlers and their tables), `rate-limits.ts` (the limits and their switches), `server.ts` (HTTP, the contract watch, the helpers).
  */
 export { givenFakeForge, startFakeForge } from "./fake-forge/server.js";
 export type {
   FakeForge,
+  FakeForgeComment,
   FakeForgeIssue,
   FakeForgeLabel,
   FakeForgeOptions,

@@ -16,6 +16,12 @@
  *   content).
  * - Pagination: `_links.next` is a relative URL (`/wiki/api/v2/...?...&cursor=<opaque>`), repeated in a
  *   `Link: <next>; rel="next", <base>; rel="base"` header; neither is present on the last page.
+ * - Footer comments (pages only; no replies, no inline comments): `GET /wiki/api/v2/pages/{id}/footer-comments`
+ *   and the site-wide `GET /wiki/api/v2/footer-comments` (`body-format`, `sort` CommentSortOrder, `cursor`,
+ *   `limit`; paginated as above), `POST /wiki/api/v2/footer-comments` (`{pageId, body}` → 201),
+ *   `GET|PUT|DELETE /wiki/api/v2/footer-comments/{comment-id}` (PUT with `version.number` = current + 1, else
+ *   409 as for pages; DELETE for good, 204), `GET /wiki/api/v2/footer-comments/{id}/versions`; the accounts:
+ *   `POST /wiki/api/v2/users-bulk` and v1 `GET /wiki/rest/api/user/current`.
  * Where the vendor documents nothing, the choice is marked ASSUMPTION in a comment.
  *
  * `_links.base` defaults to a second loopback server that only counts its hits (`baseHits`): the adapter must
@@ -28,7 +34,8 @@
  * (`deliberate`; DELIBERATE_HEADER).
  *
  * The parts, in testing/fake-wiki/: `types.ts` (the public names, re-exported here), `vendor-data.ts` and
- * `seed-data.ts` (the vendor's fixed values; the seeds), `store.ts` (spaces, pages, labels), `pagination.ts`
+ * `seed-data.ts` (the vendor's fixed values; the seeds), `store.ts` (spaces, pages, labels), `comments.ts`
+ * (footer comments, accounts), `pagination.ts`
  * (cursors), `shapes.ts` (the JSON), `*-routes.ts` and `router.ts` (the handlers and how a request reaches one),
  * `auth.ts`, `rate-limit.ts` and `hostile.ts` (refusals and faults), `server.ts` (HTTP, the contract watch, the
  * helpers).
@@ -37,6 +44,8 @@ export { basicAuthorization } from "./fake-wiki/auth.js";
 export { givenFakeWiki, startFakeWiki } from "./fake-wiki/server.js";
 export type {
   FakeWiki,
+  FakeWikiAccount,
+  FakeWikiComment,
   FakeWikiOptions,
   FakeWikiPage,
   FakeWikiRequest,

@@ -18,6 +18,7 @@ import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { Database } from "../core/sqlite.js";
 import { repoRoot } from "./paths.js";
 import { givenTempDir, type SeedIssue } from "./sim.js";
+import { callSim } from "./sim-http.js";
 
 /**
  * A home folder that does not exist: gits older than 2.32 ignore `GIT_CONFIG_GLOBAL` and read
@@ -372,12 +373,9 @@ export async function objectTypes(gitEnv: GitEnv, cwd: string): Promise<Record<s
  * `GET /projects/<slug>/issues/<id>` returns it now (an unset assignee is left out, DESIGN.md §2).
  */
 export async function expectedIssueFile(simUrl: string, slug: string, id: number): Promise<string> {
-  const response = await fetch(`${simUrl}/projects/${slug}/issues/${id}`, {
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (response.status !== 200)
-    throw new Error(`GET issue ${id}: ${response.status} ${await response.text()}`);
-  const issue = (await response.json()) as { frontmatter: Record<string, FieldValue>; body: string };
+  const response = await callSim(simUrl, "GET", `/projects/${slug}/issues/${id}`);
+  if (response.status !== 200) throw new Error(`GET issue ${id}: ${response.status} ${response.text}`);
+  const issue = response.json<{ frontmatter: Record<string, FieldValue>; body: string }>();
   const fields = { ...issue.frontmatter };
   if (fields.assignee === null) delete fields.assignee;
   return renderRecordFile(SIM_SCHEMA, { fields, body: issue.body });
@@ -390,26 +388,21 @@ export async function patchIssue(
   id: number,
   changes: Readonly<Record<string, unknown>>,
 ): Promise<unknown> {
-  const response = await fetch(`${simUrl}/projects/${slug}/issues/${id}`, {
-    method: "PATCH",
-    headers: { "content-type": "application/json", "x-svc-agent": "test-fixture" },
-    body: JSON.stringify(changes),
-    signal: AbortSignal.timeout(10_000),
+  const response = await callSim(simUrl, "PATCH", `/projects/${slug}/issues/${id}`, {
+    json: changes,
+    agent: "test-fixture",
   });
-  if (response.status !== 200)
-    throw new Error(`PATCH issue ${id}: ${response.status} ${await response.text()}`);
+  if (response.status !== 200) throw new Error(`PATCH issue ${id}: ${response.status} ${response.text}`);
   return response.json();
 }
 
 /** `DELETE /projects/<slug>/issues/<id>`. */
 export async function deleteIssue(simUrl: string, slug: string, id: number): Promise<void> {
-  const response = await fetch(`${simUrl}/projects/${slug}/issues/${id}`, {
-    method: "DELETE",
-    headers: { "x-svc-agent": "test-fixture" },
-    signal: AbortSignal.timeout(10_000),
+  const response = await callSim(simUrl, "DELETE", `/projects/${slug}/issues/${id}`, {
+    agent: "test-fixture",
   });
   if (response.status !== 204 && response.status !== 200) {
-    throw new Error(`DELETE issue ${id}: ${response.status} ${await response.text()}`);
+    throw new Error(`DELETE issue ${id}: ${response.status} ${response.text}`);
   }
 }
 

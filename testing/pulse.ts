@@ -181,7 +181,8 @@ export async function callApi(
   path: string,
   options: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<ApiAnswer> {
-  const headers: Record<string, string> = { ...options.headers };
+  // A connection of its own, as testing/sim-http.ts callSim says why.
+  const headers: Record<string, string> = { connection: "close", ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined;
   if (options.body !== undefined) {

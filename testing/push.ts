@@ -12,6 +12,7 @@ import type { RunningSim } from "../server/sim/server.js";
 import { givenFaultProxy } from "./fault-proxy.js";
 import { type GitEnv, gitOk, givenGitEnv, svcUrl } from "./git.js";
 import { givenProject, givenSim, givenTempDir, type SeedIssue } from "./sim.js";
+import { callSim } from "./sim-http.js";
 
 export interface SimWrite {
   readonly method: string;
@@ -46,13 +47,10 @@ export async function getIssue(
   slug: string,
   id: number,
 ): Promise<{ status: number; issue: SimIssue | undefined }> {
-  const response = await fetch(`${simUrl}/projects/${slug}/issues/${id}`, {
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
+  const response = await callSim(simUrl, "GET", `/projects/${slug}/issues/${id}`);
   return {
     status: response.status,
-    issue: response.status === 200 ? (JSON.parse(text) as SimIssue) : undefined,
+    issue: response.status === 200 ? response.json<SimIssue>() : undefined,
   };
 }
 

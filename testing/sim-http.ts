@@ -53,14 +53,19 @@ export interface CallOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** One request with the global fetch; `path` starts with `/` (fetch normalizes dot segments, see `rawRequest`). */
+/**
+ * One request with the global fetch, on a connection of its own (`Connection: close` unless `headers` say
+ * otherwise); `path` starts with `/` (fetch normalizes dot segments, see `rawRequest`).
+ */
 export async function callSim(
   url: string,
   method: string,
   path: string,
   options: CallOptions = {},
 ): Promise<SimResponse> {
-  const headers: Record<string, string> = { ...options.headers };
+  // A new connection per request: a kept-alive one the simulator closes after its 5 s idle timeout can be
+  // reused by fetch at that very moment on a loaded machine ("fetch failed", seen on Node 22.16).
+  const headers: Record<string, string> = { connection: "close", ...options.headers };
   let body: Uint8Array | undefined;
   if (options.json !== undefined) {
     body = Buffer.from(JSON.stringify(options.json));

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { ExecutionContext } from "ava";
 import { type RunningSim, type SimServerOptions, startSimServer } from "../server/sim/server.js";
 import { repoRoot } from "./paths.js";
+import { callSim } from "./sim-http.js";
 
 export async function givenSim(
   t: ExecutionContext,
@@ -114,13 +115,12 @@ export async function givenProject(
 ): Promise<unknown[]> {
   const created: unknown[] = [];
   for (const issue of issues) {
-    const response = await fetch(`${url}/projects/${slug}/issues`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-svc-agent": "test-fixture" },
-      body: JSON.stringify(issue),
+    const response = await callSim(url, "POST", `/projects/${slug}/issues`, {
+      json: issue,
+      agent: "test-fixture",
     });
-    if (response.status !== 201) throw new Error(`POST failed: ${response.status} ${await response.text()}`);
-    created.push(await response.json());
+    if (response.status !== 201) throw new Error(`POST failed: ${response.status} ${response.text}`);
+    created.push(response.json());
   }
   return created;
 }

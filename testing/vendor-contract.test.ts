@@ -104,18 +104,30 @@ test("the descriptions name their title, version and source; the fixtures hold e
   t.is(confluence.title, "The Confluence Cloud REST API v2");
   t.is(confluence.version, "2.0.0");
   t.deepEqual(confluence.operationIds.sort(), [
+    "createBulkUserLookup",
+    "createFooterComment",
     "createPage",
+    "deleteFooterComment",
     "deletePage",
+    "getFooterCommentById",
+    "getFooterCommentVersions",
+    "getFooterComments",
     "getPageById",
+    "getPageFooterComments",
     "getPageLabels",
     "getPagesInSpace",
     "getSpaceById",
     "getSpaces",
+    "updateFooterComment",
     "updatePage",
   ]);
   t.deepEqual(
     confluence.unrecorded.map((entry) => `${entry.method} ${entry.template}`),
-    ["POST /wiki/rest/api/content/{id}/label", "GET /wiki/rest/api/content/{id}/label"],
+    [
+      "POST /wiki/rest/api/content/{id}/label",
+      "GET /wiki/rest/api/content/{id}/label",
+      "GET /wiki/rest/api/user/current",
+    ],
   );
 });
 

@@ -311,6 +311,16 @@ function github(): Description {
       operationId: "issues/list-for-repo",
       why: `GitHub's Link headers for the repository issues listing name the repository by id; clients follow them as given (${GITHUB_DOCS}/using-the-rest-api/using-pagination-in-the-rest-api)`,
     },
+    {
+      template: "/repositories/{repository_id}/issues/comments",
+      operationId: "issues/list-comments-for-repo",
+      why: `the Link headers of the repository's comments listing, in the same form (${GITHUB_DOCS}/using-the-rest-api/using-pagination-in-the-rest-api)`,
+    },
+    {
+      template: "/repositories/{repository_id}/issues/{issue_number}/comments",
+      operationId: "issues/list-comments",
+      why: `the Link headers of an issue's comments listing, in the same form (${GITHUB_DOCS}/using-the-rest-api/using-pagination-in-the-rest-api)`,
+    },
   ];
   const generalAnswers: GeneralAnswer[] = [
     {
@@ -335,9 +345,21 @@ function github(): Description {
     },
     {
       status: 410,
-      operations: ["issues/list-for-repo"],
+      operations: [
+        "issues/list-for-repo",
+        "issues/list-comments-for-repo",
+        "issues/get-comment",
+        "issues/update-comment",
+        "issues/delete-comment",
+      ],
       schema: "basic-error",
-      why: '"Issues are disabled for this repo": the listing answers as the issue operations that document 410 (issues/get, issues/create); its own entry lists no 410',
+      why: '"Issues are disabled for this repo": the listings and the comment operations answer as the issue operations that document 410 (issues/get, issues/create, issues/list-comments); their own entries list no 410',
+    },
+    {
+      status: 404,
+      operations: ["issues/update-comment", "issues/delete-comment"],
+      schema: "basic-error",
+      why: `a comment deleted meanwhile answers 404 "Not Found", as issues/get-comment documents for the same path (${GITHUB_DOCS}/issues/comments)`,
     },
   ];
   return new Description(
@@ -406,7 +428,7 @@ export function recordedDescription(vendor: "jira" | "confluence", fixture: Reco
   if (vendor === "confluence")
     generalAnswers.push({
       status: 409,
-      operations: ["updatePage"],
+      operations: ["updatePage", "updateFooterComment"],
       why: "a version number that is not the current one + 1: Confluence answers 409 CONFLICT (recorded answers of v2 clients' tests; the v1 reference documents it), the v2 description lists no 409",
     });
   return new Description(

@@ -4,11 +4,12 @@
  *
  * - Bearer auth from `FORGE_TOKEN`; the header never appears in an error or a log.
  * - Listing: `GET /repos/{o}/{r}/issues?state=all&sort=updated&direction=asc&per_page=100`, `since` for a
- *   delta, following `Link: <…>; rel="next"`. A next URL must be on the API's own origin (and pass the
- *   allowlist and the pagination guard) before it is asked. Pull requests are skipped.
+ *   delta, following `Link: <…>; rel="next"`, through backends/forge/pages.ts (the validators, the next-URL
+ *   checks, the primed delta). Pull requests are skipped.
  * - Conditional requests: each result page's `ETag` is kept in the cache with the keys it listed; the
  *   next listing sends `If-None-Match`, and a `304` (which costs no quota) stands for the same keys. So a
  *   no-op `git fetch` spends none of the hourly quota.
+ * - Comments: `comments()` (backends/forge/comments.ts), through the same wire.
  * - Writes: the forge has no `If-Match` for issues. Immediately before each write the issue is read again
  *   (conditionally) and its `updated_at` compared with the base; newer → `fetch first`. A write landing
  *   between that read and the write cannot be detected (README "The forge"); the window is one round trip.
@@ -16,24 +17,23 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
-import { HttpClient, serverClockFloor } from "../../core/http.js";
-import { PageWalk } from "../../core/pagination.js";
+import { HttpClient } from "../../core/http.js";
 import type {
   BackendRecord,
   BaseToken,
   DeleteOutcome,
   Listing,
   RecordChanges,
-  Validator,
   ValidatorStore,
   WritableBackend,
   WriteOutcome,
 } from "../backend.js";
 import { stringList } from "../record.js";
 import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
+import { ForgeComments } from "./comments.js";
 import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
-import { linkTarget } from "./link.js";
+import { ForgePages, type ForgeWire, type Pages, queryString, type UpdatedListing } from "./pages.js";
 import { patchFor } from "./patch.js";
 import { forgeLimits } from "./quota.js";
 import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf } from "./schema.js";
@@ -45,29 +45,6 @@ const API_VERSION = "2022-11-28";
 
 /** What `git rm` of an issue does on the forge, said in the push output. */
 export const CLOSED_NOTE = "closed as not planned; it stays as status wont_fix";
-
-interface Answer {
-  /** The server's answer: 200, a 304 for a kept answer, or a refusal. */
-  readonly response: RestResponse;
-  /** The JSON of a 200, or of the kept answer a 304 stands for; undefined for any other status. */
-  readonly value?: unknown;
-  /** The kept validator a `304` confirmed. */
-  readonly reused?: Validator;
-}
-
-/** The kept validator of `url` with its payload read, or undefined (none kept, or unreadable: ask afresh). */
-function keptValidator(
-  store: ValidatorStore | undefined,
-  url: string,
-): { validator: Validator; value: unknown } | undefined {
-  const validator = store?.lookup(url);
-  if (!validator) return undefined;
-  try {
-    return { validator, value: JSON.parse(validator.payload) };
-  } catch {
-    return undefined;
-  }
-}
 
 export class ForgeBackend implements WritableBackend {
   readonly kind = "forge";
@@ -82,11 +59,13 @@ export class ForgeBackend implements WritableBackend {
   private readonly origin: string;
   private validators: ValidatorStore | undefined;
   private readonly rest: RestClient;
+  private readonly wire: ForgeWire;
+  private readonly pages: ForgePages;
 
   constructor(
     private readonly config: ForgeConfig,
     readonly project: string,
-    private readonly http: HttpClient,
+    http: HttpClient,
   ) {
     ({ owner: this.owner, repo: this.repo } = checkForgeProject(project));
     this.origin = new URL(config.baseUrl).origin;
@@ -108,6 +87,16 @@ export class ForgeBackend implements WritableBackend {
         ),
       limits: forgeLimits(this.origin),
     });
+    this.wire = {
+      rest: this.rest,
+      http,
+      origin: this.origin,
+      baseUrl: config.baseUrl,
+      description: this.description,
+      validators: () => this.validators,
+      failure: (what, response) => this.failure(what, response),
+    };
+    this.pages = new ForgePages(this.wire);
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
@@ -134,8 +123,8 @@ export class ForgeBackend implements WritableBackend {
   // -------------------------------------------------------------------------------------------------------
   // Requests
 
-  private call(method: string, url: string, body?: unknown, etag?: string): Promise<RestResponse> {
-    return this.rest.call(method, url, body, etag === undefined ? {} : { "if-none-match": etag });
+  private call(method: string, url: string, body?: unknown): Promise<RestResponse> {
+    return this.rest.call(method, url, body);
   }
 
   /** The forge's validation errors (`errors[].message`, else `message`), for a 422. */
@@ -198,23 +187,6 @@ export class ForgeBackend implements WritableBackend {
     return this.rest.failure(what, response);
   }
 
-  /**
-   * A GET made conditional by the validator kept for `url`: a `304` gives the kept answer back (and costs
-   * no quota). Only `keep` answers' validators are written at once (one issue); a listing's are returned.
-   */
-  private async conditionalGet(url: string, what: string, keep: "now" | "later"): Promise<Answer> {
-    const known = keptValidator(this.validators, url);
-    const response = await this.call("GET", url, undefined, known?.validator.etag);
-    if (response.status === 304 && known) return { response, value: known.value, reused: known.validator };
-    if (response.status !== 200) return { response };
-    const value = this.rest.parse(what, response);
-    const etag = response.headers.etag;
-    if (keep === "now" && etag && this.validators) {
-      this.validators.remember({ url, etag, payload: response.body.toString("utf8") });
-    }
-    return { response, value };
-  }
-
   // -------------------------------------------------------------------------------------------------------
   // Listing
 
@@ -227,10 +199,7 @@ export class ForgeBackend implements WritableBackend {
       per_page: PER_PAGE,
       ...(since === undefined ? {} : { since }),
     };
-    const pairs = Object.entries(query).map(
-      ([name, value]) => `${name}=${encodeURIComponent(String(value))}`,
-    );
-    return this.repoPath(`/issues?${pairs.join("&")}`);
+    return this.repoPath(`/issues?${queryString(query)}`);
   }
 
   private malformed(reason: string, status: number): SvcError {
@@ -257,133 +226,43 @@ export class ForgeBackend implements WritableBackend {
     return issues;
   }
 
-  /** The next result page's URL from a `Link` header, checked before anything is sent to it. */
-  private nextPage(link: string | undefined, walk: PageWalk, what: string): string | undefined {
-    const next = linkTarget(link, "next");
-    if (next === undefined || next === "") return undefined;
-    let url: URL;
-    try {
-      url = new URL(next, this.config.baseUrl);
-    } catch {
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: ${what}: the Link header's next URL is not a URL`,
-      );
-    }
-    if (url.origin !== this.origin) {
-      throw new UserFacingError(
-        "SVC_BACKEND",
-        `${this.description}: ${what}: the Link header points the next result page to ${url.origin}, not to ${this.origin}; svc does not follow it (it would send FORGE_TOKEN there) and stopped the listing. Report it to the admins of ${this.origin}`,
-        { data: { origin: url.origin } },
-      );
-    }
-    this.http.checkEgress(url.href);
-    walk.follow(url.href);
-    return url.href;
-  }
-
-  /**
-   * Every result page from `first`. The order is by `updated_at`, paged by offset: an issue updated while
-   * the pages are read moves to the end and may push another past a page already read. When that can have
-   * happened (an issue updated after the listing began, with more than one page), the listing is marked
-   * incomplete and its cursor held at `since`, so no deletion is inferred and the next sync asks again.
-   */
-  private async walk(
-    first: string,
-    what: string,
-    since?: string,
-    limit?: number,
-  ): Promise<Listing & { more: boolean }> {
-    const walk = new PageWalk({ server: this.origin, listing: what, pointer: 'Link rel="next"', first });
-    const records: BackendRecord[] = [];
-    const unchanged: string[] = [];
-    const validators: Validator[] = [];
-    let startedAt: string | undefined;
-    let pages = 0;
-    for (let url: string | undefined = first; url !== undefined; pages++) {
-      const answer = await this.conditionalGet(url, what, "later");
-      const headers = answer.response.headers;
-      startedAt ??= serverTime(headers.date);
-      let next: string | undefined;
-      if (answer.reused) {
-        // Kept again with this listing: its validators may replace the earlier ones.
-        validators.push(answer.reused);
-        const kept = keptPage(answer.value);
-        unchanged.push(...kept.keys);
-        next = kept.next;
-        if (linkTarget(headers.link, "next") !== undefined) next = headers.link;
-      } else if (answer.response.status === 200) {
-        const issues = this.issuesOf(answer.value, what, answer.response.status);
-        for (const issue of issues) records.push(issue.record);
-        next = headers.link;
-        const etag = headers.etag;
-        const page = { keys: issues.map((issue) => issue.record.key), next: headers.link ?? null };
-        if (etag) validators.push({ url, etag, payload: JSON.stringify(page) });
-      } else {
-        throw this.failure(what, answer.response);
-      }
-      if (limit !== undefined && records.length > limit) return { records, complete: false, more: true };
-      url = this.nextPage(next, walk, what);
-    }
-    const moved =
-      pages > 1 && startedAt !== undefined && records.some((record) => record.updatedAt >= startedAt);
+  /** The issues listing as backends/forge/pages.ts walks it. */
+  private get issueListing(): UpdatedListing<BackendRecord> {
     return {
-      records,
-      unchanged,
-      validators,
-      complete: since === undefined && !moved,
-      more: false,
-      ...(moved && since !== undefined ? { cursorCeiling: since } : {}),
+      url: (since) => this.listUrl(since),
+      what: (since) =>
+        `listing the issues of ${this.project}${since === undefined ? "" : ` changed since ${since}`}`,
+      overlapMs: this.overlapMs,
+      read: (value, what, status) => this.issuesOf(value, what, status).map((issue) => issue.record),
+      key: (record) => record.key,
+      updatedAt: (record) => record.updatedAt,
     };
   }
 
   async listAll(): Promise<Listing> {
-    return await this.primeDelta(await this.walk(this.listUrl(), `listing the issues of ${this.project}`));
-  }
-
-  /**
-   * After a complete full listing, the delta listing the next fetch will make (from the newest `updated_at`,
-   * less the overlap, as the sync computes it), unless its validator is kept already: so even the first
-   * `git fetch` after a clone is answered `304` and spends no quota; the clone spends the request instead.
-   * Its records are part of the listing: one changed since the full listing must not hide behind its ETag.
-   */
-  private async primeDelta(listing: Listing): Promise<Listing> {
-    let newest: string | undefined;
-    for (const record of listing.records)
-      if (newest === undefined || record.updatedAt > newest) newest = record.updatedAt;
-    if (!listing.complete || newest === undefined) return listing;
-    const since = new Date(Date.parse(newest) - this.overlapMs).toISOString().replace(/\.\d+Z$/, "Z");
-    if (this.validators?.lookup(this.listUrl(since))) return listing;
-    const delta = await this.listChangedSince(since);
-    return {
-      ...listing,
-      records: [...listing.records, ...delta.records],
-      validators: [...(listing.validators ?? []), ...(delta.validators ?? [])],
-      replacesValidators: delta.replacesValidators,
-      ...(delta.cursorCeiling === undefined ? {} : { cursorCeiling: delta.cursorCeiling }),
-    };
+    return toListing(await this.pages.listAll(this.issueListing));
   }
 
   async listChangedSince(since: string): Promise<Listing> {
-    const seconds = since.replace(/\.\d+Z$/, "Z");
-    const listing = await this.walk(
-      this.listUrl(seconds),
-      `listing the issues of ${this.project} changed since ${seconds}`,
-      seconds,
-    );
-    // Only the latest delta listing's validators are worth keeping: an older `since` is not asked again.
-    return { ...listing, replacesValidators: `${this.listUrl()}&since=` };
+    return toListing(await this.pages.listChangedSince(this.issueListing, since));
   }
 
   /** The first `limit` issues and whether there are more (for `svc list`). */
   async listSome(limit: number): Promise<{ records: BackendRecord[]; more: boolean }> {
-    const listing = await this.walk(
-      this.listUrl(),
-      `listing the issues of ${this.project}`,
-      undefined,
-      limit,
-    );
-    return { records: listing.records.slice(0, limit), more: listing.more };
+    const listing = this.issueListing;
+    const pages = await this.pages.walk(listing.url(), listing.what(), listing, undefined, limit);
+    return { records: pages.items.slice(0, limit), more: pages.more };
+  }
+
+  /** The repository's issue comments (backends/forge/comments.ts), through this backend's wire. */
+  comments(): ForgeComments {
+    return new ForgeComments({
+      wire: this.wire,
+      pages: this.pages,
+      repoUrl: this.repoPath(),
+      project: this.project,
+      overlapMs: this.overlapMs,
+    });
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -392,7 +271,7 @@ export class ForgeBackend implements WritableBackend {
   /** The issue as it is now (read conditionally), or undefined when it is gone or a pull request. */
   async read(key: string): Promise<ForgeIssue | undefined> {
     const what = `reading issue ${key}`;
-    const answer = await this.conditionalGet(
+    const answer = await this.pages.conditionalGet(
       this.repoPath(`/issues/${encodeURIComponent(key)}`),
       what,
       "now",
@@ -498,21 +377,6 @@ export class ForgeBackend implements WritableBackend {
   }
 }
 
-/** A kept result page: the keys it listed and its `Link` header. */
-function keptPage(value: unknown): { keys: string[]; next: string | undefined } {
-  if (!isObject(value) || !Array.isArray(value.keys)) return { keys: [], next: undefined };
-  return {
-    keys: value.keys.filter((key): key is string => typeof key === "string"),
-    next: typeof value.next === "string" ? value.next : undefined,
-  };
-}
-
-/** The server's `Date` header as an RFC 3339 UTC time, a second early (it has second precision). */
-function serverTime(date: string | undefined): string | undefined {
-  const ms = serverClockFloor(date);
-  return ms === undefined ? undefined : new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
-}
-
 /** The forge's own words in an error body (`message`), cut to 300 characters; undefined when it has none. */
 function forgeErrorText(body: Buffer): string | undefined {
   try {
@@ -522,4 +386,16 @@ function forgeErrorText(body: Buffer): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A walk's pages as the sync's `Listing`. */
+function toListing(pages: Pages<BackendRecord>): Listing {
+  return {
+    records: pages.items,
+    unchanged: pages.unchanged,
+    validators: pages.validators,
+    complete: pages.complete,
+    ...(pages.replacesValidators === undefined ? {} : { replacesValidators: pages.replacesValidators }),
+    ...(pages.cursorCeiling === undefined ? {} : { cursorCeiling: pages.cursorCeiling }),
+  };
 }

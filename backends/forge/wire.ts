@@ -26,3 +26,23 @@ export type ListIssuesQuery = NonNullable<operations["issues/list-for-repo"]["pa
 export type ErrorBody = components["schemas"]["basic-error"] & {
   readonly errors?: components["schemas"]["validation-error"]["errors"] | string[];
 };
+
+/** An issue comment as the comment endpoints answer it ("issue-comment"). */
+export type WireComment = components["schemas"]["issue-comment"];
+
+/** The body of "Create an issue comment" (`POST /repos/{owner}/{repo}/issues/{issue_number}/comments`). */
+export type CreateCommentBody =
+  operations["issues/create-comment"]["requestBody"]["content"]["application/json"];
+
+/** The body of "Update an issue comment" (`PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}`). */
+export type UpdateCommentBody =
+  operations["issues/update-comment"]["requestBody"]["content"]["application/json"];
+
+/** The query of "List issue comments for a repository" svc sends. */
+export type ListCommentsQuery = NonNullable<
+  operations["issues/list-comments-for-repo"]["parameters"]["query"]
+>;
+
+/** "Get the authenticated user" (`GET /user`): a `private-user` or a `public-user`. */
+export type WireAuthenticatedUser =
+  operations["users/get-authenticated"]["responses"]["200"]["content"]["application/json"];

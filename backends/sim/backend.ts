@@ -106,7 +106,7 @@ export class SimBackend implements WritableBackend {
   /** The simulator refuses request bodies over 1 MiB (DESIGN.md §5). */
   readonly maxRecordBytes = 1024 * 1024;
   readonly description: string;
-  readonly comments: SimComments | undefined;
+  readonly commentSource: SimComments | undefined;
   private readonly base: string;
 
   /** `options.comments`: false leaves comments out (`svc.comments false`). */
@@ -118,7 +118,7 @@ export class SimBackend implements WritableBackend {
   ) {
     this.base = `${origin}/projects/${encodeURIComponent(project)}`;
     this.description = `sim project ${project} at ${origin}`;
-    this.comments =
+    this.commentSource =
       options.comments === false ? undefined : new SimComments(origin, project, http, this.description);
   }
 

@@ -2,9 +2,7 @@
  * The wiki backend (Document 3): a space of a hosted wiki's REST v2 API as `pages/<id>.md` records.
  *
  * - Basic auth from `VENDOR_EMAIL` and `VENDOR_API_KEY`; the header never appears in an error or a log.
- * - Pagination follows `_links.next` joined to the tenant base URL, never `_links.base` (a server could
- *   point it anywhere: request forgery). Every next URL still passes the egress allowlist, and goes through
- *   the pagination guard (a repeated one, or too many, is an error).
+ * - Pagination follows `_links.next` joined to the tenant base URL, never `_links.base` (pagination.ts).
  * - Bodies are `body.storage.value`, byte for byte.
  * - Deletions: a delta listing (newest first) cannot show one; `listRemoved` asks, in one request, for the
  *   space's pages in the trash, deleted or archived, and the cache removes those it holds (why this and not a
@@ -13,11 +11,11 @@
  *   (to the trash). An update and a delete are checked against a fresh GET first (a PUT would restore a
  *   trashed page without its new content); the window between the two is the small race DESIGN.md §4
  *   accepts.
+ * - Footer comments: `comments()` (comments.ts).
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
 import { HttpClient } from "../../core/http.js";
-import { PageWalk } from "../../core/pagination.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -30,25 +28,20 @@ import type {
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
 import { basicJsonHeaders, RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
+import { WikiComments } from "./comments.js";
 import type { WikiConfig } from "./config.js";
+import { digits } from "./content-id.js";
+import { PAGE_LIMIT, paginate, type WikiSite } from "./pagination.js";
 import { REMOVED_QUERY, removedPages } from "./removed.js";
 import { WIKI_SCHEMA } from "./schema.js";
 import type { CreatePageBody, UpdatePageBody, WirePage } from "./wire.js";
 
-/** The most the vendor serves per page of results. */
-const PAGE_LIMIT = 250;
 export interface WikiSpace {
   readonly id: string;
   readonly key: string;
   readonly name: string;
   /** The space's address in a browser. */
   readonly url: string;
-}
-
-function digits(value: unknown): string | undefined {
-  if (typeof value === "string" && /^[0-9]+$/.test(value)) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
-  return undefined;
 }
 
 /** Validates one page of the v2 API; returns the reason it is malformed, or the record. */
@@ -108,6 +101,7 @@ export class WikiBackend implements WritableBackend {
   readonly maxRecordBytes = 5 * 1024 * 1024;
   readonly description: string;
   private readonly rest: RestClient;
+  private readonly site: WikiSite;
   private spaceId: string | undefined;
 
   constructor(
@@ -130,6 +124,12 @@ export class WikiBackend implements WritableBackend {
           { data: { status: 401 } },
         ),
     });
+    this.site = {
+      baseUrl: config.baseUrl,
+      description: this.description,
+      rest: this.rest,
+      call: (method, path, body) => this.call(method, path, body),
+    };
   }
 
   static create(config: WikiConfig, project: string, agent: string): WikiBackend {
@@ -162,42 +162,14 @@ export class WikiBackend implements WritableBackend {
     return this.rest.failure(what, response);
   }
 
-  /**
-   * The `results` of `first` and of every result page after it, following `_links.next` from the tenant
-   * base. A `_links.next` seen before in the walk, or more than `SVC_MAX_RESULT_PAGES` result pages, ends
-   * it with a `PaginationError` (pagination.ts).
-   */
-  private async *paginate(first: string, what: string): AsyncGenerator<unknown> {
-    const walk = new PageWalk({
-      server: new URL(this.config.baseUrl).origin,
-      listing: what,
-      pointer: "_links.next",
-      first,
-    });
-    let path = first;
-    for (;;) {
-      const response = await this.call("GET", path);
-      if (response.status !== 200) throw this.failure(what, response);
-      const value = this.json(response, what);
-      if (!isObject(value) || !Array.isArray(value.results)) {
-        throw new UnexpectedShapeError(
-          `${this.description}: ${what} answered ${response.status} without a results list`,
-          response.status,
-        );
-      }
-      yield* value.results;
-      const next: unknown = isObject(value._links) ? value._links.next : undefined;
-      if (typeof next !== "string" || next === "") return;
-      if (!next.startsWith("/")) {
-        throw new SvcError(
-          "SVC_BACKEND",
-          `${this.description}: ${what}: _links.next is not a path on this site: ${excerpt(next, 100)}`,
-        );
-      }
-      walk.follow(next);
-      // Joined to the tenant base URL by `call`, never to `_links.base`.
-      path = next;
-    }
+  /** The wiki's paginated walk (pagination.ts) on this tenant. */
+  private paginate(first: string, what: string): AsyncGenerator<unknown> {
+    return paginate(this.site, first, what);
+  }
+
+  /** The footer comments of this space's pages (comments.ts), on the same tenant and credentials. */
+  comments(): WikiComments {
+    return new WikiComments(this.site);
   }
 
   private toSpace(value: unknown): WikiSpace | undefined {

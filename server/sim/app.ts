@@ -26,6 +26,7 @@ import {
   parseJsonBody,
   type Reply,
   UnsupportedMediaType,
+  versionMismatch,
 } from "./replies.js";
 import type { AuditRow, SimStore } from "./store.js";
 import {
@@ -148,7 +149,7 @@ function issueRoute(
     if (outcome.kind === "ok") return json(200, outcome.issue);
     if (outcome.kind === "not_found")
       return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
-    return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
+    return versionMismatch(outcome.current, expected);
   }
   if (method === "DELETE") {
     const expected = parseIfMatch(req.headers["if-match"]);
@@ -157,7 +158,7 @@ function issueRoute(
     if (outcome.kind === "ok") return { status: 204 };
     if (outcome.kind === "not_found")
       return notFound(`no issue ${id} in project ${slug}`, { project: slug, id });
-    return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
+    return versionMismatch(outcome.current, expected);
   }
   return methodNotAllowed(method, ["GET", "PATCH", "DELETE"]);
 }

@@ -9,7 +9,15 @@
  * - `GET|PATCH|DELETE /projects/<slug>/comments/<cid>`.
  */
 import type { IncomingMessage } from "node:http";
-import { json, listingReply, methodNotAllowed, notFound, parseJsonBody, type Reply } from "./replies.js";
+import {
+  json,
+  listingReply,
+  methodNotAllowed,
+  notFound,
+  parseJsonBody,
+  type Reply,
+  versionMismatch,
+} from "./replies.js";
 import type { SimStore } from "./store.js";
 import { parseCommentInput, parseIfMatch, parseIssueId, parseSince } from "./validate.js";
 
@@ -17,6 +25,14 @@ import { parseCommentInput, parseIfMatch, parseIssueId, parseSince } from "./val
 function sinceOf(query: URLSearchParams): string | undefined {
   const since = query.get("since");
   return since === null ? undefined : parseSince(since);
+}
+
+/** The 404 of an issue or comment that is not there (or of a path segment that is no id). */
+function absent(what: "issue" | "comment", slug: string, idSegment: string, id: number | undefined): Reply {
+  return notFound(`no ${what} ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
+    project: slug,
+    ...(id === undefined ? {} : { id }),
+  });
 }
 
 /** `/projects/<slug>/comments`: GET. */
@@ -44,11 +60,7 @@ export function issueCommentsRoute(
 ): Reply {
   if (method !== "GET" && method !== "POST") return methodNotAllowed(method, ["GET", "POST"]);
   const id = parseIssueId(idSegment);
-  const missing = () =>
-    notFound(`no issue ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
-      project: slug,
-      ...(id === undefined ? {} : { id }),
-    });
+  const missing = () => absent("issue", slug, idSegment, id);
   if (method === "GET") {
     const since = sinceOf(query);
     if (id === undefined || store.getIssue(slug, id) === undefined) return missing();
@@ -75,11 +87,7 @@ export function commentRoute(
     return methodNotAllowed(method, ["GET", "PATCH", "DELETE"]);
   }
   const id = parseIssueId(idSegment);
-  const missing = () =>
-    notFound(`no comment ${JSON.stringify(idSegment.slice(0, 40))} in project ${slug}`, {
-      project: slug,
-      ...(id === undefined ? {} : { id }),
-    });
+  const missing = () => absent("comment", slug, idSegment, id);
   if (method === "GET") {
     const comment = id === undefined ? undefined : store.comments.get(slug, id);
     return comment ? json(200, comment) : missing();
@@ -91,8 +99,6 @@ export function commentRoute(
     ? store.comments.patch(slug, id, changes.body, expected)
     : store.comments.delete(slug, id, expected);
   if (outcome.kind === "not_found") return missing();
-  if (outcome.kind === "version_mismatch") {
-    return json(409, { error: "version_mismatch", current: outcome.current, sent: expected });
-  }
+  if (outcome.kind === "version_mismatch") return versionMismatch(outcome.current, expected);
   return "comment" in outcome ? json(200, outcome.comment) : { status: 204 };
 }

@@ -3,7 +3,7 @@
  * "Errors"). Two randomized tests against a real server on a `--db` file:
  *
  * - a few thousand generated requests (any method, hostile paths and ids, malformed and mistyped bodies,
- *   invalid UTF-8, bad `If-Match` and `since`), after which every answer was well-formed and never a 500,
+ *   invalid UTF-8, bad `If-Match` and `since`; issues and their comments), after which every answer was well-formed and never a 500,
  *   every request has its audit row, `/healthz` answers, the data reads back consistently and
  *   `PRAGMA integrity_check` is `ok`, before and after the stop;
  * - a model-based run (fast-check commands) of create, patch, delete and reads with current, stale and
@@ -100,6 +100,11 @@ const since = fc.oneof(
   ),
   fc.string({ maxLength: 30 }).map(encodeURIComponent),
 );
+/** Comment ids: mostly those of the demo seed and the next few created, some that are no id. */
+const commentId = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1000000001, max: 1000000030 }).map(String) },
+  { weight: 1, arbitrary: issueId },
+);
 const path = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("/healthz", "/projects", "/", "//projects", "/projects/") },
   { weight: 2, arbitrary: slug.map((s) => `/projects/${s}`) },
@@ -113,6 +118,9 @@ const path = fc.oneof(
       .tuple(slug, issueId, fc.string({ maxLength: 10 }))
       .map(([s, i, rest]) => `/projects/${s}/issues/${i}/${encodeURIComponent(rest)}`),
   },
+  { weight: 2, arbitrary: fc.tuple(slug, since).map(([s, q]) => `/projects/${s}/comments?since=${q}`) },
+  { weight: 2, arbitrary: fc.tuple(slug, issueId).map(([s, i]) => `/projects/${s}/issues/${i}/comments`) },
+  { weight: 3, arbitrary: fc.tuple(slug, commentId).map(([s, c]) => `/projects/${s}/comments/${c}`) },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`) },
 );
 const method = fc.oneof(
@@ -125,6 +133,7 @@ const fieldValue = (key: string) => {
     case "title":
     case "body":
     case "assignee":
+    case "author":
       return fc.oneof(anyText, fc.jsonValue({ maxDepth: 2 }));
     case "status":
       return fc.oneof(fc.constantFrom(...STATUSES), anyText, fc.jsonValue({ maxDepth: 1 }));
@@ -139,7 +148,7 @@ const fieldValue = (key: string) => {
   }
 };
 const fieldName = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom("title", "status", "labels", "body", "assignee") },
+  { weight: 8, arbitrary: fc.constantFrom("title", "status", "labels", "body", "assignee", "author") },
   {
     weight: 2,
     arbitrary: fc.constantFrom("id", "version", "created_at", "updated_at", "__proto__", "frontmatter"),
@@ -167,10 +176,23 @@ const goodIssue = fc
     { requiredKeys: ["title"] },
   )
   .map((value) => JSON.stringify(value));
+const goodComment = fc
+  .record({
+    author: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "" && !/\p{Cc}/u.test(s)),
+    body: fc.string({ minLength: 1, maxLength: 200 }),
+  })
+  .map((value) => JSON.stringify(value));
 const body: fc.Arbitrary<Buffer | undefined> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
   { weight: 6, arbitrary: issueObject.map((text) => Buffer.from(text)) },
   { weight: 6, arbitrary: goodIssue.map((text) => Buffer.from(text)) },
+  { weight: 3, arbitrary: goodComment.map((text) => Buffer.from(text)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .string({ minLength: 1, maxLength: 100 })
+      .map((text) => Buffer.from(JSON.stringify({ body: text }))),
+  },
   { weight: 2, arbitrary: fc.json({ maxDepth: 3 }).map((text) => Buffer.from(text)) },
   { weight: 1, arbitrary: fc.string({ maxLength: 60 }).map((text) => Buffer.from(text)) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)) },
@@ -216,6 +238,7 @@ const headers = fc.record(
   { requiredKeys: [] },
 );
 const onIssue = fc.tuple(slug, issueId).map(([s, i]) => `/projects/${s}/issues/${i}`);
+const onComment = fc.tuple(slug, commentId).map(([s, c]) => `/projects/${s}/comments/${c}`);
 // Mostly requests that reach the handlers (the method a route serves), some pure chaos.
 const fuzzRequest = fc.oneof(
   {
@@ -228,6 +251,17 @@ const fuzzRequest = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ method: fc.constant("PATCH"), path: onIssue, headers, body }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      method: fc.constant("POST"),
+      path: onIssue.map((p) => `${p}/comments`),
+      headers,
+      body,
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ method: fc.constant("PATCH"), path: onComment, headers, body }) },
+  { weight: 1, arbitrary: fc.record({ method: fc.constant("DELETE"), path: onComment, headers, body }) },
   { weight: 1, arbitrary: fc.record({ method: fc.constant("DELETE"), path: onIssue, headers, body }) },
   { weight: 2, arbitrary: fc.record({ method: fc.constant("GET"), path, headers }) },
   { weight: 2, arbitrary: fc.record({ method, path, headers, body }) },
@@ -252,6 +286,29 @@ function issueProblem(value: unknown): string | undefined {
   if (f.updated_at < f.created_at) return "updated before created";
   if ("assignee" in f && typeof f.assignee !== "string") return "bad assignee";
   return undefined;
+}
+
+/** What is wrong with a comment as the simulator sends it (comment-store.ts), undefined when nothing. */
+function commentProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "not an object";
+  const keys = "id,issue_id,author,body,created_at,updated_at,version";
+  if (Object.keys(value).join() !== keys) return `comment members ${Object.keys(value).join()}`;
+  if (!Number.isSafeInteger(value.id) || (value.id as number) <= 1000000000) return "bad comment id";
+  if (!Number.isSafeInteger(value.issue_id) || (value.issue_id as number) < 1) return "bad issue_id";
+  if (typeof value.author !== "string" || value.author.trim() === "" || /\p{Cc}/u.test(value.author))
+    return "bad author";
+  if (typeof value.body !== "string" || value.body === "") return "bad comment body";
+  if (!Number.isSafeInteger(value.version) || (value.version as number) < 1) return "bad comment version";
+  if (typeof value.created_at !== "string" || !TIMESTAMP.test(value.created_at)) return "bad created_at";
+  if (typeof value.updated_at !== "string" || !TIMESTAMP.test(value.updated_at)) return "bad updated_at";
+  if (value.updated_at < value.created_at) return "comment updated before created";
+  return undefined;
+}
+
+/** Whether `path` names a comment route (`/projects/<s>/comments…` or `/projects/<s>/issues/<i>/comments`). */
+function isCommentPath(path: string): boolean {
+  const parts = (path.split("?")[0] ?? "").split("/");
+  return parts[3] === "comments" || (parts[3] === "issues" && parts[5] === "comments");
 }
 
 function answerProblem(request: RawRequest, response: SimResponse): string | undefined {
@@ -286,6 +343,15 @@ function answerProblem(request: RawRequest, response: SimResponse): string | und
     }
     if (/\n\s+at |\.js:\d+/.test(response.text)) return "stack trace";
     return undefined;
+  }
+  if (isCommentPath(request.path)) {
+    const problem = Array.isArray(parsed)
+      ? parsed.map(commentProblem).find((p) => p !== undefined)
+      : commentProblem(parsed);
+    if (problem) return `${response.status}: ${problem}`;
+    return response.status === 201 && (parsed as { version: number }).version !== 1
+      ? "201 with version != 1"
+      : undefined;
   }
   if (response.status === 201) {
     const problem = issueProblem(parsed);
@@ -343,6 +409,16 @@ test("a few thousand hostile requests: no 500, well-formed answers, one audit ro
   const audit = sim.store.auditRows();
   t.is(audit.length - auditBefore, FUZZ_REQUESTS);
   t.false(audit.some((row) => row.status === 500));
+  // The comment routes were reached too: comments created, and existing ones edited, deleted or refused.
+  const commentWrites = audit.filter((row) => isCommentPath(row.path) && row.method !== "GET");
+  t.true(
+    commentWrites.some((row) => row.status === 201),
+    `no comment created (seed ${seed})`,
+  );
+  t.true(
+    commentWrites.some((row) => row.status === 200 || row.status === 204 || row.status === 409),
+    `no comment write reached an existing comment (seed ${seed})`,
+  );
 
   t.is((await callSim(sim.url, "GET", "/healthz")).text, "ok");
   const projects = (await callSim(sim.url, "GET", "/projects")).json<
@@ -367,6 +443,26 @@ test("a few thousand hostile requests: no 500, well-formed answers, one audit ro
       const one = await callSim(sim.url, "GET", `/projects/${project.slug}/issues/${issue.frontmatter.id}`);
       t.deepEqual(one.json(), issue);
     }
+    // Comments: well-formed, ids unique and ascending, the count said, none outliving its issue.
+    const listing = await callSim(sim.url, "GET", `/projects/${project.slug}/comments`);
+    const comments = listing.json<{ id: number; issue_id: number }[]>();
+    t.is(listing.headers["x-svc-live-count"], String(comments.length), project.slug);
+    t.deepEqual(
+      comments.map(commentProblem).filter((p) => p !== undefined),
+      [],
+      project.slug,
+    );
+    const commentIds = comments.map((comment) => comment.id);
+    t.deepEqual(
+      commentIds,
+      [...new Set(commentIds)].sort((a, b) => a - b),
+      `${project.slug}: comment ids`,
+    );
+    t.deepEqual(
+      comments.filter((comment) => !ids.includes(comment.issue_id)),
+      [],
+      `${project.slug}: comments of deleted issues`,
+    );
   }
 
   const live = new Database(db, { readonly: true });

@@ -66,6 +66,11 @@ export const notFound = (message: string, details: Record<string, unknown> = {})
 export const invalidBody = (message: string, details: Record<string, unknown> = {}) =>
   failure(400, "invalid_body", message, details);
 
+/** The 409 of Document 1 "Optimistic concurrency on PATCH" 3: exactly `error`, `current` and `sent`. */
+export function versionMismatch(current: number, sent: number | undefined): Reply {
+  return json(409, { error: "version_mismatch", current, sent });
+}
+
 export function methodNotAllowed(method: string, allowed: readonly string[]): Reply {
   return failure(
     405,

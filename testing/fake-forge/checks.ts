@@ -1,6 +1,6 @@
 /**
  * The fake forge's checks of what a create or an update sends: `title`, `body`, `labels`, `state` and
- * `state_reason`, each refused with GitHub's 422 naming the field (and its recorded wording for the length
+ * `state_reason`, and a comment's `body`, each refused with GitHub's 422 naming the field (and its recorded wording for the length
  * limits).
  */
 import { invalid } from "./http.js";
@@ -11,9 +11,16 @@ import { MAX_BODY, MAX_TITLE, STATE_REASONS } from "./vendor-data.js";
 const characters = (text: string): number => [...text].length;
 
 /** A `field` longer than `max` characters answers 422 with GitHub's recorded wording. */
-function checkLength(text: string, max: number, field: "title" | "body", docs: string): void {
+function checkLength(
+  text: string,
+  max: number,
+  field: "title" | "body",
+  docs: string,
+  resource?: string,
+): void {
   if (characters(text) > max) {
-    invalid(docs, { code: "custom", field, message: `${field} is too long (maximum is ${max} characters)` });
+    const message = `${field} is too long (maximum is ${max} characters)`;
+    invalid(docs, { code: "custom", field, message }, resource);
   }
 }
 
@@ -56,4 +63,15 @@ export function checkStateReason(value: unknown, docs: string): StateReason | nu
     invalid(docs, { code: "invalid", field: "state_reason", value });
   }
   return value as StateReason | null;
+}
+
+/**
+ * A comment's `body` (required): a string, not blank, at most 65,536 characters, as an issue's. ASSUMPTION:
+ * a blank body answers 422 `missing_field`, and the resource is named "IssueComment".
+ */
+export function checkCommentBody(value: unknown, docs: string): string {
+  if (typeof value !== "string" || value.trim() === "")
+    invalid(docs, { code: "missing_field", field: "body" }, "IssueComment");
+  checkLength(value, MAX_BODY, "body", docs, "IssueComment");
+  return value;
 }

@@ -30,10 +30,9 @@ interface FieldError {
   readonly value?: unknown;
 }
 
-export function invalid(docs: string, error: FieldError): never {
-  throw new HttpFailure(
-    errorAnswer(422, "Validation Failed", docs, { errors: [{ resource: "Issue", ...error }] }),
-  );
+/** A 422 "Validation Failed" naming the field of the `resource` ("Issue" unless said). */
+export function invalid(docs: string, error: FieldError, resource = "Issue"): never {
+  throw new HttpFailure(errorAnswer(422, "Validation Failed", docs, { errors: [{ resource, ...error }] }));
 }
 
 /** ISO 8601 UTC at second precision, as GitHub writes timestamps. */

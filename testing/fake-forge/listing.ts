@@ -1,10 +1,10 @@
 /**
- * The fake forge's issue listing: its query (`state`, `sort`, `direction`, `since`, `labels`, `per_page`,
- * `page`) validated, the issues it selects in order, and the `Link` header of one result page (absolute URLs in
- * the `/repositories/{id}/issues` form GitHub writes).
+ * The fake forge's listings of issues and of comments: their queries (`state`, `sort`, `direction`, `since`,
+ * `labels`, `per_page`, `page`) validated, the issues or comments they select in order, and the `Link` header
+ * of one result page (absolute URLs in the `/repositories/{id}/…` form GitHub writes).
  */
 import { invalid } from "./http.js";
-import type { Issue, Repo } from "./store.js";
+import type { Comment, Issue, Repo } from "./store.js";
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from "./vendor-data.js";
 
 /** The query of a listing, validated; bad enum values answer 422 (ASSUMPTION: GitHub's wording for them varies). */
@@ -37,16 +37,21 @@ function countParam(params: URLSearchParams, name: string, fallback: number): nu
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
-export function parseListQuery(params: URLSearchParams, docs: string): ListQuery {
+/** `since`, an ISO 8601 time, as ms; a malformed one answers 422. */
+function parseSince(params: URLSearchParams, docs: string): number | undefined {
   const since = params.get("since");
   if (since !== null && (!ISO_8601.test(since) || Number.isNaN(Date.parse(since)))) {
     invalid(docs, { code: "invalid", field: "since", value: since });
   }
+  return since === null ? undefined : Date.parse(since);
+}
+
+export function parseListQuery(params: URLSearchParams, docs: string): ListQuery {
   return {
     state: enumParam(params, "state", ["open", "closed", "all"], docs),
     sort: enumParam(params, "sort", ["created", "updated", "comments"], docs),
     direction: enumParam(params, "direction", ["desc", "asc"], docs),
-    sinceMs: since === null ? undefined : Date.parse(since),
+    sinceMs: parseSince(params, docs),
     labels: (params.get("labels") ?? "")
       .split(",")
       .map((name) => name.trim().toLowerCase())
@@ -76,9 +81,45 @@ export function selectIssues(repo: Repo, query: ListQuery): Issue[] {
     .sort((a, b) => sign * (sortKey(a, query.sort) - sortKey(b, query.sort) || a.number - b.number));
 }
 
+/** The query of a comments listing (repository-wide or one issue's), validated as an issue listing's. */
+export interface CommentQuery {
+  readonly sort: "created" | "updated";
+  readonly direction: "asc" | "desc";
+  readonly sinceMs: number | undefined;
+  readonly perPage: number;
+  readonly page: number;
+}
+
 /**
- * The `Link` header of one result page: absolute URLs in the `/repositories/{id}/issues` form, the request's
- * query with `page` replaced; `prev`/`next`/`last`/`first` where they apply (none when there is one page).
+ * "List issue comments for a repository" (`sort` created|updated, default created; `direction` "ignored
+ * without the sort parameter") and "List issue comments" (`since`, paging only). ASSUMPTION: without `sort`,
+ * or without `direction`, the order is ascending, as GitHub's "By default, issue comments are ordered by
+ * ascending ID".
+ */
+export function parseCommentQuery(params: URLSearchParams, docs: string): CommentQuery {
+  const sorted = params.has("sort");
+  return {
+    sort: enumParam(params, "sort", ["created", "updated"], docs),
+    direction: sorted ? enumParam(params, "direction", ["asc", "desc"], docs) : "asc",
+    sinceMs: parseSince(params, docs),
+    perPage: Math.min(countParam(params, "per_page", DEFAULT_PER_PAGE), MAX_PER_PAGE),
+    page: countParam(params, "page", 1),
+  };
+}
+
+/** The comments a listing selects (`since` inclusive, as for issues), sorted; ties broken by id. */
+export function selectComments(comments: Iterable<Comment>, query: CommentQuery): Comment[] {
+  const sign = query.direction === "asc" ? 1 : -1;
+  const key = (comment: Comment) => (query.sort === "updated" ? comment.updatedMs : comment.createdMs);
+  return [...comments]
+    .filter((comment) => query.sinceMs === undefined || comment.updatedMs >= query.sinceMs)
+    .sort((a, b) => sign * (key(a) - key(b) || a.id - b.id));
+}
+
+/**
+ * The `Link` header of one result page: absolute URLs in the `/repositories/{id}<path>` form (`path` the
+ * listing's, `/issues` unless given), the request's query with `page` replaced; `prev`/`next`/`last`/`first`
+ * where they apply (none when there is one page).
  */
 export function linkHeader(
   origin: string,
@@ -87,11 +128,12 @@ export function linkHeader(
   url: URL,
   page: number,
   last: number,
+  path = "/issues",
 ): string | undefined {
   const at = (base: string, target: number) => {
     const params = new URLSearchParams(url.searchParams);
     params.set("page", String(target));
-    return `<${base}/repositories/${repo.id}/issues?${params.toString()}>`;
+    return `<${base}/repositories/${repo.id}${path}?${params.toString()}>`;
   };
   const links: string[] = [];
   if (page > 1) links.push(`${at(origin, Math.min(page - 1, last))}; rel="prev"`);

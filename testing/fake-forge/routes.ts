@@ -1,23 +1,16 @@
 /**
  * The fake forge's routes, each on a path after the repository (`/repos/{owner}/{repo}` or
  * `/repositories/{id}`): the repository, the issue listing, one issue (get, create, update) and an issue's
- * labels (list, add, set, remove). A deleted issue answers 410, an unknown one 404.
+ * labels (list, add, set, remove); then the comment routes (comment-routes.ts). A deleted issue answers 410,
+ * an unknown one 404.
  */
-import type { Call, Route } from "./call.js";
+import { type Call, type Route, targetIssue } from "./call.js";
 import { checkBody, checkLabelNames, checkState, checkStateReason, checkTitle } from "./checks.js";
+import { COMMENT_ROUTES } from "./comment-routes.js";
 import { type Answer, fail, invalid, parseJsonObject } from "./http.js";
 import { linkHeader, parseListQuery, selectIssues } from "./listing.js";
-import type { Issue } from "./store.js";
 import type { IssueEdit, IssueSeed } from "./types.js";
 import { DOCS, ISSUES_DOCS, LABELS_DOCS } from "./vendor-data.js";
-
-function targetIssue(call: Call, docs: string): Issue {
-  const number = Number(call.params[0]);
-  if (call.repo.deleted.has(number)) fail(410, "This issue was deleted", docs);
-  const issue = call.repo.issues.get(number);
-  if (!issue) fail(404, "Not Found", docs);
-  return issue;
-}
 
 function listIssues(call: Call): Answer {
   const query = parseListQuery(call.url.searchParams, `${ISSUES_DOCS}#list-repository-issues`);
@@ -181,4 +174,5 @@ export const ROUTES: readonly Route[] = [
     docs: `${LABELS_DOCS}#remove-a-label-from-an-issue`,
     handle: removeIssueLabel,
   },
+  ...COMMENT_ROUTES,
 ];

@@ -33,3 +33,12 @@ export const SEED_LABELS: readonly (readonly string[])[] = [
   ["documentation", "good first issue"],
   ["bug", "help wanted"],
 ];
+
+/** Comment bodies, as tricky as the issues' (CRLF, `---` lines, YAML-looking text, emoji, trailing newlines). */
+export const SEED_COMMENTS: readonly ((n: number) => string)[] = [
+  (n) => `I can reproduce this (comment ${n}).`,
+  (n) => `---\nauthor: not the real author\nid: ${n}\n---\nA comment after a front-matter block.`,
+  (n) => `Windows line endings ${n}\r\nsecond line\r\n`,
+  (n) => `On it 🚀 — 日本語 ${n}\n\n- [ ] step one\n- [x] step two\n`,
+  (n) => `> quoted reply ${n}\n\nDeployed to staging; \`key: value\` looks fine.   \n\n`,
+];

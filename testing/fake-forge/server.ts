@@ -2,7 +2,7 @@
  * The fake forge's HTTP side and its helpers: each request is logged, refused uncounted (authentication, then
  * the secondary and primary rate limits) or redirected or routed and counted (unless it ends in a 304 for a
  * matching `If-None-Match`); every exchange goes to the vendor-contract watch, whose verdict `close()` delivers.
- * The helpers change the repositories as "someone else" (alice) would.
+ * The helpers change the repositories (issues and comments) as "someone else" (alice) would.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
@@ -15,9 +15,10 @@ import { type Answer, errorAnswer, etagOf, fail, matchesEtag, presentedToken, se
 import { RateLimits } from "./rate-limits.js";
 import { getRepository, ROUTES } from "./routes.js";
 import { Shapes } from "./shapes.js";
-import { copyIssue, Forge, type Repo } from "./store.js";
+import { copyComment, copyIssue, Forge, type Repo } from "./store.js";
 import type {
   FakeForge,
+  FakeForgeComment,
   FakeForgeIssue,
   FakeForgeOptions,
   FakeForgeRequest,
@@ -118,6 +119,9 @@ class FakeForgeServer extends FakeVendorServer<FakeForgeRequest> implements Fake
 
   /** Finds the route for the method and the path after the repository; anything else answers 404. */
   private route(method: string, url: URL, text: string): Answer {
+    // "Get the authenticated user": the one route outside a repository.
+    if (method === "GET" && url.pathname === "/user")
+      return { status: 200, body: this.shapes.authenticatedUser(this.forge.login) };
     const split = this.forge.splitPath(url.pathname);
     if (!split) return fail(404, "Not Found", DOCS);
     for (const route of ROUTES) {
@@ -164,10 +168,36 @@ class FakeForgeServer extends FakeVendorServer<FakeForgeRequest> implements Fake
   }
 
   deleteIssue(repo: string, number: number): void {
+    this.forge.deleteIssue(this.forge.findRepo(repo), number);
+  }
+
+  seedComments(repo: string, count: number, numbers: readonly number[]): number[] {
+    return this.forge.seedComments(this.forge.findRepo(repo), count, numbers);
+  }
+
+  addComment(repo: string, number: number, body: string, { author = SOMEONE_ELSE } = {}): FakeForgeComment {
     const found = this.forge.findRepo(repo);
-    this.forge.issueOrThrow(found, number);
-    found.issues.delete(number);
-    found.deleted.add(number);
+    const issue = this.forge.issueOrThrow(found, number);
+    const stamp = this.forge.nextStamp(issue.updatedMs);
+    return copyComment(this.forge.insertComment(found, issue, author, body, stamp));
+  }
+
+  editComment(repo: string, id: number, body: string): FakeForgeComment {
+    const comment = this.forge.commentOrThrow(this.forge.findRepo(repo), id);
+    this.forge.editComment(comment, body);
+    return copyComment(comment);
+  }
+
+  deleteComment(repo: string, id: number): void {
+    const found = this.forge.findRepo(repo);
+    this.forge.removeComment(found, this.forge.commentOrThrow(found, id));
+  }
+
+  comments(repo: string, number?: number): FakeForgeComment[] {
+    return [...this.forge.findRepo(repo).comments.values()]
+      .filter((comment) => number === undefined || comment.issueNumber === number)
+      .sort((a, b) => a.id - b.id)
+      .map(copyComment);
   }
 
   issue(repo: string, number: number): FakeForgeIssue | undefined {

@@ -1,9 +1,9 @@
 /**
- * The fake forge's JSON: GitHub's `full-repository`, `issue`, `label` and `simple-user` with every member the
- * description requires, API URLs on the fake's origin and web URLs under its `/web`.
+ * The fake forge's JSON: GitHub's `full-repository`, `issue`, `issue-comment`, `label`, `simple-user` and
+ * `private-user` (`GET /user`) with every member the description requires, API URLs on the fake's origin and web URLs under its `/web`.
  */
 import { isoSeconds } from "./http.js";
-import type { Forge, Issue, Repo } from "./store.js";
+import type { Comment, Forge, Issue, Repo } from "./store.js";
 import { REACTIONS } from "./vendor-data.js";
 
 /** GitHub's JSON for the state (the OpenAPI `issue`, `label`, `simple-user`), with API URLs on the fake's origin. */
@@ -182,7 +182,7 @@ export class Shapes {
       milestone: null,
       locked: false,
       active_lock_reason: null,
-      comments: 0,
+      comments: issue.commentCount,
       ...(issue.pullRequest ? { pull_request: this.pullRequest(repo, issue, closedAt), draft: false } : {}),
       closed_at: closedAt,
       created_at: isoSeconds(issue.createdMs),
@@ -197,6 +197,67 @@ export class Shapes {
         total_count: 0,
         ...Object.fromEntries(REACTIONS.map((r) => [r, 0])),
       },
+    };
+  }
+
+  /**
+   * GitHub's `issue-comment`. `issue_url` names the issue by number whether it is an issue or a pull request;
+   * `html_url` is the web page of either (`…/pull/<n>#issuecomment-<id>` for a pull request, as GitHub
+   * writes it). ASSUMPTION: `body` is sent without `body_text`/`body_html` (those need a media type svc never
+   * asks for).
+   */
+  comment(repo: Repo, comment: Comment): object {
+    const api = this.repoApi(repo);
+    const issue = repo.issues.get(comment.issueNumber);
+    const kind = issue?.pullRequest ? "pull" : "issues";
+    return {
+      id: comment.id,
+      node_id: `IC_kwDO${Buffer.from(String(comment.id)).toString("base64url")}`,
+      url: `${api}/issues/comments/${comment.id}`,
+      html_url: `${this.web}/${repo.owner}/${repo.name}/${kind}/${comment.issueNumber}#issuecomment-${comment.id}`,
+      body: comment.body,
+      user: this.user(comment.author),
+      created_at: isoSeconds(comment.createdMs),
+      updated_at: isoSeconds(comment.updatedMs),
+      issue_url: `${api}/issues/${comment.issueNumber}`,
+      author_association: comment.author === repo.owner ? "OWNER" : "COLLABORATOR",
+      performed_via_github_app: null,
+      reactions: {
+        url: `${api}/issues/comments/${comment.id}/reactions`,
+        total_count: 0,
+        ...Object.fromEntries(REACTIONS.map((r) => [r, 0])),
+      },
+    };
+  }
+
+  /**
+   * `GET /user` for the token's user: GitHub's `private-user` (the profile as its owner sees it).
+   * ASSUMPTION: the profile's counts and dates, which svc never reads.
+   */
+  authenticatedUser(login: string): object {
+    const created = "2020-01-01T00:00:00Z";
+    return {
+      ...this.user(login),
+      user_view_type: "private",
+      name: null,
+      company: null,
+      blog: "",
+      location: null,
+      email: null,
+      hireable: null,
+      bio: null,
+      public_repos: 0,
+      public_gists: 0,
+      followers: 0,
+      following: 0,
+      created_at: created,
+      updated_at: created,
+      private_gists: 0,
+      total_private_repos: 0,
+      owned_private_repos: 0,
+      disk_usage: 0,
+      collaborators: 0,
+      two_factor_authentication: true,
     };
   }
 

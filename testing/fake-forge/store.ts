@@ -1,10 +1,17 @@
 /**
- * The fake forge's state: repositories, their issues (pull requests among them), labels and deleted numbers,
+ * The fake forge's state: repositories, their issues (pull requests among them), comments, labels and deleted numbers,
  * and who may be assigned. Everything the handlers and the test helpers change goes through `Forge`.
  */
 import { floorSecond, isoSeconds } from "./http.js";
-import { SEED_ASSIGNEES, SEED_BODIES, SEED_LABELS, SEED_TITLES } from "./seed-data.js";
-import type { FakeForgeIssue, FakeForgeRepoSpec, IssueEdit, IssueSeed, StateReason } from "./types.js";
+import { SEED_ASSIGNEES, SEED_BODIES, SEED_COMMENTS, SEED_LABELS, SEED_TITLES } from "./seed-data.js";
+import type {
+  FakeForgeComment,
+  FakeForgeIssue,
+  FakeForgeRepoSpec,
+  IssueEdit,
+  IssueSeed,
+  StateReason,
+} from "./types.js";
 import { DEFAULT_LABELS, HOUR_MS, TEAM } from "./vendor-data.js";
 
 export interface Label {
@@ -31,6 +38,8 @@ export interface Issue {
   updatedMs: number;
   closedMs: number | null;
   closedBy: string | null;
+  /** How many comments it has (the issue's `comments`). */
+  commentCount: number;
 }
 
 export interface Repo {
@@ -43,7 +52,19 @@ export interface Repo {
   readonly deleted: Set<number>;
   /** Lower-cased name → label (GitHub matches label names case-insensitively). */
   readonly labels: Map<string, Label>;
+  /** Comments on its issues and pull requests, by id (a deleted one is gone: GitHub answers 404 for it). */
+  readonly comments: Map<number, Comment>;
   nextNumber: number;
+}
+
+/** One issue comment (on an issue or a pull request). */
+export interface Comment {
+  readonly id: number;
+  readonly issueNumber: number;
+  readonly author: string;
+  body: string;
+  readonly createdMs: number;
+  updatedMs: number;
 }
 
 /** The repositories, their issues and labels, and who may be assigned: what requests and the test's helpers change. */
@@ -53,6 +74,9 @@ export class Forge {
   readonly collaborators: readonly string[];
   private readonly userIds: Map<string, number>;
   private nextLabelId = 4_200_000_000;
+  /** Comment ids: one sequence for the whole fake, ten digits like GitHub's (`ls` lists a thread in order). */
+  private nextCommentId = 1_500_000_001;
+  private lastSeededCommentMs = 0;
   /** Seeded issues are stamped from a day before the fake started, so `since` filters work with the clock. */
   private readonly seedEpoch: number;
 
@@ -77,6 +101,7 @@ export class Forge {
       issues: new Map(),
       deleted: new Set(),
       labels: new Map(),
+      comments: new Map(),
       nextNumber: 1,
     };
     for (const [name, color, description] of DEFAULT_LABELS) {
@@ -159,6 +184,7 @@ export class Forge {
       updatedMs,
       closedMs: state === "closed" ? updatedMs : null,
       closedBy: state === "closed" ? author : null,
+      commentCount: 0,
     };
     repo.issues.set(number, issue);
     return issue;
@@ -181,6 +207,77 @@ export class Forge {
     const issue = repo.issues.get(number);
     if (!issue) throw new Error(`the fake forge has no issue ${repo.owner}/${repo.name}#${number}`);
     return issue;
+  }
+
+  /**
+   * A comment by `author` on issue (or pull request) `issue`, stamped `createdMs`. ASSUMPTION: as on GitHub,
+   * a new comment moves its issue's updated_at (the issue listing's `sort=updated` and `since` find it);
+   * editing or deleting a comment does not.
+   */
+  insertComment(repo: Repo, issue: Issue, author: string, body: string, createdMs: number): Comment {
+    const comment: Comment = {
+      id: this.nextCommentId++,
+      issueNumber: issue.number,
+      author,
+      body,
+      createdMs,
+      updatedMs: createdMs,
+    };
+    repo.comments.set(comment.id, comment);
+    issue.commentCount++;
+    issue.updatedMs = Math.max(issue.updatedMs, createdMs);
+    return comment;
+  }
+
+  /** A new body; updated_at moves only when the body changed (ASSUMPTION, as for issues). */
+  editComment(comment: Comment, body: string): void {
+    if (comment.body === body) return;
+    comment.body = body;
+    comment.updatedMs = this.nextStamp(comment.updatedMs);
+  }
+
+  /** Someone deletes the comment: it disappears from every listing and its issue's count. */
+  removeComment(repo: Repo, comment: Comment): void {
+    repo.comments.delete(comment.id);
+    const issue = repo.issues.get(comment.issueNumber);
+    if (issue) issue.commentCount--;
+  }
+
+  commentOrThrow(repo: Repo, id: number): Comment {
+    const comment = repo.comments.get(id);
+    if (!comment) throw new Error(`the fake forge has no comment ${id} in ${repo.owner}/${repo.name}`);
+    return comment;
+  }
+
+  /** An issue deleted by an admin takes its comments with it. */
+  deleteIssue(repo: Repo, number: number): void {
+    this.issueOrThrow(repo, number);
+    repo.issues.delete(number);
+    repo.deleted.add(number);
+    for (const [id, comment] of repo.comments) if (comment.issueNumber === number) repo.comments.delete(id);
+  }
+
+  /**
+   * `count` comments spread round-robin over the issues (or pull requests) `numbers`, by the token's user and
+   * the team in turn, stamped a second apart in id order from a second after the newest of those issues was
+   * created (ids increase with time, as on GitHub); returns their ids in order.
+   */
+  seedComments(repo: Repo, count: number, numbers: readonly number[]): number[] {
+    const issues = numbers.map((number) => this.issueOrThrow(repo, number));
+    if (issues.length === 0) throw new Error("the fake forge seeds comments over at least one issue");
+    const authors = [this.login, ...TEAM.filter((name) => name !== this.login)];
+    let stamp = Math.max(this.lastSeededCommentMs, ...issues.map((issue) => issue.createdMs));
+    const ids: number[] = [];
+    for (let index = 0; index < count; index++) {
+      stamp += 1000;
+      if (stamp > this.clock()) throw new Error("the fake forge seeds comments only in the past");
+      const body = (SEED_COMMENTS[index % SEED_COMMENTS.length] as (n: number) => string)(index + 1);
+      const author = authors[index % authors.length] as string;
+      const issue = issues[index % issues.length] as Issue;
+      ids.push(this.insertComment(repo, issue, author, body, stamp).id);
+    }
+    this.lastSeededCommentMs = stamp;
+    return ids;
   }
 
   /** `count` issues plus `pullRequests` pull requests spread evenly among them; returns the issues' numbers. */
@@ -259,5 +356,16 @@ export function copyIssue(issue: Issue): FakeForgeIssue {
     createdAt: isoSeconds(issue.createdMs),
     updatedAt: isoSeconds(issue.updatedMs),
     closedAt: issue.closedMs === null ? null : isoSeconds(issue.closedMs),
+  };
+}
+
+export function copyComment(comment: Comment): FakeForgeComment {
+  return {
+    id: comment.id,
+    issueNumber: comment.issueNumber,
+    author: comment.author,
+    body: comment.body,
+    createdAt: isoSeconds(comment.createdMs),
+    updatedAt: isoSeconds(comment.updatedMs),
   };
 }

@@ -58,6 +58,19 @@ export interface FakeForgeIssue {
   readonly closedAt: string | null;
 }
 
+/** The server's state of one issue comment (a copy). */
+export interface FakeForgeComment {
+  readonly id: number;
+  /** The issue or pull request it is on. */
+  readonly issueNumber: number;
+  /** The login of its author. */
+  readonly author: string;
+  readonly body: string;
+  /** ISO 8601 UTC, second precision, "Z". */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
 export interface FakeForgeRequest extends FakeRequestBase {
   /** Whether this request was counted against the primary quota (a 304 is not, nor a 401). */
   readonly counted: boolean;
@@ -104,9 +117,29 @@ export interface FakeForge {
   editIssue(repo: string, number: number, edit: IssueEdit): FakeForgeIssue;
   /** Someone adds a label in the browser (updated_at moves, as on GitHub). */
   addLabel(repo: string, number: number, name: string): FakeForgeIssue;
-  /** An admin deletes the issue (it disappears from every listing; GET answers 410 "This issue was deleted"). */
+  /**
+   * An admin deletes the issue (it disappears from every listing; GET answers 410 "This issue was deleted");
+   * its comments go with it.
+   */
   deleteIssue(repo: string, number: number): void;
   issue(repo: string, number: number): FakeForgeIssue | undefined;
+  /**
+   * `count` comments spread round-robin over the issues or pull requests `numbers` (the bench: N comments
+   * over M issues), by the token's user, alice, bob and carol in turn, with varied tricky bodies, stamped in
+   * the past; returns their ids in order. Each moves its issue's updated_at, as a comment does on GitHub.
+   */
+  seedComments(repo: string, count: number, numbers: readonly number[]): number[];
+  /**
+   * A comment on issue (or pull request) `number` posted server-side, by "someone else" (alice) unless
+   * `author` names another login (the token's user's login makes it "yours"); it moves the issue's updated_at.
+   */
+  addComment(repo: string, number: number, body: string, options?: { author?: string }): FakeForgeComment;
+  /** Someone edits the comment in the browser: updated_at moves to now (at least +1 s) when the body changed. */
+  editComment(repo: string, id: number, body: string): FakeForgeComment;
+  /** Someone deletes the comment (it disappears from every listing; GET answers 404). */
+  deleteComment(repo: string, id: number): void;
+  /** The repository's comments (on issues and pull requests), by id; those of issue `number` when given. */
+  comments(repo: string, number?: number): FakeForgeComment[];
   /** Issues and pull requests, by number. */
   issues(repo: string): FakeForgeIssue[];
   /** The numeric id of "owner/name" (what Link URLs name). */

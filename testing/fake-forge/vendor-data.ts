@@ -8,6 +8,8 @@ import type { StateReason } from "./types.js";
 export const DOCS = "https://docs.github.com/rest";
 export const ISSUES_DOCS = `${DOCS}/issues/issues`;
 export const LABELS_DOCS = `${DOCS}/issues/labels`;
+export const COMMENTS_DOCS = `${DOCS}/issues/comments`;
+export const USERS_DOCS = `${DOCS}/users/users`;
 export const RATE_DOCS = `${DOCS}/overview/rate-limits-for-the-rest-api`;
 export const DEFAULT_PER_PAGE = 30;
 export const MAX_PER_PAGE = 100;

@@ -8,8 +8,11 @@ import { type Answer, fail, listParam, notModelled, oneOf, parseId, parseJsonObj
 import type { Space, WikiStore } from "./store.js";
 import { SINGLE_BODY_FORMATS } from "./vendor-data.js";
 
-/** `body` as PageBodyWrite (`{representation, value}`) or PageNestedBodyWrite (`{storage: {…}}`). */
-function storageBody(body: unknown): string {
+/**
+ * `body` as PageBodyWrite (`{representation, value}`) or PageNestedBodyWrite (`{storage: {…}}`); a comment's
+ * CommentBodyWrite and CommentNestedBodyWrite have the same members.
+ */
+export function storageBody(body: unknown): string {
   if (body === undefined) return "";
   if (body === null || typeof body !== "object")
     fail(400, "INVALID_REQUEST_PARAMETER", "'body' must be an object");
@@ -157,6 +160,8 @@ export function deletePageRequest(call: Call, rawId: string): Answer {
       fail(400, "INVALID_REQUEST_PARAMETER", "Only a trashed page can be purged; delete it first");
     }
     store.pages.delete(id);
+    // ASSUMPTION: a page purged for good takes its comments with it.
+    for (const comment of store.comments.ofPage(id)) store.comments.comments.delete(comment.id);
   } else {
     store.trash(page);
   }

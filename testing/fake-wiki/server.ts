@@ -2,7 +2,8 @@
  * The fake wiki's HTTP side and its helpers: each request is logged, then refused by the rate limit (before
  * authentication), by Basic authentication or for a body over 5 MB, or answered by a hostile listing or the
  * router; the rate-limit headers go on every answer, and every exchange goes to the vendor-contract watch,
- * whose verdict `close()` delivers. The helpers change the wiki as "someone else" would.
+ * whose verdict `close()` delivers. The helpers change the wiki (pages, labels, footer comments) as "someone
+ * else" would.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ExecutionContext } from "ava";
@@ -11,6 +12,7 @@ import { FakeVendorServer, givenFake, requestEntry, thrownAnswer } from "../fake
 import { closeServer, listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
 import { authFailure, basicAuthorization } from "./auth.js";
+import { copyComment } from "./comments.js";
 import { hostileAnswer, hostileFor, startBaseServer, streamJson } from "./hostile.js";
 import { type Answer, answerText, send, vendorError } from "./http.js";
 import { RateLimit } from "./rate-limit.js";
@@ -19,6 +21,8 @@ import { Shapes } from "./shapes.js";
 import { copyPage, WikiStore } from "./store.js";
 import type {
   FakeWiki,
+  FakeWikiAccount,
+  FakeWikiComment,
   FakeWikiOptions,
   FakeWikiPage,
   FakeWikiRequest,
@@ -27,7 +31,14 @@ import type {
   PageChanges,
   StreamedAnswer,
 } from "./types.js";
-import { MAX_BODY_BYTES } from "./vendor-data.js";
+import {
+  ACCOUNT_DISPLAY_NAME,
+  ACCOUNT_ID,
+  FIRST_COMMENT_ID,
+  MAX_BODY_BYTES,
+  OTHER_ACCOUNT_ID,
+  OTHER_DISPLAY_NAME,
+} from "./vendor-data.js";
 
 interface Account {
   readonly email: string;
@@ -181,6 +192,51 @@ class FakeWikiServer extends FakeVendorServer<FakeWikiRequest> implements FakeWi
   space(keyOrAlias: string): FakeWikiSpace {
     return { ...this.store.findSpace(keyOrAlias) };
   }
+
+  readonly self: FakeWikiAccount = { accountId: ACCOUNT_ID, displayName: ACCOUNT_DISPLAY_NAME };
+  readonly someoneElse: FakeWikiAccount = { accountId: OTHER_ACCOUNT_ID, displayName: OTHER_DISPLAY_NAME };
+
+  addAccount(account: FakeWikiAccount): void {
+    this.store.comments.users.set(account.accountId, account.displayName);
+  }
+
+  addComment(pageId: string, body: string, { authorId = OTHER_ACCOUNT_ID } = {}): FakeWikiComment {
+    const page = this.store.pageOrThrow(pageId);
+    return copyComment(this.store.comments.insert(page.id, body, authorId, this.store.stamp()));
+  }
+
+  seedComments(pageIds: readonly string[], count: number, options: { authorId?: string } = {}): string[] {
+    return pageIds.flatMap((pageId) =>
+      Array.from(
+        { length: count },
+        (_, i) => this.addComment(pageId, `<p>Comment ${i + 1} on page ${pageId}: a &amp; b</p>`, options).id,
+      ),
+    );
+  }
+
+  editComment(id: string, body?: string, options: { authorId?: string } = {}): FakeWikiComment {
+    const comment = this.store.comments.orThrow(id);
+    const authorId = options.authorId ?? comment.versions[0]?.authorId ?? OTHER_ACCOUNT_ID;
+    const next = body ?? `${comment.body}<p>Edited on the server.</p>`;
+    this.store.comments.edit(comment, next, authorId, this.store.stamp(), "edited in the browser");
+    return copyComment(comment);
+  }
+
+  deleteComment(id: string): void {
+    this.store.comments.comments.delete(this.store.comments.orThrow(id).id);
+  }
+
+  comment(id: string): FakeWikiComment | undefined {
+    const comment = this.store.comments.comments.get(id);
+    return comment ? copyComment(comment) : undefined;
+  }
+
+  comments(pageId: string): FakeWikiComment[] {
+    return this.store.comments
+      .ofPage(pageId)
+      .sort((a, b) => Number(a.id) - Number(b.id))
+      .map(copyComment);
+  }
 }
 
 /** What `_links.base` says: the hostile base server's `/wiki`, this server's own, or the option as given. */
@@ -192,7 +248,12 @@ function linksBaseOf(requested: string, hostileOrigin: string, origin: string): 
 /** Starts the fake on `127.0.0.1:0` (and, unless `linksBase` says otherwise, the hostile base server). */
 export async function startFakeWiki(options: FakeWikiOptions = {}): Promise<FakeWiki> {
   const clock = options.now ?? Date.now;
-  const store = new WikiStore(clock, options.firstPageId ?? 1, options.deniedStatus ?? 403);
+  const store = new WikiStore(
+    clock,
+    options.firstPageId ?? 1,
+    options.deniedStatus ?? 403,
+    options.firstCommentId ?? FIRST_COMMENT_ID,
+  );
   for (const spec of options.spaces ?? [{ key: "SVC", name: "svc test space" }]) store.addSpace(spec);
   const limit = new RateLimit(options.rateLimitQuota ?? 10_000, options.rateLimitWindowMs ?? 60_000, clock);
   const requestedBase = options.linksBase ?? "hostile";

@@ -1,8 +1,9 @@
 /**
- * The fake wiki's JSON, as the v2 description has it: SpaceBulk, PageBulk and PageSingle, and a listing's
- * `{results, _links}` with its `Link` header. `_links.base` is whatever the fake was told to send (by default
+ * The fake wiki's JSON, as the v2 description has it: SpaceBulk, PageBulk and PageSingle, FooterCommentModel
+ * and PageCommentModel, User, and a listing's `{results, _links}` with its `Link` header. `_links.base` is whatever the fake was told to send (by default
  * the hostile base server: testing/fake-wiki/hostile.ts).
  */
+import { type Comment, currentVersion } from "./comments.js";
 import type { Answer } from "./http.js";
 import { notModelled, oneOf } from "./http.js";
 import { type CursorPosition, nextUrl } from "./pagination.js";
@@ -94,6 +95,46 @@ export class Shapes {
       spaceId: page.spaceId,
       id: page.id,
       _links: links,
+    };
+  }
+
+  /**
+   * FooterCommentModel (or PageCommentModel, which has the same members but fewer), with `_links.base` when
+   * `single`. The body only when `bodyFormat` asks for it, and only storage bodies are kept.
+   */
+  comment(comment: Comment, bodyFormat: string | null, single: boolean): Record<string, unknown> {
+    const page = this.store.pages.get(comment.pageId);
+    const space = page ? this.store.spaceById(page.spaceId) : undefined;
+    let body: Record<string, unknown> = {};
+    if (bodyFormat === "storage") body = { storage: { representation: "storage", value: comment.body } };
+    else if (bodyFormat !== null)
+      notModelled(`body-format=${bodyFormat}: the fake keeps storage bodies only`);
+    const links: Record<string, string> = {
+      webui: `/spaces/${space?.alias ?? ""}/pages/${comment.pageId}/${titleSlug(page?.title ?? "")}?focusedCommentId=${comment.id}`,
+    };
+    if (single) links.base = this.linksBase;
+    return {
+      id: comment.id,
+      status: "current",
+      title: `Re: ${page?.title ?? ""}`,
+      pageId: comment.pageId,
+      version: { ...currentVersion(comment) },
+      body,
+      _links: links,
+    };
+  }
+
+  /** User (v2, `POST /users-bulk`). */
+  user(accountId: string, displayName: string): Record<string, unknown> {
+    return {
+      accountId,
+      accountType: "atlassian",
+      accountStatus: "active",
+      displayName,
+      publicName: displayName,
+      email: "",
+      isExternalCollaborator: false,
+      profilePicture: { path: "/wiki/aa-avatar/default.png", isDefault: true },
     };
   }
 

@@ -4,6 +4,7 @@
  * `WikiStore`; `readablePage` and `guardSpace` are where a request is refused a page it may not read.
  */
 import { HttpFailure } from "../fake-server.js";
+import { CommentStore } from "./comments.js";
 import { fail, vendorError } from "./http.js";
 import { TRICKY_BODIES, TRICKY_TITLES } from "./seed-data.js";
 import type { FakeWikiPage, FakeWikiSpace, FakeWikiSpaceSpec, FakeWikiVersion, PageStatus } from "./types.js";
@@ -50,6 +51,8 @@ export const copyPage = (page: Page): FakeWikiPage => ({
 export class WikiStore {
   readonly spaces: Space[] = [];
   readonly pages = new Map<string, Page>();
+  /** Footer comments and the accounts that write them (comments.ts). */
+  readonly comments: CommentStore;
   /** Page id → label names (global prefix); the v2 API reads them, only the v1 API adds them. */
   private readonly pageLabels = new Map<string, string[]>();
   private nextLabelId = 9000;
@@ -64,8 +67,10 @@ export class WikiStore {
     firstPageId: number,
     /** The status for pages of a `denied` space (403 as Document 3 says, or the description's 404). */
     private readonly deniedStatus: 403 | 404,
+    firstCommentId: number,
   ) {
     this.nextPageId = firstPageId;
+    this.comments = new CommentStore(firstCommentId);
   }
 
   /** A strictly increasing clock, so two changes in one millisecond still order. */

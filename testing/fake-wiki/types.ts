@@ -80,6 +80,8 @@ export interface FakeWikiOptions {
   readonly rateLimitWindowMs?: number;
   /** Id of the first page created; default 1, so globs like `pages/12*` select a known subset. */
   readonly firstPageId?: number;
+  /** Id of the first footer comment created; default 3,200,001. */
+  readonly firstCommentId?: number;
   /** Clock for timestamps of live changes (ms since the epoch); default `Date.now`. */
   readonly now?: () => number;
   /** Default: none, every listing is honest. `setHostileListing` changes it later. */
@@ -111,6 +113,25 @@ export interface FakeWikiPage {
   readonly version: FakeWikiVersion;
   /** `body.storage.value`, byte for byte. */
   readonly body: string;
+}
+
+/** The server's state of one footer comment (a copy). */
+export interface FakeWikiComment {
+  readonly id: string;
+  readonly pageId: string;
+  /** `body.storage.value`, byte for byte. */
+  readonly body: string;
+  /** Version 1's: when and by whom the comment was written. */
+  readonly createdAt: string;
+  readonly authorId: string;
+  /** The current version (its `authorId`: whoever wrote it last). */
+  readonly version: FakeWikiVersion;
+}
+
+/** An account the fake knows, as `POST /users-bulk` and v1 `GET /user/current` answer it. */
+export interface FakeWikiAccount {
+  readonly accountId: string;
+  readonly displayName: string;
 }
 
 export interface FakeWikiSpace {
@@ -179,6 +200,25 @@ export interface FakeWiki {
   /** The page's label names, in the order they were added. */
   labels(id: string): string[];
   page(id: string): FakeWikiPage | undefined;
+  /** The configured account (whose comments svc may edit) and the default "someone else". */
+  readonly self: FakeWikiAccount;
+  readonly someoneElse: FakeWikiAccount;
+  /** Makes another account known (its display name), for comments by a third person. */
+  addAccount(account: FakeWikiAccount): void;
+  /**
+   * Someone writes a footer comment on the page (version 1, stamped now); by `someoneElse` unless
+   * `authorId` says otherwise (`self.accountId`: as svc's own account, without svc).
+   */
+  addComment(pageId: string, body: string, options?: { authorId?: string }): FakeWikiComment;
+  /** `count` comments on each of `pageIds`, by `someoneElse` unless `authorId` says; returns their ids in order. */
+  seedComments(pageIds: readonly string[], count: number, options?: { authorId?: string }): string[];
+  /** The comment's author edits it in the browser: version + 1, stamped now (by `authorId` if given). */
+  editComment(id: string, body?: string, options?: { authorId?: string }): FakeWikiComment;
+  /** Someone deletes the comment (for good, as the vendor does). */
+  deleteComment(id: string): void;
+  comment(id: string): FakeWikiComment | undefined;
+  /** The page's footer comments by id. */
+  comments(pageId: string): FakeWikiComment[];
   /** The space's pages by id; trashed ones only with `includeTrashed`. */
   pages(spaceKey: string, options?: { includeTrashed?: boolean }): FakeWikiPage[];
   space(keyOrAlias: string): FakeWikiSpace;

@@ -5,6 +5,12 @@
  */
 
 export const ACCOUNT_ID = "712020:5f0c2a9e-7d41-4b8e-9a53-fa4e00000001";
+export const ACCOUNT_DISPLAY_NAME = "svc fake";
+/** "Someone else": the account the test helpers write comments as unless told otherwise. */
+export const OTHER_ACCOUNT_ID = "712020:5f0c2a9e-7d41-4b8e-9a53-fa4e00000002";
+export const OTHER_DISPLAY_NAME = "Jane Doe";
+export const FIRST_COMMENT_ID = 3_200_001;
+export const COMMENT_SORTS = ["created-date", "modified-date"] as const;
 export const SEED_EPOCH = Date.UTC(2025, 0, 6, 9, 0, 0, 0);
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 250;
