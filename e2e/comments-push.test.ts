@@ -190,3 +190,37 @@ test("a comment on a record the same push creates is refused: push the record fi
   t.is(posted?.body, "I saw it first.\n");
   t.deepEqual(readdirSync(join(env.dir, "d", "comments", "0004")), ["first.md"]);
 });
+
+test("the bulk-delete guard counts comments; an edit of a comment's frontmatter is ignored and said", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(1));
+  const mine = [];
+  for (const body of ["One.", "Two.", "Three."]) mine.push(await postComment(sim.url, "demo", 1, ME, body));
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0", SVC_BULK_DELETE_LIMIT: "2" });
+  await givenClone(t, env, sim.url, "demo", "d");
+  await gitOk(t, env, ["config", "svc.author", ME], { cwd: "d" });
+
+  const first = `comments/0001/${mine[0]?.id}.md`;
+  writeWorkFile(env, "d", first, readWorkFile(env, "d", first).replace("version: 1", "version: 7"));
+  await commitAll(t, env, "d", "Edit a version");
+  const ignored = await git(env, ["push"], { cwd: "d" });
+  t.is(ignored.code, 0, ignored.stderr);
+  t.regex(ignored.stderr, /0 created, 0 updated, 0 deleted/);
+  t.true(ignored.stderr.includes(first), ignored.stderr);
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+
+  await gitOk(t, env, ["rm", "-q", "-r", "comments"], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete my three comments");
+  const before = lastSimAuditId(sim);
+  const refused = await git(env, ["push"], { cwd: "d" });
+  t.is(refused.code, 1, refused.stderr);
+  t.regex(
+    refused.stderr,
+    /this push deletes 3 records, more than SVC_BULK_DELETE_LIMIT=2; nothing was written/,
+  );
+  t.deepEqual(simWrites(sim, before), []);
+  await gitOk(t, env, ["commit", "-q", "--allow-empty", "-m", "Delete 3 [allow-bulk-delete]"], { cwd: "d" });
+  const deletes = await pushAccepted(t, env, sim, /0 created, 0 updated, 3 deleted/);
+  t.is(deletes.filter((write) => write.method === "DELETE").length, 3);
+  t.deepEqual(await commentsOnServer(sim.url, "demo"), []);
+});
