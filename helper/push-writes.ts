@@ -7,6 +7,7 @@
  */
 
 import { dirname } from "node:path";
+import type { WriteOutcome } from "../backends/backend.js";
 import {
   commentIdOf,
   commentsOf,
@@ -115,18 +116,11 @@ async function applyWrite(
     return undefined;
   }
   if (write.kind === "update") {
-    const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
-    if (outcome.kind === "ok") {
-      tally.answered = write;
-      rememberRecord(cache, backend, outcome.record);
-      return undefined;
-    }
-    if (outcome.kind === "gone") recordServerDeletion(context, write.key);
-    return conflictAt(
+    return await updated(
       context,
       write,
       done,
-      outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+      await backend.update(write.key, write.changes, write.base, write.desired),
     );
   }
   const outcome = await backend.remove(write.key, write.base);
@@ -140,6 +134,27 @@ async function applyWrite(
   }
   cache.db.markDeleted(write.key);
   return undefined;
+}
+
+/** What an update's answer leaves: the record noted, or the refusal when it changed or went on the server. */
+async function updated(
+  context: PushRun,
+  write: PlannedWrite,
+  done: number,
+  outcome: WriteOutcome,
+): Promise<PushReply | undefined> {
+  if (outcome.kind === "ok") {
+    context.tally.answered = write;
+    rememberRecord(context.cache, context.backend, outcome.record);
+    return undefined;
+  }
+  if (outcome.kind === "gone" && write.kind !== "create") recordServerDeletion(context, write.key);
+  return conflictAt(
+    context,
+    write,
+    done,
+    outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+  );
 }
 
 /**
@@ -157,11 +172,8 @@ async function applyCommentWrite(
   const comments = commentsOf(backend);
   if (!comments) throw new SvcError("SVC_BACKEND", `${write.path}: ${backend.description} has no comments`);
   const { source } = comments;
-  const remember = (comment: ServerComment) => {
-    const record = commentToRecord(comment, backend.schema.fileName(comment.parentKey), source.versioned);
-    rememberRecord(cache, backend, record);
-    return record;
-  };
+  const commentRecord = (comment: ServerComment) =>
+    commentToRecord(comment, backend.schema.fileName(comment.parentKey), source.versioned);
   if (write.kind === "create") {
     const parent = String(write.changes.fields.parent ?? "");
     const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
@@ -174,7 +186,7 @@ async function applyCommentWrite(
     }
     tally.answered = write;
     const record = cache.db.exclusive(() => {
-      const made = commentToRecord(comment, backend.schema.fileName(comment.parentKey), source.versioned);
+      const made = commentRecord(comment);
       journalCreated(cache, row, made);
       rememberRecord(cache, backend, made);
       return made;
@@ -185,17 +197,11 @@ async function applyCommentWrite(
   const id = commentIdOf(write.key);
   if (write.kind === "update") {
     const outcome = await source.update(id, write.changes.body ?? "", write.base);
-    if (outcome.kind === "ok") {
-      tally.answered = write;
-      remember(outcome.comment);
-      return undefined;
-    }
-    if (outcome.kind === "gone") recordServerDeletion(context, write.key);
-    return conflictAt(
+    return await updated(
       context,
       write,
       done,
-      outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+      outcome.kind === "ok" ? { kind: "ok", record: commentRecord(outcome.comment) } : outcome,
     );
   }
   const outcome = await source.remove(id, write.base);

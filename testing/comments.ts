@@ -2,17 +2,10 @@
  * Fixtures for the comment tests (issue 34): comments made on the simulator directly, as another user
  * would, and read back from it.
  */
+import type { SimComment } from "../server/sim/comment-store.js";
 
 /** A comment as the simulator's REST surface carries it (its extension of Document 1). */
-export interface SimCommentJson {
-  readonly id: number;
-  readonly issue_id: number;
-  readonly author: string;
-  readonly body: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly version: number;
-}
+export type SimCommentJson = SimComment;
 
 /** Posts a comment on issue `issue` of `slug` as `author`; returns it. */
 export async function postComment(
