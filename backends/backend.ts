@@ -3,6 +3,7 @@
  * `BackendRecord`s (key, file path, concurrency token, the content the canonical renderer writes) and
  * carries out the writes a push plans, each guarded by the version the user based the edit on.
  */
+import type { CommentSource } from "./comment.js";
 import type { FieldValue, RecordContent, RecordSchema } from "./record.js";
 
 export interface BackendRecord {
@@ -118,6 +119,12 @@ export interface Backend {
    * `data.status` is the server's status).
    */
   probe?(): Promise<void>;
+  /**
+   * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
+   * them off. (Not `comments`: the forge's and the wiki's backends name their own clients so, whose shapes
+   * the lead adapts to this one at merge.) Off (`git config svc.comments false`, `svc init --no-comments`).
+   */
+  readonly commentSource?: CommentSource;
 }
 
 /** The fields (writable ones only) and body a write sends; absent members are left as they are. */

@@ -11,16 +11,18 @@ import type { RemoteUrl } from "../core/remote-url.js";
 import type { Backend } from "./backend.js";
 import type { RecordSchema } from "./record.js";
 
+/** `options.comments`: false leaves the records' comments out (`git config svc.comments false`). */
 export async function createBackend(
   remote: RemoteUrl,
   agent: string,
   env: NodeJS.ProcessEnv = process.env,
+  options: { readonly comments?: boolean } = {},
 ): Promise<Backend> {
   if (remote.kind === "sim") {
     const { SimBackend } = await import("./sim/backend.js");
     const http = new HttpClient({ agent });
     http.checkEgress(remote.origin);
-    return new SimBackend(remote.origin, remote.project, http);
+    return new SimBackend(remote.origin, remote.project, http, options);
   }
   if (remote.kind === "wiki") {
     const [{ WikiBackend }, { wikiConfig }] = await Promise.all([

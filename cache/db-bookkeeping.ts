@@ -80,6 +80,15 @@ export function bookkeepingStatements(db: Database) {
     syncState: db.prepare(
       "SELECT cursor, last_sync_ms, last_full_ms, count_at_full FROM sync_state WHERE id = 1",
     ),
+    collectionSyncState: db.prepare(
+      "SELECT cursor, last_sync_ms, last_full_ms, count_at_full FROM collection_sync_state WHERE collection = ?",
+    ),
+    setCollectionSyncState: db.prepare(
+      `UPDATE collection_sync_state SET cursor = @cursor, last_sync_ms = @last_sync_ms,
+         last_full_ms = @last_full_ms, count_at_full = @count_at_full WHERE collection = @collection`,
+    ),
+    commentIdentity: db.prepare("SELECT me FROM collection_sync_state WHERE collection = 'comments'").pluck(),
+    setCommentIdentity: db.prepare("UPDATE collection_sync_state SET me = ? WHERE collection = 'comments'"),
     validator: db.prepare("SELECT url, etag, payload FROM validators WHERE url = ?"),
     dropValidators: db.prepare("DELETE FROM validators WHERE substr(url, 1, length(@prefix)) = @prefix"),
     keepValidator: db.prepare(

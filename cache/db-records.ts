@@ -26,9 +26,6 @@ export function recordStatements(db: Database) {
     liveRecord: db.prepare(
       "SELECT version, updated_at, rendered_oid, path FROM records WHERE key = ? AND deleted = 0",
     ),
-    versions: db.prepare(
-      "SELECT key, version, updated_at, rendered_oid, path FROM records WHERE deleted = 0",
-    ),
     upsertRecord: db.prepare(
       `INSERT INTO records (key, path, version, updated_at, rendered_oid, deleted)
        VALUES (?, ?, ?, ?, ?, 0)
@@ -39,6 +36,17 @@ export function recordStatements(db: Database) {
     tree: db.prepare("SELECT path, rendered_oid, updated_at FROM records WHERE deleted = 0"),
     treeByPath: db.prepare("SELECT path, rendered_oid FROM records WHERE deleted = 0 ORDER BY path"),
     liveCount: db.prepare("SELECT count(*) FROM records WHERE deleted = 0").pluck(),
+    // A collection's rows: comments are keyed `comment:<id>` (backends/comment.ts), records never hold a colon.
+    collectionVersions: db.prepare(
+      `SELECT key, version, updated_at, rendered_oid, path FROM records
+       WHERE deleted = 0 AND (substr(key, 1, 8) = 'comment:') = @comments`,
+    ),
+    collectionCount: db
+      .prepare(
+        "SELECT count(*) FROM records WHERE deleted = 0 AND (substr(key, 1, 8) = 'comment:') = @comments",
+      )
+      .pluck(),
+    keyAt: db.prepare("SELECT key FROM records WHERE path = ? AND deleted = 0").pluck(),
     liveOidAt: db.prepare("SELECT rendered_oid FROM records WHERE path = ? AND deleted = 0").pluck(),
     newestCanonical: db
       .prepare(

@@ -6,7 +6,7 @@
  */
 
 /** The revision this svc writes; `PRAGMA user_version` holds a file's. */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** `updated_at` in the form whose text order is time order to the second (`2026-01-31T12:00:00.000Z`). */
 export const CANONICAL_TIME = `substr(updated_at, 5, 1) = '-' AND substr(updated_at, 8, 1) = '-'
@@ -193,5 +193,21 @@ export const CACHE_MIGRATIONS: Record<number, string> = {
   // while it still says that number (issue 31).
   11: `
     ALTER TABLE sync_state ADD COLUMN count_at_full INTEGER;
+  `,
+  // Comments (issue 34) are rows of `records` keyed `comment:<id>`, listed by a listing of their own with
+  // its own cursor and its own count (a delta compares comments with comments, never a sum with records):
+  // the same state as `sync_state`, for the comments, and who the user is as comments name authors (asked
+  // of the server once: helper/push-comments.ts). The CHECK keeps the table to the collections named here.
+  12: `
+    CREATE TABLE collection_sync_state (
+      collection TEXT PRIMARY KEY CHECK (collection IN ('comments')),
+      cursor TEXT,
+      last_sync_ms INTEGER NOT NULL DEFAULT 0,
+      last_full_ms INTEGER NOT NULL DEFAULT 0,
+      count_at_full INTEGER,
+      -- who the user is on the server, as comments name authors (JSON), asked once and kept
+      me TEXT
+    );
+    INSERT INTO collection_sync_state (collection) VALUES ('comments');
   `,
 };

@@ -25,6 +25,9 @@ import { CACHE_MIGRATIONS, SCHEMA_VERSION } from "./db-schema.js";
 export type { AuditEvent, AuditOp, JournalRow, SyncState, TipOp, TipRow } from "./db-bookkeeping.js";
 export type { CachedRecord } from "./db-records.js";
 
+/** What a sync lists on its own, with its own cursor and count: the records, or their comments. */
+export type Collection = "records" | "comments";
+
 export class CacheDb {
   readonly db: Database;
   private readonly statements;
@@ -104,22 +107,7 @@ export class CacheDb {
     return this.statements.record.get(key) as CachedRecord | undefined;
   }
 
-  /** key → {version, updated_at, rendered_oid, path} of every live record. */
-  liveRecords(): Map<
-    string,
-    { version: number | null; updated_at: string; rendered_oid: string; path: string }
-  > {
-    const rows = this.statements.versions.all() as {
-      key: string;
-      version: number | null;
-      updated_at: string;
-      rendered_oid: string;
-      path: string;
-    }[];
-    return new Map(rows.map((row) => [row.key, row]));
-  }
-
-  /** Like `liveRecords`, for the given keys only. */
+  /** Like `liveRecordsOf`, for the given keys only. */
   liveRecordsFor(
     keys: readonly string[],
   ): Map<string, { version: number | null; updated_at: string; rendered_oid: string; path: string }> {
@@ -172,8 +160,33 @@ export class CacheDb {
     this.statements.packed.run();
   }
 
+  /** Live files: records and comments. */
   liveCount(): number {
     return this.statements.liveCount.get() as number;
+  }
+
+  /** Live rows of one collection: the records, or the comments (keys `comment:<id>`). */
+  liveCountOf(collection: Collection): number {
+    return this.statements.collectionCount.get({ comments: collection === "comments" ? 1 : 0 }) as number;
+  }
+
+  /** key → {version, updated_at, rendered_oid, path} of every live record of one collection. */
+  liveRecordsOf(
+    collection: Collection,
+  ): Map<string, { version: number | null; updated_at: string; rendered_oid: string; path: string }> {
+    const rows = this.statements.collectionVersions.all({ comments: collection === "comments" ? 1 : 0 }) as {
+      key: string;
+      version: number | null;
+      updated_at: string;
+      rendered_oid: string;
+      path: string;
+    }[];
+    return new Map(rows.map((row) => [row.key, row]));
+  }
+
+  /** The key of the live record at `path`, if one is there. */
+  keyAt(path: string): string | undefined {
+    return this.statements.keyAt.get(path) as string | undefined;
   }
 
   /** The blob of the live record at `path`, if one is there. */
@@ -381,12 +394,26 @@ export class CacheDb {
     this.statements.recordPush.run(userCommit, resultCommit);
   }
 
-  syncState(): SyncState {
-    return this.statements.syncState.get() as SyncState;
+  /** The sync state of the records, or of another collection (`comments`: cache/sync.ts). */
+  syncState(collection: Collection = "records"): SyncState {
+    if (collection === "records") return this.statements.syncState.get() as SyncState;
+    return this.statements.collectionSyncState.get(collection) as SyncState;
   }
 
-  setSyncState(state: SyncState): void {
-    this.statements.setSyncState.run(state);
+  setSyncState(state: SyncState, collection: Collection = "records"): void {
+    const { cursor, last_sync_ms, last_full_ms, count_at_full } = state;
+    const row = { cursor, last_sync_ms, last_full_ms, count_at_full };
+    if (collection === "records") this.statements.setSyncState.run(row);
+    else this.statements.setCollectionSyncState.run({ ...row, collection });
+  }
+
+  /** Who the user is, as comments name authors, as last asked (JSON; helper/push-comments.ts), or undefined. */
+  commentIdentity(): string | undefined {
+    return (this.statements.commentIdentity.get() as string | null | undefined) ?? undefined;
+  }
+
+  setCommentIdentity(json: string): void {
+    this.statements.setCommentIdentity.run(json);
   }
 
   validator(url: string): Validator | undefined {

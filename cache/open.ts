@@ -47,6 +47,12 @@ export const COPYING_HISTORY_VARIABLE = "SVC_COPYING_HISTORY";
  */
 export const REBUILT_MARKER = "rebuilt";
 
+/**
+ * Ends the folder name of a cache without comments (`OpenCacheOptions.withoutComments`); `cacheFolderName`
+ * escapes a `+` in a project's name, so no project's folder ends so.
+ */
+export const COMMENTLESS_SUFFIX = "+no-comments";
+
 /** How long a process waits for another one that is building the same cache. */
 const BUILD_LOCK_WAIT_MS = 5 * 60 * 1000;
 
@@ -58,6 +64,12 @@ export interface OpenCacheOptions {
   readonly log: (message: string) => void;
   readonly trace?: (message: string) => void;
   readonly root?: string;
+  /**
+   * The user turned comments off (`git config svc.comments false`): such a repository is served by a cache
+   * of its own (`COMMENTLESS_SUFFIX`), whose state tree holds no comments; a cache's commits are one state
+   * tree each, so one cache cannot serve both.
+   */
+  readonly withoutComments?: boolean;
   /** A cache this call builds keeps its first state's files for the clone's pack (`OpenedCache.firstBlobs`). */
   readonly keepFirstBlobs?: boolean;
 }
@@ -102,7 +114,10 @@ function shortRef(ref: string): string {
  */
 export async function openProjectCache(options: OpenCacheOptions): Promise<OpenedCache> {
   const root = options.root ?? cacheRoot();
-  const dir = join(root, cacheFolderName(options.remote));
+  const dir = join(
+    root,
+    cacheFolderName(options.remote) + (options.withoutComments ? COMMENTLESS_SUFFIX : ""),
+  );
   const identity = identityOf(options.remote, options.agent);
   const found = ProjectCache.check(dir, identity);
   if (found.state === "healthy") return { cache: found.cache, built: undefined };

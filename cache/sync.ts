@@ -12,15 +12,17 @@
  * that saw the same server states have the same commit ids.
  */
 import type { Backend, BackendRecord, Listing, RemovedRecords, ValidatorStore } from "../backends/backend.js";
+import { commentListingSource, schemaForKey } from "../backends/comment.js";
 import { renderRecordFile } from "../backends/record.js";
 import { formatCount } from "../core/count.js";
 import { progress } from "../core/progress.js";
-import { encodeCommit, hashObject } from "../git/objects.js";
+import { hashObject } from "../git/objects.js";
 import type { ProjectCache } from "./cache.js";
+import type { Collection } from "./db.js";
 import type { FirstStateBlobs } from "./first-state.js";
-import { writeStateTree } from "./state-tree.js";
+import { commitSync, writeSyncCommit } from "./state-commit.js";
 
-export const SVC_IDENTITY = "svc <svc@localhost>";
+export { SVC_IDENTITY, syncCommitMessage, writeStateCommit } from "./state-commit.js";
 
 export interface SyncOptions {
   /** Force a full listing and infer deletions from it. */
@@ -49,15 +51,10 @@ export interface SyncResult {
 
 export const DEFAULT_RECONCILE_INTERVAL_MS = 10 * 60 * 1000;
 
-/** An RFC 3339 time as whole seconds since the epoch (a commit's time); 0 when it cannot be read. */
-function epochSeconds(timestamp: string): number {
-  const ms = Date.parse(timestamp);
-  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
-}
-
 /** The bytes of a record file and its blob id. */
 export function renderBlob(backend: Backend, record: BackendRecord): { content: Buffer; oid: string } {
-  const content = Buffer.from(renderRecordFile(backend.schema, record.content));
+  // A comment's file (key `comment:<id>`) has the comment schema's fields (backends/comment.ts).
+  const content = Buffer.from(renderRecordFile(schemaForKey(backend, record.key), record.content));
   return { content, oid: hashObject("blob", content) };
 }
 
@@ -101,11 +98,32 @@ export function validatorStore(cache: ProjectCache): ValidatorStore {
 }
 
 /**
- * Every record of `backend`, or those changed since `since`, with progress on stderr while it lasts (a
- * first listing of a large project takes a while: its records are counted when it is done).
+ * What one collection is listed from: the backend itself for the records, the backend's comments as records
+ * for the comments (backends/comment.ts `commentListingSource`).
  */
-export async function listRecords(backend: Backend, since?: string): Promise<Listing> {
-  const phase = progress().start(`listing the records of ${backend.description}`);
+export type ListingSource = Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> &
+  Partial<Pick<Backend, "countLive" | "listRemoved" | "useValidators">>;
+
+/** The collections a sync of `backend` lists, each with its own cursor and count: records, then comments. */
+function collectionsOf(backend: Backend): { collection: Collection; source: ListingSource }[] {
+  const comments = commentListingSource(backend);
+  return [
+    { collection: "records", source: backend },
+    ...(comments ? [{ collection: "comments" as const, source: comments }] : []),
+  ];
+}
+
+/**
+ * Every record of `backend`, or those changed since `since`, with progress on stderr while it lasts (a
+ * first listing of a large project takes a while: its records are counted when it is done). `collection`
+ * names what is listed (`the comments of …`).
+ */
+export async function listRecords(
+  backend: ListingSource,
+  since?: string,
+  collection: Collection = "records",
+): Promise<Listing> {
+  const phase = progress().start(`listing the ${collection} of ${backend.description}`);
   let listed: number | undefined;
   try {
     const listing = await (since === undefined ? backend.listAll() : backend.listChangedSince(since));
@@ -232,8 +250,12 @@ export async function importListing(
   phase.end(`${formatCount(listed)} listed`);
   options.trace?.(`listed ${listed} records (full)`);
   const said = listing.summary();
+  const comments = commentListingSource(backend);
+  const commentListing = comments && (await listRecords(comments, undefined, "comments"));
+  if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
     keepValidators(cache, said);
+    if (commentListing) importComments(cache, backend, commentListing, now, options.kept);
     const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
     options.kept?.seal(commit, () => cache.db.storedBlobCount());
     cache.setTip(commit, "import");
@@ -246,6 +268,32 @@ export async function importListing(
     cache.db.audit({ op: "sync", detail: { full: true, listed, changed: listed, deleted: 0, commit } });
     return { full: true, deletions: "listed", changed: listed, deleted: 0, commit, tip: commit };
   });
+}
+
+/** A first sync's comments: stored with the records' first state commit, their sync state beside. */
+function importComments(
+  cache: ProjectCache,
+  backend: Backend,
+  listing: Listing,
+  now: number,
+  kept: FirstStateBlobs | undefined,
+): void {
+  let cursor: string | null = null;
+  for (const record of listing.records) {
+    if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
+    const blob = renderBlob(backend, record);
+    storeRecord(cache, record, blob);
+    kept?.add(blob.content);
+  }
+  cache.db.setSyncState(
+    {
+      cursor,
+      last_sync_ms: now,
+      last_full_ms: listing.complete ? now : 0,
+      count_at_full: listing.complete ? (listing.liveCount ?? listing.records.length) : null,
+    },
+    "comments",
+  );
 }
 
 /** The server's count of its records, as `Listing.liveCount` or `Backend.countLive` gives it. */
@@ -263,30 +311,80 @@ export async function syncCache(
 }
 
 /**
- * `syncCache`; `counted`: the server's count a delta sync of this fetch already asked, for the full listing it
- * makes because of it (at most one count request a fetch).
+ * `syncCache`; `counted`: the server's count a delta sync of this fetch already asked, per collection, for
+ * the full listing it makes because of it (at most one count request a fetch); `only`: the collections to
+ * list (all of them when undefined). Each collection is asked, then all are applied in one transaction
+ * that writes one commit.
  */
 async function sync(
   cache: ProjectCache,
   backend: Backend,
   options: SyncOptions,
-  counted?: ServerCount,
+  counted: Partial<Record<Collection, ServerCount>> = {},
+  only?: ReadonlySet<Collection>,
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
-  const view = await askServer(cache, backend, options, now, counted);
-  const { differs, ...result } = cache.db.exclusive(() => applyServerView(cache, backend, view, now));
-  const { count } = view;
-  if (!differs || count === undefined) return result;
-  options.trace?.("the server's count of records differs from the cache's: a full listing");
-  const whole = await sync(cache, backend, { ...options, reconcile: true }, count);
-  return { ...whole, changed: whole.changed + result.changed, commit: whole.commit ?? result.commit };
+  const views: ServerView[] = [];
+  for (const { collection, source } of collectionsOf(backend)) {
+    if (only && !only.has(collection)) continue;
+    views.push(await askServer(cache, source, collection, options, now, counted[collection]));
+  }
+  const applied = cache.db.exclusive(() => {
+    const each = views.map((view) => applyServerView(cache, backend, view, now));
+    const changed = each.reduce((sum, one) => sum + one.changed, 0);
+    const deleted = each.reduce((sum, one) => sum + one.deleted, 0);
+    const written = commitSync(cache, backend, changed, deleted);
+    // One row a sync: the records' figures, the commit, and the comments' figures beside.
+    const [records, comments] = (["records", "comments"] as const).map(
+      (collection) => each.find((one) => one.collection === collection)?.audit,
+    );
+    const { full, listed, changed: recordsChanged, deleted: recordsDeleted, ...rest } = records ?? {};
+    cache.db.audit({
+      op: "sync",
+      detail: {
+        ...(records ? { full, listed, changed: recordsChanged, deleted: recordsDeleted } : {}),
+        commit: written.commit ?? null,
+        ...rest,
+        ...(comments ? { comments } : {}),
+      },
+    });
+    return { each, changed, deleted, ...written };
+  });
+  const records = applied.each.find((one) => one.collection === "records");
+  const result: SyncResult = {
+    full: records?.full ?? false,
+    deletions: records?.deletions ?? "unchecked",
+    changed: applied.changed,
+    deleted: applied.deleted,
+    commit: applied.commit,
+    tip: applied.tip,
+  };
+  // Each collection's count is compared with the cache's count of that collection, never a sum.
+  const differing = views.filter((view, at) => applied.each[at]?.differs && view.count !== undefined);
+  if (differing.length === 0) return result;
+  const names = differing.map((view) => view.collection);
+  options.trace?.(`the server's count of ${names.join(" and ")} differs from the cache's: a full listing`);
+  const whole = await sync(
+    cache,
+    backend,
+    { ...options, reconcile: true },
+    Object.fromEntries(differing.map((view) => [view.collection, view.count])),
+    new Set(names),
+  );
+  return {
+    ...whole,
+    ...(names.includes("records") ? {} : { full: result.full, deletions: result.deletions }),
+    changed: whole.changed + result.changed,
+    commit: whole.commit ?? result.commit,
+  };
 }
 
-/** key → what the cache holds of each live record (`liveRecords`, `liveRecordsFor`). */
-type LiveRecords = ReturnType<ProjectCache["db"]["liveRecords"]>;
+/** key → what the cache holds of each live record (`liveRecordsOf`, `liveRecordsFor`). */
+type LiveRecords = ReturnType<ProjectCache["db"]["liveRecordsOf"]>;
 
 /** What one sync asked the server: its listing, and what tells of deletions where the listing cannot. */
 interface ServerView {
+  readonly collection: Collection;
   /** A full listing (deletions are what it lacks), not a delta since the cursor. */
   readonly full: boolean;
   readonly listing: Listing;
@@ -299,12 +397,13 @@ interface ServerView {
 /** Lists the records (all of them, or those changed since the cursor minus the overlap) and what tells of deletions. */
 async function askServer(
   cache: ProjectCache,
-  backend: Backend,
+  backend: ListingSource,
+  collection: Collection,
   options: SyncOptions,
   now: number,
   counted: ServerCount | undefined,
 ): Promise<ServerView> {
-  const before = cache.db.syncState();
+  const before = cache.db.syncState(collection);
   const reconcileIntervalMs = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   const full =
     before.cursor === null || options.reconcile === true || now - before.last_full_ms >= reconcileIntervalMs;
@@ -316,8 +415,8 @@ async function askServer(
   // A full listing keeps the server's count beside it (`count_at_full`): asked before it, so that a record
   // removed while the pages are read is still counted and the next delta's count tells.
   const countedBefore = full ? (counted ?? (await backend.countLive?.())) : undefined;
-  const listing = await listRecords(backend, full ? undefined : since);
-  options.trace?.(`listed ${listing.records.length} records (${full ? "full" : `since ${since}`})`);
+  const listing = await listRecords(backend, full ? undefined : since, collection);
+  options.trace?.(`listed ${listing.records.length} ${collection} (${full ? "full" : `since ${since}`})`);
   // A delta cannot show a deletion: the server's count of its records, where it gives one cheaply, can; else
   // the records it says it removed lately.
   const said: ServerCount | undefined =
@@ -329,43 +428,49 @@ async function askServer(
       : undefined;
   const removed: RemovedRecords | undefined =
     full || count !== undefined ? undefined : await backend.listRemoved?.();
-  return { full, listing, count, removed };
+  return { collection, full, listing, count, removed };
 }
 
 /**
- * Writes what the server said into the cache; call it in one transaction. `differs`: the server holds another
- * number of records than the cache after this delta (one was deleted there, or created and not yet listed),
- * so the caller lists everything, once.
+ * Writes what the server said of one collection into the cache; call it in one transaction, then
+ * `commitSync`. `differs`: the server holds another number of the collection's rows than the cache after
+ * this delta (one was deleted there, or created and not yet listed), so the caller lists everything, once.
  */
 function applyServerView(
   cache: ProjectCache,
   backend: Backend,
   view: ServerView,
   now: number,
-): SyncResult & { readonly differs: boolean } {
-  const { full, listing, count, removed } = view;
-  const state = cache.db.syncState();
+): Omit<SyncResult, "commit" | "tip"> & {
+  readonly collection: Collection;
+  readonly differs: boolean;
+  readonly audit: Record<string, unknown>;
+} {
+  const { collection, full, listing, count, removed } = view;
+  const state = cache.db.syncState(collection);
   // A delta sync looks up only what it listed; only a full listing needs every record (to find deletions).
   const live = full
-    ? cache.db.liveRecords()
+    ? cache.db.liveRecordsOf(collection)
     : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
   // Asked after the listing: a record it names is removed, even when the (older) listing had it.
   const gone = new Set(removed?.keys ?? []);
   const { changed, cursor } = rememberListed(cache, backend, listing, live, gone, state.cursor);
   keepValidators(cache, listing);
   const deleted = markDeletions(cache, view, live, gone);
-  const { commit, tip } = commitSync(cache, backend, changed, deleted);
   const complete = full && listing.complete;
-  const liveAfter = complete || count !== undefined ? cache.db.liveCount() : undefined;
-  cache.db.setSyncState({
-    cursor,
-    last_sync_ms: now,
-    last_full_ms: complete ? now : state.last_full_ms,
-    // The server's own count where it gave one: an approximate count that keeps saying it is lag, whether
-    // it lags behind a deletion the listing found or a creation a delta found (or counts what the listing
-    // never shows): not taken for a deletion, and no full listing on every fetch because of it.
-    count_at_full: complete ? (count?.count ?? liveAfter ?? null) : state.count_at_full,
-  });
+  const liveAfter = complete || count !== undefined ? cache.db.liveCountOf(collection) : undefined;
+  cache.db.setSyncState(
+    {
+      cursor,
+      last_sync_ms: now,
+      last_full_ms: complete ? now : state.last_full_ms,
+      // The server's own count where it gave one: an approximate count that keeps saying it is lag, whether
+      // it lags behind a deletion the listing found or a creation a delta found (or counts what the listing
+      // never shows): not taken for a deletion, and no full listing on every fetch because of it.
+      count_at_full: complete ? (count?.count ?? liveAfter ?? null) : state.count_at_full,
+    },
+    collection,
+  );
   // An approximate count that still says what it said at the last full listing is the count lagging, not
   // a deletion.
   const differs =
@@ -373,21 +478,18 @@ function applyServerView(
     count !== undefined &&
     count.count !== liveAfter &&
     !(count.approximate && count.count === state.count_at_full);
-  cache.db.audit({
-    op: "sync",
-    detail: {
-      full,
-      listed: listing.records.length,
-      changed,
-      deleted,
-      commit: commit ?? null,
-      ...(count === undefined ? {} : { serverCount: count.count, cacheCount: liveAfter }),
-      ...(removed === undefined
-        ? {}
-        : { removedNamed: removed.keys.length, removedComplete: removed.complete }),
-    },
-  });
-  return { full, deletions: deletionsChecked(view), changed, deleted, commit, tip, differs };
+  // Audited once the commit is written (`sync`), which the row names.
+  const audit = {
+    full,
+    listed: listing.records.length,
+    changed,
+    deleted,
+    ...(count === undefined ? {} : { serverCount: count.count, cacheCount: liveAfter }),
+    ...(removed === undefined
+      ? {}
+      : { removedNamed: removed.keys.length, removedComplete: removed.complete }),
+  };
+  return { collection, full, deletions: deletionsChecked(view), changed, deleted, differs, audit };
 }
 
 /**
@@ -448,80 +550,9 @@ function markDeletions(
   return deleted;
 }
 
-/** The commit this sync writes, if any (made main's tip), and main's tip after it. */
-function commitSync(
-  cache: ProjectCache,
-  backend: Backend,
-  changed: number,
-  deleted: number,
-): { commit: string | undefined; tip: string } {
-  const tipBefore = cache.tip();
-  let commit: string | undefined;
-  if (changed > 0 || deleted > 0 || tipBefore === undefined) {
-    commit = writeSyncCommit(cache, backend, tipBefore, undefined, changed, deleted);
-  } else if (cache.db.dirtyPaths().length > 0) {
-    // What a push wrote before it was cut off (an error, kill -9) is in `records` but not in main's tree
-    // (the triggers noted the paths): this commit carries it, so that main is the server's state again.
-    commit = writeStateCommit(
-      cache,
-      [tipBefore],
-      syncCommitMessage(backend, "the writes of a push that was cut off"),
-    );
-  }
-  if (commit !== undefined) cache.setTip(commit, tipBefore === undefined ? "import" : "sync");
-  // A cache without a tip got its first commit above.
-  return { commit, tip: commit ?? (tipBefore as string) };
-}
-
 /** How this sync looked for records deleted on the server (`SyncResult.deletions`). */
 function deletionsChecked({ full, listing, count, removed }: ServerView): SyncResult["deletions"] {
   if (full && listing.complete) return "listed";
   if (count !== undefined) return "counted";
   return removed?.complete ? "named" : "unchecked";
-}
-
-/**
- * A commit whose tree is the server state the cache holds (every live record's file), with fixed identity
- * and time = newest `updated_at`: deterministic for a given state and parents.
- */
-export function writeStateCommit(cache: ProjectCache, parents: readonly string[], message: string): string {
-  const tree = writeStateTree(cache);
-  cache.db.countStateCommit();
-  let newest = 0;
-  for (const updatedAt of cache.db.newestUpdateCandidates())
-    newest = Math.max(newest, epochSeconds(updatedAt));
-  return cache.writeObject(
-    "commit",
-    encodeCommit({ tree, parents, identity: SVC_IDENTITY, time: newest, message }),
-  );
-}
-
-/** The message of a state commit that brings the server's changes: `svc: sync <kind> project <p>`, then `body`. */
-export function syncCommitMessage(backend: Pick<Backend, "kind" | "project">, body: string): string {
-  return `svc: sync ${backend.kind} project ${backend.project}\n\n${body}\n`;
-}
-
-function writeSyncCommit(
-  cache: ProjectCache,
-  backend: Backend,
-  parent: string | undefined,
-  continues: string | undefined,
-  changed: number,
-  deleted: number,
-): string {
-  if (parent !== undefined) {
-    return writeStateCommit(
-      cache,
-      [parent],
-      syncCommitMessage(backend, `${changed} changed, ${deleted} removed`),
-    );
-  }
-  const records = `${cache.db.liveCount()} records\n`;
-  return continues === undefined
-    ? writeStateCommit(cache, [], `svc: import ${backend.kind} project ${backend.project}\n\n${records}`)
-    : writeStateCommit(
-        cache,
-        [continues],
-        `svc: import ${backend.kind} project ${backend.project} into a rebuilt cache\n\n${records}`,
-      );
 }

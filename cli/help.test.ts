@@ -41,11 +41,13 @@ Each command's arguments, options and examples: svc <command> --help, e.g. svc i
 
 const INIT_HELP = `svc init: Clone a project (sim::, wiki::, tracker:: or forge::) into a new git working tree
 
-Usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+Usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 
 Options
   --at <time>     Check out the project as this machine's cache saw it at that
                   time (read-only; see svc log --help for the forms)
+  --no-comments   Clone without the records' comments (sets git config
+                  svc.comments false)
   --origin <url>  Where the simulator runs, for sim:: (default $SVC_SIM_ORIGIN,
                   else http://127.0.0.1:7878)
 
@@ -78,6 +80,11 @@ The checkout is complete whatever the project's size: every record file, as with
 git clone of the same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a
 checkout of more files than that is refused, with the git sparse-checkout
 command to run instead.
+
+Each record's comments are files too, comments/<record file name without
+.md>/<comment id>.md (the simulator's; other backends as their docs say);
+--no-comments clones without them (it sets git config svc.comments false in the
+clone, which a clone made without the option can set later).
 
 --at <time> checks out the state this machine's cache held at that time (the
 last sync or push before it; svc log lists them) instead of the server's current

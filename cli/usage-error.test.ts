@@ -51,7 +51,7 @@ test("a mistyped option is named once with the nearest valid one, the usage line
   t.is(
     await refused(["init", "sim::demo", "d", "--orign", "http://x"]),
     `svc init: unknown option --orign (did you mean --origin?)
-usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 Run:
   svc init sim::demo d --origin http://x
 `,
@@ -59,7 +59,7 @@ Run:
   t.is(
     await refused(["init", "sim::demo", "d", "--orign=http://x"]),
     `svc init: unknown option --orign (did you mean --origin?)
-usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 Run:
   svc init sim::demo d --origin=http://x
 `,
@@ -67,7 +67,7 @@ Run:
   t.is(
     await refused(["init", "sim::demo", "d", "--orign"]),
     `svc init: unknown option --orign (did you mean --origin <url>?)
-usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 For example:
   svc init sim::demo demo
 More examples and every option: svc init --help
@@ -96,7 +96,7 @@ test("missing or extra arguments: each named, the usage line, an example and whe
   t.is(
     await refused(["init"]),
     `svc init: missing <kind::project>
-usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 For example:
   svc init sim::demo demo
 More examples and every option: svc init --help
@@ -104,8 +104,8 @@ More examples and every option: svc init --help
   );
   t.is(
     await refused(["init", "a", "b", "c", "-x"]),
-    `svc init: unknown option -x (its options are --at, --origin); unexpected argument "c"
-usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+    `svc init: unknown option -x (its options are --at, --no-comments, --origin); unexpected argument "c"
+usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 For example:
   svc init sim::demo demo
 More examples and every option: svc init --help

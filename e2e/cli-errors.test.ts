@@ -57,7 +57,7 @@ test("a mistyped option or command: the corrected command line it prints runs as
   t.is(
     option.stderr,
     `svc init: unknown option --orign (did you mean --origin?)
-usage: svc init <kind::project> [dir] [--at <time>] [--origin <url>]
+usage: svc init <kind::project> [dir] [--at <time>] [--no-comments] [--origin <url>]
 Run:
   svc init sim::demo d --origin ${simUrl}
 `,

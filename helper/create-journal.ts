@@ -20,8 +20,9 @@
  * next push listed it. README "Exactly once" says so.
  */
 import { realpathSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { Backend, BackendRecord, BaseToken, RecordChanges } from "../backends/backend.js";
+import { commentIdOf, isCommentKey, isCommentPath, schemaForKey } from "../backends/comment.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -50,7 +51,9 @@ function cachedContent(
   record: CachedRecord,
 ): RecordContent | undefined {
   const blob = cache.db.blob(record.rendered_oid);
-  return blob && parseRecordFile(backend.schema, record.path, blob.content.toString("utf8"));
+  return (
+    blob && parseRecordFile(schemaForKey(backend, record.key), record.path, blob.content.toString("utf8"))
+  );
 }
 
 /**
@@ -69,9 +72,14 @@ export function resolveUnfinishedCreates(
     for (const row of cache.db.journalRows(worktree, "sending")) {
       if (row.owner_pid === process.pid || isRunning(row.owner_pid)) continue; // a push of this tree still under way: its answer will come
       const planned = plannedContent(row);
-      const record = cache.db
-        .recordsAfter(row.known_rowid)
-        .find((candidate) => !claimed.has(candidate.key) && matches(cache, backend, candidate, planned));
+      const record = cache.db.recordsAfter(row.known_rowid).find(
+        (candidate) =>
+          !claimed.has(candidate.key) &&
+          // A comment's create is one of the comments in its folder, a record's one of the records.
+          isCommentPath(row.path) === isCommentKey(candidate.key) &&
+          (!isCommentPath(row.path) || dirname(candidate.path) === dirname(row.path)) &&
+          matches(cache, backend, candidate, planned),
+      );
       if (!record) {
         cache.db.journalDrop(row.id);
         continue;
@@ -79,8 +87,11 @@ export function resolveUnfinishedCreates(
       claimed.add(record.key);
       cache.db.journalCreated(row.id, record.key, record.version, record.updated_at);
       found.push(row.path);
+      const what = isCommentKey(record.key)
+        ? `posted as comment ${commentIdOf(record.key)}`
+        : `created as record ${record.key}`;
       log(
-        `svc: ${row.path} was created as record ${record.key} (${record.path}) by a push that was cut off before the answer arrived; it is not created again`,
+        `svc: ${row.path} was ${what} (${record.path}) by a push that was cut off before the answer arrived; it is not created again`,
       );
     }
   });
@@ -95,6 +106,8 @@ function matches(
 ): boolean {
   const content = cachedContent(cache, backend, candidate);
   if (!content) return false;
+  // A comment is its body (its fields are all the server's; `parent` is where it went, its folder).
+  if (isCommentKey(candidate.key)) return content.body === planned.body;
   const unique = backend.schema.uniqueFields;
   if (unique) return unique.every((name) => content.fields[name] === planned.fields[name]);
   const later = backend.schema.setAfterCreate ?? [];

@@ -5,6 +5,7 @@
  * the server's. Also settles create-journal rows whose file the pushed commit no longer has.
  */
 
+import { isCommentKey, isCommentPath } from "../backends/comment.js";
 import { parseRecordFile, type RecordContent, recordKeyOf } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -133,6 +134,8 @@ export async function loadChanges(
   // Each record's file in the base (the user's own files), by record key.
   const baseFiles = new Map<string, { path: string; oid: string }>();
   for (const entry of diff) {
+    // Comment files carry their tokens themselves (helper/push-plan-comments.ts).
+    if (isCommentPath(entry.path)) continue;
     for (const oid of [entry.oldOid, entry.newOid]) {
       const id = idOf(context, entry.path, contents.get(oid));
       if (id) keys.add(id);
@@ -142,7 +145,7 @@ export async function loadChanges(
       if (key && oid === entry.oldOid && !/^0+$/.test(oid)) baseFiles.set(key, { path: entry.path, oid });
     }
   }
-  for (const row of open) if (row.created_key) keys.add(row.created_key);
+  for (const row of open) if (row.created_key && !isCommentKey(row.created_key)) keys.add(row.created_key);
   const unlisted = [...keys].map((key) => schema.fileName(key)).filter((path) => !changedPaths.has(path));
   const tokenFiles =
     unlisted.length === 0

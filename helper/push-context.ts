@@ -6,6 +6,7 @@
 
 import { join } from "node:path";
 import type { WritableBackend } from "../backends/backend.js";
+import type { CommentIdentity } from "../backends/comment.js";
 import type { ProjectCache } from "../cache/cache.js";
 import { ObjectReader } from "../git/object-store.js";
 import { Trees } from "../git/tree-diff.js";
@@ -28,6 +29,8 @@ export interface PushContext {
   readonly trace: (message: string) => void;
   /** The push was forced (`+src:dst`). */
   readonly forced?: boolean;
+  /** Who pushes, as comments name authors: set when the push has comment files (push-comments.ts). */
+  readonly me?: CommentIdentity;
 }
 
 /**

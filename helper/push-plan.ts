@@ -62,9 +62,11 @@ export type PlannedWrite =
  * on disk but leaves the commit: `git rm --cached`), `remove` (`git rm`).
  */
 export interface Remedy {
-  readonly kind: "edit" | "resolve" | "untrack" | "remove";
+  readonly kind: "edit" | "resolve" | "untrack" | "remove" | "restore";
   /** The file the command acts on: the problem's own, or the other file of a duplicate. */
   readonly file: string;
+  /** `restore`: the commit whose version of the file is brought back (`git checkout <source> -- <file>`). */
+  readonly source?: string;
 }
 
 export interface PlanProblem {
@@ -179,10 +181,11 @@ export function planPush(input: PlanInput): Plan {
   return new Planner(input).plan();
 }
 
-class Planner {
-  private readonly problems: PlanProblem[] = [];
-  private readonly ignoredEdits: Plan["ignoredEdits"] = [];
-  private readonly writes: PlannedWrite[] = [];
+/** The planner of record files; helper/push-plan-comments.ts extends it for comment files. */
+export class Planner {
+  protected readonly problems: PlanProblem[] = [];
+  protected readonly ignoredEdits: Plan["ignoredEdits"] = [];
+  protected readonly writes: PlannedWrite[] = [];
   /** Which file a write of each key came from (and whether it has no id): one record, one file. */
   private readonly writtenBy = new Map<string, { path: string; idless: boolean }>();
   private readonly recordFile: RegExp;
@@ -190,7 +193,7 @@ class Planner {
   /** `path\0blob` of each file the push adds or changes → its blob in the base ("" for an added file). */
   private readonly baseOfPushed = new Map<string, string>();
 
-  constructor(private readonly input: PlanInput) {
+  constructor(protected readonly input: PlanInput) {
     this.recordFile = new RegExp(`^${input.schema.folder}/[^/]+\\.md$`);
     for (const entry of input.entries) {
       if (entry.status === "D") continue;
@@ -259,7 +262,7 @@ class Planner {
     return { writes: this.writes, problems: this.problems, ignoredEdits: this.ignoredEdits };
   }
 
-  private refuse(path: string, message: string, remedy?: Remedy["kind"] | Remedy): void {
+  protected refuse(path: string, message: string, remedy?: Remedy["kind"] | Remedy): void {
     const how = typeof remedy === "string" ? { kind: remedy, file: path } : remedy;
     this.problems.push(how ? { path, message, remedy: how } : { path, message });
   }
@@ -299,7 +302,7 @@ class Planner {
    * The first `<<<<<<<` line of conflict markers a merge left in the pushed blob `oid` of `path`, unless the
    * file had them before (its base: the server's record, whose content they then are).
    */
-  private unresolvedConflict(path: string, oid: string, text: string): number | undefined {
+  protected unresolvedConflict(path: string, oid: string, text: string): number | undefined {
     const base = this.baseOfPushed.get(`${path}\0${oid}`);
     if (base === undefined) return undefined; // not a pushed blob: the server's state
     const line = conflictMarkerLine(text);
@@ -308,7 +311,7 @@ class Planner {
   }
 
   /** Each (path, blob) is parsed once, so a bad file is reported once however often the plan looks at it. */
-  private parse(path: string, oid: string): RecordContent | undefined {
+  protected parse(path: string, oid: string): RecordContent | undefined {
     const key = `${path}\0${oid}`;
     if (!this.parsed.has(key)) this.parsed.set(key, this.parseOnce(path, oid));
     return this.parsed.get(key);
@@ -344,7 +347,7 @@ class Planner {
       return undefined;
     }
     try {
-      return parseRecordFile(this.input.schema, path, text);
+      return this.parseText(path, text);
     } catch (error) {
       if (!(error instanceof UserFacingError)) throw error;
       this.refuse(path, error.message.replace(`${path}: `, ""), "edit");
@@ -352,8 +355,13 @@ class Planner {
     }
   }
 
+  /** A file's text, read with the canonical parser. */
+  protected parseText(path: string, text: string): RecordContent {
+    return parseRecordFile(this.input.schema, path, text);
+  }
+
   /** Adds `write` unless another file already writes the same record, or it breaks a limit. */
-  private add(write: PlannedWrite, changes?: RecordChanges, idless = false): void {
+  protected add(write: PlannedWrite, changes?: RecordChanges, idless = false): void {
     if (write.kind !== "create") {
       const other = this.writtenBy.get(write.key);
       if (other) {
@@ -475,16 +483,30 @@ export function nextCommand(problems: readonly PlanProblem[], prefix: string): N
   const files = (...kinds: Remedy["kind"][]) => [
     ...new Set(kinds.flatMap((kind) => [...(byKind.get(kind) ?? [])])),
   ];
-  const removed = new Set(files("remove", "untrack"));
+  const removed = new Set(files("remove", "untrack", "restore"));
   const fix = files("edit", "resolve").filter((file) => !removed.has(file));
   const words = (list: readonly string[]) => list.map((file) => pathFrom(prefix, file)).join(" ");
   const steps: string[] = [];
+  // Each restored file from the commit its problem names (they are all the push's base).
+  const sources = new Map(
+    problems.flatMap(({ remedy }) => (remedy?.source ? [[remedy.file, remedy.source]] : [])),
+  );
+  for (const source of new Set(sources.values())) {
+    const restored = files("restore").filter((file) => sources.get(file) === source);
+    if (restored.length > 0) steps.push(`git checkout ${source} -- ${words(restored)}`);
+  }
   if (files("untrack").length > 0) steps.push(`git rm --cached ${words(files("untrack"))}`);
   if (files("remove").length > 0) steps.push(`git rm ${words(files("remove"))}`);
   if (fix.length > 0) steps.push(`git add ${words(fix)}`);
   const all = [...removed, ...fix];
   const [kind] = byKind.keys();
-  const verb = { edit: "Fix", resolve: "Resolve", remove: "Remove", untrack: "Keep" } as const;
+  const verb = {
+    edit: "Fix",
+    resolve: "Resolve",
+    remove: "Remove",
+    untrack: "Keep",
+    restore: "Restore",
+  } as const;
   const message =
     all.length === 1 && byKind.size === 1 && kind
       ? `${verb[kind]} ${all[0]}${kind === "untrack" ? " out of svc" : ""}`

@@ -5,6 +5,7 @@
  * (`GIT_PREFIX`); the reply is what git prints on its `[remote rejected]` line.
  */
 
+import { commentIdOf, isCommentKey } from "../backends/comment.js";
 import { SvcError } from "../core/errors.js";
 import { BackendUnreachableError, isServerFault, RedirectError, RetryLaterError } from "../core/http.js";
 import { runGit } from "../git/plumbing.js";
@@ -179,8 +180,8 @@ async function mergeInProgress(): Promise<{ unmerged: string[] } | undefined> {
 
 export function describeWrite(write: PlannedWrite): string {
   if (write.kind === "create") return `create from ${write.path}`;
-  if (write.kind === "update") return `update of record ${write.key} (${write.path})`;
-  return `delete of record ${write.key} (${write.path})`;
+  const what = isCommentKey(write.key) ? `comment ${commentIdOf(write.key)}` : `record ${write.key}`;
+  return `${write.kind === "update" ? "update" : "delete"} of ${what} (${write.path})`;
 }
 
 export async function conflictAt(

@@ -5,6 +5,7 @@
  * field (merge.ts); a write an interrupted push already made is dropped, not made twice.
  */
 
+import { schemaForKey } from "../backends/comment.js";
 import { parseRecordFile, type RecordContent } from "../backends/record.js";
 import { isNoChange, recordChanges } from "../backends/record-diff.js";
 import { mergeRecord } from "./merge.js";
@@ -23,7 +24,7 @@ function currentContent(context: PushContext, key: string): RecordContent | unde
   const current = context.cache.db.record(key);
   const blob = current && context.cache.db.blob(current.rendered_oid);
   return blob
-    ? parseRecordFile(context.backend.schema, current.path, blob.content.toString("utf8"))
+    ? parseRecordFile(schemaForKey(context.backend, key), current.path, blob.content.toString("utf8"))
     : undefined;
 }
 
@@ -64,8 +65,9 @@ export function judge(
       continue;
     }
     const theirs = currentContent(context, write.key);
-    if (theirs && isNoChange(recordChanges(backend.schema, theirs, write.desired))) continue; // already written
-    const merged = theirs && mergeRecord(backend.schema, write.original, write.desired, theirs);
+    const schema = schemaForKey(backend, write.key);
+    if (theirs && isNoChange(recordChanges(schema, theirs, write.desired))) continue; // already written
+    const merged = theirs && mergeRecord(schema, write.original, write.desired, theirs);
     if (!merged || !context.autoMerge) {
       stale.push({ ...behind(current.version), mergeable: merged !== undefined });
       continue;
@@ -73,7 +75,7 @@ export function judge(
     context.log(
       `svc: ${write.path} changed on the server too; the edits merge cleanly (svc.autoMerge), writing the merge`,
     );
-    const changes = recordChanges(backend.schema, theirs, merged);
+    const changes = recordChanges(schema, theirs, merged);
     if (isNoChange(changes)) continue;
     writes.push({
       ...write,

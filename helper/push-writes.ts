@@ -7,7 +7,16 @@
  */
 
 import { dirname } from "node:path";
+import type { WriteOutcome } from "../backends/backend.js";
+import {
+  commentIdOf,
+  commentsOf,
+  commentToRecord,
+  isCommentPath,
+  type ServerComment,
+} from "../backends/comment.js";
 import type { ProjectCache } from "../cache/cache.js";
+import type { Collection } from "../cache/db.js";
 import { asLocalFault, isLocalFault } from "../cache/local-fault.js";
 import { rememberRecord, syncCommitMessage, writeStateCommit } from "../cache/sync.js";
 import { formatCount } from "../core/count.js";
@@ -85,6 +94,7 @@ async function applyWrite(
   worktree: string,
   done: number,
 ): Promise<PushReply | undefined> {
+  if (isCommentPath(write.path)) return await applyCommentWrite(context, write, worktree, done);
   const { cache, backend, log, tally } = context;
   if (write.kind === "create") {
     const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
@@ -106,18 +116,11 @@ async function applyWrite(
     return undefined;
   }
   if (write.kind === "update") {
-    const outcome = await backend.update(write.key, write.changes, write.base, write.desired);
-    if (outcome.kind === "ok") {
-      tally.answered = write;
-      rememberRecord(cache, backend, outcome.record);
-      return undefined;
-    }
-    if (outcome.kind === "gone") recordServerDeletion(context, write.key);
-    return conflictAt(
+    return await updated(
       context,
       write,
       done,
-      outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+      await backend.update(write.key, write.changes, write.base, write.desired),
     );
   }
   const outcome = await backend.remove(write.key, write.base);
@@ -129,6 +132,81 @@ async function applyWrite(
     if (outcome.note) log(`svc: ${write.path}: ${outcome.note}`);
     return undefined;
   }
+  cache.db.markDeleted(write.key);
+  return undefined;
+}
+
+/** What an update's answer leaves: the record noted, or the refusal when it changed or went on the server. */
+async function updated(
+  context: PushRun,
+  write: PlannedWrite,
+  done: number,
+  outcome: WriteOutcome,
+): Promise<PushReply | undefined> {
+  if (outcome.kind === "ok") {
+    context.tally.answered = write;
+    rememberRecord(context.cache, context.backend, outcome.record);
+    return undefined;
+  }
+  if (outcome.kind === "gone" && write.kind !== "create") recordServerDeletion(context, write.key);
+  return conflictAt(
+    context,
+    write,
+    done,
+    outcome.kind === "gone" ? "deleted on the server" : outcome.current,
+  );
+}
+
+/**
+ * One write of a comment file (backends/comment.ts): as a record's, through the backend's comment source.
+ * A create goes through the create journal; its record is the comment's parent (`changes.fields.parent`,
+ * push-plan-comments.ts), and its author the pusher (`context.me`).
+ */
+async function applyCommentWrite(
+  context: PushRun,
+  write: PlannedWrite,
+  worktree: string,
+  done: number,
+): Promise<PushReply | undefined> {
+  const { cache, backend, log, tally } = context;
+  const comments = commentsOf(backend);
+  if (!comments) throw new SvcError("SVC_BACKEND", `${write.path}: ${backend.description} has no comments`);
+  const { source } = comments;
+  const commentRecord = (comment: ServerComment) =>
+    commentToRecord(comment, backend.schema.fileName(comment.parentKey), source.versioned);
+  if (write.kind === "create") {
+    const parent = String(write.changes.fields.parent ?? "");
+    const row = journalCreate(cache, worktree, write.path, write.oid, write.changes);
+    let comment: ServerComment;
+    try {
+      comment = await source.create(parent, write.changes.body ?? "", context.me?.author ?? "");
+    } catch (error) {
+      if (isPermanent(error) || isUnsent(error)) cache.db.journalDrop(row);
+      throw error;
+    }
+    tally.answered = write;
+    const record = cache.db.exclusive(() => {
+      const made = commentRecord(comment);
+      journalCreated(cache, row, made);
+      rememberRecord(cache, backend, made);
+      return made;
+    });
+    log(`svc: posted comment ${comment.id} from ${write.path} (it becomes ${record.path})`);
+    return undefined;
+  }
+  const id = commentIdOf(write.key);
+  if (write.kind === "update") {
+    const outcome = await source.update(id, write.changes.body ?? "", write.base);
+    return await updated(
+      context,
+      write,
+      done,
+      outcome.kind === "ok" ? { kind: "ok", record: commentRecord(outcome.comment) } : outcome,
+    );
+  }
+  const outcome = await source.remove(id, write.base);
+  if (outcome.kind === "conflict") return conflictAt(context, write, done, outcome.current);
+  tally.answered = write;
   cache.db.markDeleted(write.key);
   return undefined;
 }
@@ -177,7 +255,8 @@ function partialFailure(
       reason: `${write.path}: refused by the server (${error.data.status}); change the file and push`,
     };
   }
-  if (write.kind === "delete" && !isUnsent(error)) listEverythingNext(context.cache);
+  if (write.kind === "delete" && !isUnsent(error))
+    listEverythingNext(context.cache, isCommentPath(write.path) ? "comments" : "records");
   const message = error instanceof RedirectError ? redirectMessage(error, context.remote) : error.message;
   if (done === 0 && isUnsent(error)) {
     context.log(
@@ -218,10 +297,13 @@ export function localFaultReply(context: PushRun, error: unknown): PushReply {
 
 /**
  * A delete the server may have done although no answer said so: a delta listing cannot show a deletion,
- * so the next sync makes a full listing (as `svc sync --reconcile` does) and the cache loses the record.
+ * so the next sync makes a full listing of the records, or of the comments for a comment (as `svc sync
+ * --reconcile` does), and the cache loses it.
  */
-function listEverythingNext(cache: ProjectCache): void {
-  cache.db.exclusive(() => cache.db.setSyncState({ ...cache.db.syncState(), last_full_ms: 0 }));
+function listEverythingNext(cache: ProjectCache, collection: Collection): void {
+  cache.db.exclusive(() =>
+    cache.db.setSyncState({ ...cache.db.syncState(collection), last_full_ms: 0 }, collection),
+  );
 }
 
 /**

@@ -25,6 +25,7 @@ import { staleTemporaryRefs } from "../git/refs.js";
 import { userGit, userRefCommit } from "../git/user-git.js";
 import { journalLookup, resolveUnfinishedCreates, worktreeId } from "./create-journal.js";
 import { loadChanges, settleAbandonedCreates } from "./push-changes.js";
+import { planWithComments } from "./push-comments.js";
 import {
   type PushContext,
   type PushObjects,
@@ -34,7 +35,6 @@ import {
 } from "./push-context.js";
 import { copyIntoCache } from "./push-copy.js";
 import { crashPoint } from "./push-crash.js";
-import { planPush } from "./push-plan.js";
 import { notReached, refusal, staleRefusal } from "./push-refusals.js";
 import { respelledBodies, respelledNotes } from "./push-respelled.js";
 import { alreadyOnServer, commitResult, reportIgnoredEdits } from "./push-result.js";
@@ -139,31 +139,39 @@ async function integrate(
   resolveUnfinishedCreates(cache, backend, worktree, log);
   const open = await settleAbandonedCreates(cache, objects, worktree, commit);
   const changes = await loadChanges(context, objects, commit, mergeBase, worktree, open);
-  const plan = planPush({
-    schema: backend.schema,
-    entries: changes.diff,
-    read: (oid) => {
-      const content = changes.contents.get(oid);
-      if (!content)
-        throw new SvcError("SVC_STORE", `blob ${oid} of the pushed commits is missing from the cache`);
-      return content;
+  const planned = await planWithComments(
+    context,
+    {
+      schema: backend.schema,
+      entries: changes.diff,
+      read: (oid) => {
+        const content = changes.contents.get(oid);
+        if (!content)
+          throw new SvcError("SVC_STORE", `blob ${oid} of the pushed commits is missing from the cache`);
+        return content;
+      },
+      baseToken: changes.tokenOf,
+      journal: journalLookup(cache, backend, worktree, open, changes.tokenOf),
+      maxBodyBytes: backend.maxRecordBytes,
     },
-    baseToken: changes.tokenOf,
-    journal: journalLookup(cache, backend, worktree, open, changes.tokenOf),
-    maxBodyBytes: backend.maxRecordBytes,
-  });
+    mergeBase,
+  );
+  if (!("plan" in planned)) return planned;
+  const { plan } = planned;
+  // Who pushes, for the comment writes (push-comments.ts).
+  const run: PushRun = { ...context, ...planned.context, tally: context.tally };
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
   crashPoint("planned");
-  const refused = await refusal(context, plan, commit, mergeBase);
+  const refused = await refusal(run, plan, commit, mergeBase);
   if (refused) return refused;
 
-  const judged = judge(context, plan.writes);
-  if (judged.stale.length > 0) return await staleRefusal(context, judged.stale, commit);
-  const failure = await applyWrites(context, judged.writes, commit, worktree);
+  const judged = judge(run, plan.writes);
+  if (judged.stale.length > 0) return await staleRefusal(run, judged.stale, commit);
+  const failure = await applyWrites(run, judged.writes, commit, worktree);
   if (failure) return failure;
   context.trace(`wrote ${judged.writes.length}`);
   crashPoint("result");
-  await commitResult(context, objects, {
+  await commitResult(run, objects, {
     commit,
     tipBefore,
     mergeBase,

@@ -141,10 +141,11 @@ async function connect(
   user: UserRepository,
   log: (message: string) => void,
   trace: (message: string) => void,
+  comments: boolean,
 ): Promise<{ backend: Backend; opened: OpenedCache }> {
   let backend: Backend;
   try {
-    backend = await createBackend(remote, agent);
+    backend = await createBackend(remote, agent, process.env, { comments });
     trace(`backend ${backend.kind} ready`);
   } catch (error) {
     if (error instanceof EgressDeniedError)
@@ -156,7 +157,16 @@ async function connect(
     const keepFirstBlobs = process.env[CLONE_WITH_BLOBS_VARIABLE] === "1";
     return {
       backend,
-      opened: await openProjectCache({ remote, agent, backend, user, log, trace, keepFirstBlobs }),
+      opened: await openProjectCache({
+        remote,
+        agent,
+        backend,
+        user,
+        log,
+        trace,
+        keepFirstBlobs,
+        withoutComments: !comments,
+      }),
     };
   } catch (error) {
     if (error instanceof CacheUnsafeError) {
@@ -216,7 +226,10 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   // Nearly every command reads them (a fetch before it syncs, a lazy fetch for the prefetch, a push): the
   // git that reads them runs while the backend and the cache are opened.
   const settings = readSettings();
-  const { backend, opened } = await connect(remote, agent, user, options.log, options.trace);
+  // Comments are listed unless `svc.comments` is false (`svc init --no-comments` sets it): the backend and
+  // the cache depend on it, so it is read first.
+  const comments = readFlag("git config svc.comments", (await settings).get("svc.comments"), true);
+  const { backend, opened } = await connect(remote, agent, user, options.log, options.trace, comments);
   options.trace(`cache ${opened.cache.dir}`);
   return new CacheSession(options, remote, user, backend, opened, settings);
 }

@@ -6,7 +6,6 @@
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError } from "../../core/errors.js";
 import { type HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
-import { ListingDeadline } from "../../core/pagination.js";
 import type {
   BackendRecord,
   BaseToken,
@@ -18,18 +17,9 @@ import type {
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
 import { UnexpectedShapeError } from "../rest.js";
-import { JsonItemSplitter, JsonItemsError } from "./json-items.js";
-import { LIVE_COUNT_HEADER, SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
-
-const MIB = 1024 * 1024;
-
-/**
- * The issue listing is one JSON array, not paginated (Document 1 "Limits" 3), so it has no cap as a whole
- * (1,000,000 issues are ~500 MB): it is read as it arrives, one issue at a time, and each issue is bounded
- * instead, by the client's cap on one response (`SVC_HTTP_MAX_RESPONSE_MIB`). Records are handed on in
- * batches of this many.
- */
-const LISTING_BATCH = 2000;
+import { SimComments } from "./comments.js";
+import { streamSimItems } from "./listing.js";
+import { SIM_SCHEMA, SIM_STATUSES, simFileName } from "./schema.js";
 
 /**
  * The slugs of the projects the simulator at `origin` serves, in its order (`GET /projects`, Document 1: an
@@ -116,15 +106,20 @@ export class SimBackend implements WritableBackend {
   /** The simulator refuses request bodies over 1 MiB (DESIGN.md §5). */
   readonly maxRecordBytes = 1024 * 1024;
   readonly description: string;
+  readonly commentSource: SimComments | undefined;
   private readonly base: string;
 
+  /** `options.comments`: false leaves comments out (`svc.comments false`). */
   constructor(
     private readonly origin: string,
     readonly project: string,
     private readonly http: HttpClient,
+    options: { readonly comments?: boolean } = {},
   ) {
     this.base = `${origin}/projects/${encodeURIComponent(project)}`;
     this.description = `sim project ${project} at ${origin}`;
+    this.commentSource =
+      options.comments === false ? undefined : new SimComments(origin, project, http, this.description);
   }
 
   /** `GET /projects/<slug>` (Document 1 "Endpoints"): the project exists. The simulator has no credentials. */
@@ -171,89 +166,21 @@ export class SimBackend implements WritableBackend {
   /**
    * The issues of the listing at `url`, validated, in batches as they arrive; each id once. `said` gets how
    * many issues the project holds, when the server says (`LIVE_COUNT_HEADER`; a server of Document 1 alone
-   * does not). The answer may go on for long (1,000,000 issues are ~500 MB), so the client bounds its time
-   * per response cap's worth; the listing as a whole has `SVC_LISTING_TIMEOUT_MS`, checked as each chunk
-   * arrives.
+   * does not). The comment listing (backends/sim/comments.ts) is read the same way (`streamSimItems`).
    */
-  private async *listed(
-    url: string,
-    said: { liveCount?: number } = {},
-  ): AsyncGenerator<readonly BackendRecord[]> {
-    const deadline = new ListingDeadline({
-      server: this.origin,
+  private listed(url: string, said: { liveCount?: number } = {}): AsyncGenerator<readonly BackendRecord[]> {
+    return streamSimItems<BackendRecord>({
+      http: this.http,
+      origin: this.origin,
+      url,
+      description: this.description,
+      noun: "issue",
       listing: `listing the issues of sim project ${this.project}`,
+      convert: simIssueToRecord,
+      idOf: (record) => record.content.fields.id as number,
+      refusal: (response) => this.refusal("listing issues", url, response),
+      said,
     });
-    const response = await this.http.request({ method: "GET", url, stream: true });
-    if (response.status !== 200) throw this.refusal("listing issues", url, response);
-    const count = response.headers[LIVE_COUNT_HEADER];
-    if (count !== undefined && /^\d{1,15}$/.test(count)) said.liveCount = Number(count);
-    const maxItemBytes = this.http.maxResponseBytes;
-    const items = new JsonItemSplitter(maxItemBytes);
-    // The ids seen so far, as numbers: 1,000,000 of them are ~16 MB.
-    const seen = new Set<number>();
-    let head: Buffer | undefined;
-    let batch: BackendRecord[] = [];
-    // A chunk's issues are read in a plain loop: handing each one on through an async generator cost a
-    // promise and a turn of the microtask queue per issue (~8 ms of a 10,000-issue listing).
-    try {
-      for await (const chunk of response.chunks ?? [response.body]) {
-        deadline.check(`${seen.size} issues`);
-        head ??= chunk.subarray(0, 200);
-        for (const text of items.push(chunk)) {
-          const record = simIssueToRecord(JSON.parse(text));
-          if (typeof record === "string") {
-            throw new SvcError(
-              "SVC_BACKEND",
-              `${this.description}: the server sent a malformed issue (${record}); nothing was written`,
-            );
-          }
-          const id = record.content.fields.id as number;
-          if (seen.has(id)) {
-            throw new SvcError(
-              "SVC_BACKEND",
-              `${this.description}: the server listed issue ${record.key} twice; nothing was written`,
-            );
-          }
-          seen.add(id);
-          batch.push(record);
-          if (batch.length === LISTING_BATCH) {
-            yield batch;
-            batch = [];
-          }
-        }
-      }
-      items.end();
-    } catch (error) {
-      if (!(error instanceof JsonItemsError || error instanceof SyntaxError)) throw error;
-      throw this.unreadable(url, error, head ?? Buffer.alloc(0), maxItemBytes);
-    }
-    if (batch.length > 0) yield batch;
-  }
-
-  /**
-   * Why a listing's text could not be read: an issue over the bound, JSON that is not an array, or (a
-   * page of a proxy, a broken answer) text that is not JSON at all. `head` is where the text began.
-   */
-  private unreadable(
-    url: string,
-    error: JsonItemsError | SyntaxError,
-    head: Buffer,
-    maxItemBytes: number,
-  ): SvcError {
-    if (error instanceof JsonItemsError && error.tooLarge !== undefined) {
-      const raised = Math.min(Math.max(Math.ceil(maxItemBytes / MIB), 1) * 2, 1024);
-      return new SvcError(
-        "SVC_BACKEND",
-        `${this.description}: issue ${error.tooLarge} of the listing is longer than ${maxItemBytes / MIB} MiB, the ` +
-          "most svc accepts in one answer; svc closed the connection and kept none of the listing. If issues this " +
-          `large are expected, run the command again with e.g. SVC_HTTP_MAX_RESPONSE_MIB=${raised}; if not, ` +
-          `report it to the admins of ${new URL(url).origin}`,
-      );
-    }
-    // JSON that begins with something else than an array: an object, a string, a number, a literal.
-    if (/^\s*[{"\-0-9tfn]/.test(head.toString("latin1")))
-      return new SvcError("SVC_BACKEND", `${this.description}: the issue list is not a JSON array`);
-    return new NotJsonError(`${this.description}: listing issues`, 200, head);
   }
 
   /** The JSON body of a POST or PATCH: the writable fields that are set, and the body. */

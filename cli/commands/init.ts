@@ -155,6 +155,10 @@ export class InitCommand extends SvcCommand {
       same svc:: URL. SVC_BLOB_LIMIT (off by default) sets a cap: a checkout of more files than that is
       refused, with the git sparse-checkout command to run instead.
 
+      Each record's comments are files too, comments/<record file name without .md>/<comment id>.md (the
+      simulator's; other backends as their docs say); --no-comments clones without them (it sets git config
+      svc.comments false in the clone, which a clone made without the option can set later).
+
       --at <time> checks out the state this machine's cache held at that time (the last sync or push before
       it; svc log lists them) instead of the server's current one. It is what this machine saw, not the
       server's own history, and the working tree is read-only: git push there is refused.
@@ -181,6 +185,9 @@ export class InitCommand extends SvcCommand {
         "Check out the project as this machine's cache saw it at that time (read-only; see svc log --help for the forms)",
     }),
   );
+  noComments = Option.Boolean("--no-comments", false, {
+    description: "Clone without the records' comments (sets git config svc.comments false)",
+  });
   origin = withValueName(
     "url",
     Option.String("--origin", {
@@ -242,7 +249,17 @@ export class InitCommand extends SvcCommand {
     const { userGit } = await import("../../git/user-git.js");
     const stderr = new CloneStderr(this.context.stderr);
     const clone = await userGit(
-      ["clone", "--filter=blob:none", ...(past ? ["--no-checkout"] : []), "--origin", "origin", url, dir],
+      [
+        "clone",
+        "--filter=blob:none",
+        ...(past ? ["--no-checkout"] : []),
+        // Set in the new repository before its first fetch, where the helper reads it.
+        ...(this.noComments ? ["--config", "svc.comments=false"] : []),
+        "--origin",
+        "origin",
+        url,
+        dir,
+      ],
       {
         // The checkout wants every record file: the helper sends them with the clone's own fetch when the
         // blob limit allows, instead of git starting it again for them (stateless-connect.ts); not for --at,
