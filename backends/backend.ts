@@ -3,7 +3,6 @@
  * `BackendRecord`s (key, file path, concurrency token, the content the canonical renderer writes) and
  * carries out the writes a push plans, each guarded by the version the user based the edit on.
  */
-import type { CommentSource } from "./comment.js";
 import type { FieldValue, RecordContent, RecordSchema } from "./record.js";
 
 export interface BackendRecord {
@@ -121,8 +120,9 @@ export interface Backend {
   probe?(): Promise<void>;
   /**
    * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
-   * them off. (Not `comments`: the forge's and the wiki's backends name their own clients so, whose shapes
-   * the lead adapts to this one at merge.) Off (`git config svc.comments false`, `svc init --no-comments`).
+   * them off (`git config svc.comments false`, `svc init --no-comments`). Only the sim's is set so far: the
+   * forge's, tracker's and wiki's `comments()` return their vendor clients (backends/<kind>/comments.ts),
+   * whose signatures are not yet this source's (issue 34, left for the next step).
    */
   readonly commentSource?: CommentSource;
 }
@@ -166,4 +166,68 @@ export interface WritableBackend extends Backend {
 
 export function isWritable(backend: Backend): backend is WritableBackend {
   return "create" in backend && "update" in backend && "remove" in backend;
+}
+
+/** A comment as every backend's comment client returns it (the vendor's shape, checked and made neutral). */
+export interface ServerComment {
+  /** The vendor's comment id as a string. */
+  readonly id: string;
+  /** The record's key as the backend's `BackendRecord.key` has it (sim "42", tracker "TEST-42"). */
+  readonly parentKey: string;
+  /** As written in the file: the login (forge), the display name with the account id, the sim's name. */
+  readonly author: string;
+  /** What "you" is compared with: forge login, tracker/wiki accountId, sim author name. */
+  readonly authorId: string;
+  /** As the file holds it. */
+  readonly body: string;
+  /** RFC 3339 as the server sends it. */
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly version: number | null;
+}
+
+/** A listing of comments, like `Listing` of records. */
+export interface CommentListing {
+  readonly comments: readonly ServerComment[];
+  /** False when the server cut the listing short: deletions must not be inferred from it. */
+  readonly complete: boolean;
+  /** How many comments the project holds now, when the listing's answer says (the sim's `X-Svc-Live-Count`). */
+  readonly liveCount?: number;
+}
+
+/** Who the user is on the server, as comments name their authors. */
+export interface CommentIdentity {
+  /** Compared with `ServerComment.authorId`. */
+  readonly id: string;
+  /** As a comment file's `author` names the user (shown in messages). */
+  readonly author: string;
+}
+
+export type CommentWriteOutcome =
+  | { readonly kind: "ok"; readonly comment: ServerComment }
+  /** The comment changed on the server since the base (a 409, or a newer `updated_at`). */
+  | { readonly kind: "conflict"; readonly current: string }
+  | { readonly kind: "gone" };
+
+/** The comments of a backend that has them: `Backend.commentSource`. */
+export interface CommentSource {
+  /** Whether comment files carry a `version` (sim, wiki). */
+  readonly versioned: boolean;
+  /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
+  readonly bodyMaxLength?: number;
+  /** Every live comment of the project. */
+  listAll(): Promise<CommentListing>;
+  /** Comments with `updatedAt >= since` (inclusive). */
+  listChangedSince(since: string): Promise<CommentListing>;
+  /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
+  create(parentKey: string, body: string, author: string): Promise<ServerComment>;
+  /** Replaces the body of comment `id` if it is still at `base`. */
+  update(id: string, body: string, base: BaseToken): Promise<CommentWriteOutcome>;
+  /** Deletes comment `id` if it is still at `base`. */
+  remove(id: string, base: BaseToken): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
+  /**
+   * Who the user is, asked of the server where it knows (forge `GET /user`); `configured` is what the
+   * user's git config names (`svc.author`, else `user.email`), which the sim takes as is.
+   */
+  whoAmI(configured: string | undefined): Promise<CommentIdentity>;
 }

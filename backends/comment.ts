@@ -1,7 +1,7 @@
 /**
  * Comments as records of their own (DESIGN.md §2 "Comments", issue 34): the neutral shape every backend's
- * comment client returns (`ServerComment`), the source a backend offers them through (`CommentSource`),
- * the comment file's schema, its path, and the conversion into the `BackendRecord` the cache stores.
+ * comment client returns (`ServerComment`) and the source a backend offers them through (`CommentSource`),
+ * both declared with the Backend interface in backend.ts and re-exported here; the comment file's schema, its path, and the conversion into the `BackendRecord` the cache stores.
  *
  * A comment is a file `comments/<record file name without .md>/<comment id>.md`: frontmatter `id, author,
  * created_at, updated_at` (+ `version` where the backend has one), all server-controlled, then the body byte
@@ -10,72 +10,24 @@
  * backend (sim and forge numbers, tracker `TEST-42`, wiki page ids), so the two never collide, and the sync
  * and the push tell them apart by the key (or the path) alone.
  */
-import type { Backend, BackendRecord, BaseToken, Listing } from "./backend.js";
+import type {
+  Backend,
+  BackendRecord,
+  CommentIdentity,
+  CommentListing,
+  CommentSource,
+  Listing,
+  ServerComment,
+} from "./backend.js";
 import { field, type RecordSchema } from "./record.js";
 
-/** A comment as every backend's comment client returns it (the vendor's shape, checked and made neutral). */
-export interface ServerComment {
-  /** The vendor's comment id as a string. */
-  readonly id: string;
-  /** The record's key as the backend's `BackendRecord.key` has it (sim "42", tracker "TEST-42"). */
-  readonly parentKey: string;
-  /** As written in the file: the login (forge), the display name with the account id, the sim's name. */
-  readonly author: string;
-  /** What "you" is compared with: forge login, tracker/wiki accountId, sim author name. */
-  readonly authorId: string;
-  /** As the file holds it. */
-  readonly body: string;
-  /** RFC 3339 as the server sends it. */
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly version: number | null;
-}
-
-/** A listing of comments, like `Listing` of records. */
-export interface CommentListing {
-  readonly comments: readonly ServerComment[];
-  /** False when the server cut the listing short: deletions must not be inferred from it. */
-  readonly complete: boolean;
-  /** How many comments the project holds now, when the listing's answer says (the sim's `X-Svc-Live-Count`). */
-  readonly liveCount?: number;
-}
-
-/** Who the user is on the server, as comments name their authors. */
-export interface CommentIdentity {
-  /** Compared with `ServerComment.authorId`. */
-  readonly id: string;
-  /** As a comment file's `author` names the user (shown in messages). */
-  readonly author: string;
-}
-
-export type CommentWriteOutcome =
-  | { readonly kind: "ok"; readonly comment: ServerComment }
-  /** The comment changed on the server since the base (a 409, or a newer `updated_at`). */
-  | { readonly kind: "conflict"; readonly current: string }
-  | { readonly kind: "gone" };
-
-/** The comments of a backend that has them: `Backend.commentSource`. */
-export interface CommentSource {
-  /** Whether comment files carry a `version` (sim, wiki). */
-  readonly versioned: boolean;
-  /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
-  readonly bodyMaxLength?: number;
-  /** Every live comment of the project. */
-  listAll(): Promise<CommentListing>;
-  /** Comments with `updatedAt >= since` (inclusive). */
-  listChangedSince(since: string): Promise<CommentListing>;
-  /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
-  create(parentKey: string, body: string, author: string): Promise<ServerComment>;
-  /** Replaces the body of comment `id` if it is still at `base`. */
-  update(id: string, body: string, base: BaseToken): Promise<CommentWriteOutcome>;
-  /** Deletes comment `id` if it is still at `base`. */
-  remove(id: string, base: BaseToken): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
-  /**
-   * Who the user is, asked of the server where it knows (forge `GET /user`); `configured` is what the
-   * user's git config names (`svc.author`, else `user.email`), which the sim takes as is.
-   */
-  whoAmI(configured: string | undefined): Promise<CommentIdentity>;
-}
+export type {
+  CommentIdentity,
+  CommentListing,
+  CommentSource,
+  CommentWriteOutcome,
+  ServerComment,
+} from "./backend.js";
 
 /** The folder of comment files. */
 export const COMMENTS_FOLDER = "comments";
