@@ -120,9 +120,9 @@ export interface Backend {
   probe?(): Promise<void>;
   /**
    * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
-   * them off (`git config svc.comments false`, `svc init --no-comments`). Only the sim's is set so far: the
-   * forge's, tracker's and wiki's `comments()` return their vendor clients (backends/<kind>/comments.ts),
-   * whose signatures are not yet this source's (issue 34, left for the next step).
+   * them off (`git config svc.comments false`, `svc init --no-comments`). Set by the sim and the wiki
+   * (backends/wiki/comment-source.ts adapts its client); the forge's and tracker's `comments()` return their
+   * vendor clients (backends/<kind>/comments.ts), whose signatures are not yet this source's.
    */
   readonly commentSource?: CommentSource;
 }
@@ -215,10 +215,13 @@ export interface CommentSource {
   readonly versioned: boolean;
   /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
   readonly bodyMaxLength?: number;
-  /** Every live comment of the project. */
-  listAll(): Promise<CommentListing>;
-  /** Comments with `updatedAt >= since` (inclusive). */
-  listChangedSince(since: string): Promise<CommentListing>;
+  /**
+   * Every live comment of the project. `recordKeys`: the keys of the project's live records as the sync sees
+   * them, for a backend whose listing covers more than the project (the wiki's covers the whole site).
+   */
+  listAll(recordKeys: ReadonlySet<string>): Promise<CommentListing>;
+  /** Comments with `updatedAt >= since` (inclusive); `recordKeys` as for `listAll`. */
+  listChangedSince(since: string, recordKeys: ReadonlySet<string>): Promise<CommentListing>;
   /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
   create(parentKey: string, body: string, author: string): Promise<ServerComment>;
   /** Replaces the body of comment `id` if it is still at `base`. */

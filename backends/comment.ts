@@ -170,18 +170,20 @@ export function commentRecordsOf(backend: Backend, listing: CommentListing, vers
 
 /**
  * The comments of `backend` as the sync lists records (cache/sync.ts): every one, or those changed since,
- * as `BackendRecord`s; undefined where the backend has none.
+ * as `BackendRecord`s; undefined where the backend has none. `recordKeys`: the live records' keys as the
+ * sync sees them when it lists the comments (`CommentSource.listAll`).
  */
 export function commentListingSource(
   backend: Backend,
+  recordKeys: () => ReadonlySet<string>,
 ): Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> | undefined {
   const source = backend.commentSource;
   if (!source) return undefined;
   return {
     description: backend.description,
     overlapMs: backend.overlapMs,
-    listAll: async () => commentRecordsOf(backend, await source.listAll(), source.versioned),
+    listAll: async () => commentRecordsOf(backend, await source.listAll(recordKeys()), source.versioned),
     listChangedSince: async (since) =>
-      commentRecordsOf(backend, await source.listChangedSince(since), source.versioned),
+      commentRecordsOf(backend, await source.listChangedSince(since, recordKeys()), source.versioned),
   };
 }

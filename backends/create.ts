@@ -33,7 +33,7 @@ export async function createBackend(
     const config = { ...wikiConfig(env), baseUrl: remote.origin };
     const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
     http.checkEgress(remote.origin);
-    return new WikiBackend(config, remote.project, http);
+    return new WikiBackend(config, remote.project, http, options);
   }
   if (remote.kind === "forge") {
     const [{ ForgeBackend }, { forgeConfig }] = await Promise.all([

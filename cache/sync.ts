@@ -104,9 +104,15 @@ export function validatorStore(cache: ProjectCache): ValidatorStore {
 export type ListingSource = Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> &
   Partial<Pick<Backend, "countLive" | "listRemoved" | "useValidators">>;
 
-/** The collections a sync of `backend` lists, each with its own cursor and count: records, then comments. */
-function collectionsOf(backend: Backend): { collection: Collection; source: ListingSource }[] {
-  const comments = commentListingSource(backend);
+/**
+ * The collections a sync of `backend` lists, each with its own cursor and count: records, then comments.
+ * `recordKeys`: the live records' keys once the records are listed (what the comments' listing keeps).
+ */
+function collectionsOf(
+  backend: Backend,
+  recordKeys: () => ReadonlySet<string>,
+): { collection: Collection; source: ListingSource }[] {
+  const comments = commentListingSource(backend, recordKeys);
   return [
     { collection: "records", source: backend },
     ...(comments ? [{ collection: "comments" as const, source: comments }] : []),
@@ -250,7 +256,7 @@ export async function importListing(
   phase.end(`${formatCount(listed)} listed`);
   options.trace?.(`listed ${listed} records (full)`);
   const said = listing.summary();
-  const comments = commentListingSource(backend);
+  const comments = commentListingSource(backend, () => new Set(cache.db.liveRecordsOf("records").keys()));
   const commentListing = comments && (await listRecords(comments, undefined, "comments"));
   if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
@@ -325,7 +331,14 @@ async function sync(
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const views: ServerView[] = [];
-  for (const { collection, source } of collectionsOf(backend)) {
+  // The records' keys as this sync sees them: the cache's and those the records' listing just named.
+  const recordKeys = () =>
+    new Set([
+      ...cache.db.liveRecordsOf("records").keys(),
+      ...(views.find((view) => view.collection === "records")?.listing.records.map((record) => record.key) ??
+        []),
+    ]);
+  for (const { collection, source } of collectionsOf(backend, recordKeys)) {
     if (only && !only.has(collection)) continue;
     views.push(await askServer(cache, source, collection, options, now, counted[collection]));
   }

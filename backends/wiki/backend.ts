@@ -11,7 +11,7 @@
  *   (to the trash). An update and a delete are checked against a fresh GET first (a PUT would restore a
  *   trashed page without its new content); the window between the two is the small race DESIGN.md §4
  *   accepts.
- * - Footer comments: `comments()` (comments.ts).
+ * - Footer comments: `commentSource` (comment-source.ts, over the client comments.ts) unless turned off.
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
@@ -28,6 +28,7 @@ import type {
 } from "../backend.js";
 import type { RecordContent } from "../record.js";
 import { basicJsonHeaders, RestClient, type RestResponse, UnexpectedShapeError } from "../rest.js";
+import { WikiCommentSource } from "./comment-source.js";
 import { WikiComments } from "./comments.js";
 import type { WikiConfig } from "./config.js";
 import { digits } from "./content-id.js";
@@ -103,11 +104,14 @@ export class WikiBackend implements WritableBackend {
   private readonly rest: RestClient;
   private readonly site: WikiSite;
   private spaceId: string | undefined;
+  readonly commentSource: WikiCommentSource | undefined;
 
+  /** `options.comments`: false leaves the footer comments out (`svc.comments false`). */
   constructor(
     private readonly config: WikiConfig,
     readonly project: string,
     http: HttpClient,
+    options: { readonly comments?: boolean } = {},
   ) {
     this.description = `wiki space ${project} at ${config.baseUrl}`;
     this.rest = new RestClient({
@@ -130,10 +134,22 @@ export class WikiBackend implements WritableBackend {
       rest: this.rest,
       call: (method, path, body) => this.call(method, path, body),
     };
+    this.commentSource =
+      options.comments === false ? undefined : new WikiCommentSource(new WikiComments(this.site));
   }
 
-  static create(config: WikiConfig, project: string, agent: string): WikiBackend {
-    return new WikiBackend(config, project, new HttpClient({ agent, allowedOrigins: config.allowedOrigins }));
+  static create(
+    config: WikiConfig,
+    project: string,
+    agent: string,
+    options: { readonly comments?: boolean } = {},
+  ): WikiBackend {
+    return new WikiBackend(
+      config,
+      project,
+      new HttpClient({ agent, allowedOrigins: config.allowedOrigins }),
+      options,
+    );
   }
 
   /** Looks the space up (`GET /wiki/api/v2/spaces?keys=<KEY>`): the credentials work and the space is readable. */

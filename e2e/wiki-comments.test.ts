@@ -1,0 +1,171 @@
+/**
+ * Footer comments on the wiki (issue 34) end to end, real git against the fake wiki: a clone shows each page's
+ * thread as `comments/<page id>/<comment id>.md` (storage XHTML byte for byte, `author` the display name with
+ * the account id, quoted: it holds a colon); a new comment file is one POST and after `git pull` is `<id>.md`; an edit of one's own
+ * comment is one PUT with the next version; `git rm` of one's own one DELETE; someone else's comment edited
+ * is refused before any write, and the printed command restores it; a comment changed on the server since
+ * the base is `fetch first`; `svc.comments false` clones without comments.
+ */
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import test, { type ExecutionContext } from "ava";
+import {
+  ACCOUNT_DISPLAY_NAME,
+  ACCOUNT_ID,
+  OTHER_ACCOUNT_ID,
+  OTHER_DISPLAY_NAME,
+} from "../testing/fake-wiki/vendor-data.js";
+import { type FakeWiki, type FakeWikiRequest, givenFakeWiki } from "../testing/fake-wiki.js";
+import { type GitEnv, git, gitOk, run } from "../testing/git.js";
+import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
+import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
+
+const THEIRS = "<p>I can reproduce it &amp; <strong>it hurts</strong>.</p>";
+
+/** A fake wiki with pages 1-3 in SVC, someone else's comment on page 2, and a clone `d` of the space. */
+async function givenThread(
+  t: ExecutionContext,
+  cloneArgs: readonly string[] = [],
+): Promise<{ wiki: FakeWiki; env: GitEnv; ids: string[]; theirs: string }> {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 3);
+  const theirs = wiki.addComment(ids[1] as string, THEIRS, { authorId: OTHER_ACCOUNT_ID }).id;
+  const env = givenWikiEnv(t, wiki);
+  await gitOk(t, env, ["clone", "-q", ...cloneArgs, wikiRemote(wiki.url, "SVC"), "d"]);
+  await gitOk(t, env, ["config", "pull.rebase", "false"], { cwd: "d" });
+  return { wiki, env, ids, theirs };
+}
+
+/** The comment writes the wiki got after request `from`: method and path (account look-ups left out). */
+function commentWrites(wiki: FakeWiki, from: number): FakeWikiRequest[] {
+  return wiki.requests
+    .slice(from)
+    .filter((request) => request.method !== "GET" && request.path.includes("/footer-comments"));
+}
+
+test("a clone shows the threads: comments/<page>/<id>.md with the author's name and account id, the body byte for byte", async (t) => {
+  const { wiki, env, ids, theirs } = await givenThread(t);
+  const path = `comments/${ids[1]}/${theirs}.md`;
+  const file = readWorkFile(env, "d", path);
+  const comment = wiki.comment(theirs);
+  t.is(
+    file,
+    `---\nid: ${theirs}\nauthor: "${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})"\ncreated_at: ${comment?.createdAt}\nupdated_at: ${comment?.version.createdAt}\nversion: 1\n---\n${THEIRS}`,
+  );
+  t.deepEqual(readdirSync(join(env.dir, "d", "comments")), [ids[1]]);
+  t.false(
+    existsSync(join(env.dir, "d", "comments", String(ids[0]))),
+    "a page without comments has no folder",
+  );
+});
+
+test("a new comment is posted once and after git pull is <id>.md; edit and delete your own", async (t) => {
+  const { wiki, env, ids } = await givenThread(t);
+  const page = ids[0] as string;
+  mkdirSync(join(env.dir, "d", "comments", page), { recursive: true });
+  writeWorkFile(env, "d", `comments/${page}/mine.md`, "<p>On it.</p>");
+  await commitAll(t, env, "d", "Comment on page 1");
+  let before = wiki.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.regex(push.stderr, /1 created, 0 updated, 0 deleted/);
+  const posted = commentWrites(wiki, before);
+  t.deepEqual(
+    posted.map((write) => [write.method, write.path]),
+    [["POST", "/wiki/api/v2/footer-comments"]],
+  );
+  t.deepEqual(JSON.parse(posted[0]?.body ?? "{}"), {
+    pageId: page,
+    body: { representation: "storage", value: "<p>On it.</p>" },
+  });
+  const [mine] = wiki.comments(page);
+  if (!mine) return t.fail("the comment is not on the server");
+  t.is(mine.authorId, ACCOUNT_ID);
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  const path = `comments/${page}/${mine.id}.md`;
+  t.false(existsSync(join(env.dir, "d", `comments/${page}/mine.md`)));
+  t.regex(
+    readWorkFile(env, "d", path),
+    new RegExp(`^author: "${ACCOUNT_DISPLAY_NAME} \\(${ACCOUNT_ID}\\)"$`, "m"),
+  );
+  t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
+
+  // Edit your own: one PUT naming the next version.
+  writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("On it.", "On it; in review."));
+  await commitAll(t, env, "d", "Edit my comment");
+  before = wiki.requests.length;
+  const edit = await git(env, ["push"], { cwd: "d" });
+  t.is(edit.code, 0, edit.stderr);
+  t.regex(edit.stderr, /0 created, 1 updated, 0 deleted/);
+  const put = commentWrites(wiki, before);
+  t.deepEqual(
+    put.map((write) => [write.method, write.path]),
+    [["PUT", `/wiki/api/v2/footer-comments/${mine.id}`]],
+  );
+  t.like(JSON.parse(put[0]?.body ?? "{}"), {
+    version: { number: 2 },
+    body: { representation: "storage", value: "<p>On it; in review.</p>" },
+  });
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", path), /^version: 2$/m);
+
+  // Delete your own.
+  await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete my comment");
+  before = wiki.requests.length;
+  const removed = await git(env, ["push"], { cwd: "d" });
+  t.is(removed.code, 0, removed.stderr);
+  t.regex(removed.stderr, /0 created, 0 updated, 1 deleted/);
+  t.deepEqual(
+    commentWrites(wiki, before).map((write) => [write.method, write.path]),
+    [["DELETE", `/wiki/api/v2/footer-comments/${mine.id}`]],
+  );
+  t.is(wiki.comment(mine.id), undefined);
+});
+
+test("someone else's comment edited is refused before any write; the printed command restores it", async (t) => {
+  const { wiki, env, ids, theirs } = await givenThread(t);
+  const path = `comments/${ids[1]}/${theirs}.md`;
+  writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("reproduce", "not reproduce"));
+  await commitAll(t, env, "d", "Edit theirs");
+  const before = wiki.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.true(
+    push.stderr.includes(
+      `${path}: this is ${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})'s comment, edited here`,
+    ),
+    push.stderr,
+  );
+  t.deepEqual(commentWrites(wiki, before), [], "nothing was written");
+  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
+  if (!command) return t.fail(push.stderr);
+  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
+  t.is(fixed.code, 0, fixed.stderr);
+  t.is(wiki.comment(theirs)?.body, THEIRS);
+  t.is(wiki.comment(theirs)?.version.number, 1);
+  t.deepEqual(commentWrites(wiki, before), []);
+});
+
+test("your comment edited on the server since your base: the push is fetch first and writes nothing", async (t) => {
+  const { wiki, env, ids } = await givenThread(t);
+  const page = ids[2] as string;
+  const mine = wiki.addComment(page, "<p>First.</p>\n<p>Second.</p>", { authorId: ACCOUNT_ID });
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  const path = `comments/${page}/${mine.id}.md`;
+  wiki.editComment(mine.id, "<p>First, edited elsewhere.</p>\n<p>Second.</p>");
+  writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("Second.", "Second, edited here."));
+  await commitAll(t, env, "d", "Edit my comment");
+  const before = wiki.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.regex(push.stderr, FETCH_FIRST);
+  t.deepEqual(commentWrites(wiki, before), []);
+  t.is(wiki.comment(mine.id)?.body, "<p>First, edited elsewhere.</p>\n<p>Second.</p>");
+});
+
+test("svc.comments false clones without comments", async (t) => {
+  const { env } = await givenThread(t, ["-c", "svc.comments=false"]);
+  t.false(existsSync(join(env.dir, "d", "comments")));
+  t.true(existsSync(join(env.dir, "d", "pages")));
+});
