@@ -212,6 +212,10 @@ const WIKI_DELTA_FETCH = [
   "GET /wiki/api/v2/spaces?keys=SVC",
   "GET /wiki/api/v2/spaces/{id}/pages?body-format=storage&status=current&sort=-modified-date&limit=250",
   "GET /wiki/api/v2/spaces/{id}/pages?status=trashed&status=deleted&status=archived&sort=-modified-date&limit=250",
+  // The footer comments changed since (the space has one): the site's listing newest first; the comment,
+  // written within the overlap, is listed again, and its author's name asked (once a fetch).
+  "GET /wiki/api/v2/footer-comments?body-format=storage&sort=-modified-date&limit=250",
+  "POST /wiki/api/v2/users-bulk",
 ];
 
 test("pages trashed or archived on the wiki leave the working tree with a plain git pull: one request for the space's removed pages a fetch", async (t) => {
@@ -219,6 +223,7 @@ test("pages trashed or archived on the wiki leave the working tree with a plain 
   const ids = wiki.seedPages("SVC", 6);
   // In the trash before the clone, and still: the answer names it, the cache never held it.
   wiki.trashPage(ids[5] as string);
+  wiki.addComment(ids[0] as string, "<p>A comment, so that a fetch lists the comments changed since</p>");
   const env = givenWikiEnv(t, wiki);
   await gitOk(t, env, ["clone", "-q", wikiRemote(wiki.url, "SVC"), "d"]);
   const [kept = "", trashed = "", archived = "", edited = ""] = ids;
@@ -247,7 +252,7 @@ test("pages trashed or archived on the wiki leave the working tree with a plain 
   t.is(syncs.length, 1);
   t.like(syncs[0]?.detail, { full: false, deleted: 3, changed: 0, removedNamed: 4, removedComplete: true });
 
-  // Nothing removed since: a fetch is the same three requests, and says nothing about deletions.
+  // Nothing removed since: a fetch is the same requests, and says nothing about deletions.
   const again = wiki.requests.length;
   const fetch = await git(env, ["fetch"], { cwd: "d" });
   t.is(fetch.code, 0, fetch.stderr);
