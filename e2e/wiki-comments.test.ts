@@ -43,6 +43,29 @@ function commentWrites(wiki: FakeWiki, from: number): FakeWikiRequest[] {
     .filter((request) => request.method !== "GET" && request.path.includes("/footer-comments"));
 }
 
+/**
+ * Pushes `d`, which must be accepted with `summary` and write exactly one comment request `[method, path]`;
+ * the JSON body that request sent.
+ */
+async function pushedOne(
+  t: ExecutionContext,
+  env: GitEnv,
+  wiki: FakeWiki,
+  summary: RegExp,
+  expected: readonly [string, string],
+): Promise<unknown> {
+  const before = wiki.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 0, push.stderr);
+  t.regex(push.stderr, summary);
+  const writes = commentWrites(wiki, before);
+  t.deepEqual(
+    writes.map((write) => [write.method, write.path]),
+    [expected],
+  );
+  return JSON.parse(writes[0]?.body || "null");
+}
+
 test("a clone shows the threads: comments/<page>/<id>.md with the author's name and account id, the body byte for byte", async (t) => {
   const { wiki, env, ids, theirs } = await givenThread(t);
   const path = `comments/${ids[1]}/${theirs}.md`;
@@ -65,19 +88,11 @@ test("a new comment is posted once and after git pull is <id>.md; edit and delet
   mkdirSync(join(env.dir, "d", "comments", page), { recursive: true });
   writeWorkFile(env, "d", `comments/${page}/mine.md`, "<p>On it.</p>");
   await commitAll(t, env, "d", "Comment on page 1");
-  let before = wiki.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 0, push.stderr);
-  t.regex(push.stderr, /1 created, 0 updated, 0 deleted/);
-  const posted = commentWrites(wiki, before);
-  t.deepEqual(
-    posted.map((write) => [write.method, write.path]),
-    [["POST", "/wiki/api/v2/footer-comments"]],
-  );
-  t.deepEqual(JSON.parse(posted[0]?.body ?? "{}"), {
-    pageId: page,
-    body: { representation: "storage", value: "<p>On it.</p>" },
-  });
+  const posted = await pushedOne(t, env, wiki, /1 created, 0 updated, 0 deleted/, [
+    "POST",
+    "/wiki/api/v2/footer-comments",
+  ]);
+  t.deepEqual(posted, { pageId: page, body: { representation: "storage", value: "<p>On it.</p>" } });
   const [mine] = wiki.comments(page);
   if (!mine) return t.fail("the comment is not on the server");
   t.is(mine.authorId, ACCOUNT_ID);
@@ -93,16 +108,11 @@ test("a new comment is posted once and after git pull is <id>.md; edit and delet
   // Edit your own: one PUT naming the next version.
   writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("On it.", "On it; in review."));
   await commitAll(t, env, "d", "Edit my comment");
-  before = wiki.requests.length;
-  const edit = await git(env, ["push"], { cwd: "d" });
-  t.is(edit.code, 0, edit.stderr);
-  t.regex(edit.stderr, /0 created, 1 updated, 0 deleted/);
-  const put = commentWrites(wiki, before);
-  t.deepEqual(
-    put.map((write) => [write.method, write.path]),
-    [["PUT", `/wiki/api/v2/footer-comments/${mine.id}`]],
-  );
-  t.like(JSON.parse(put[0]?.body ?? "{}"), {
+  const put = await pushedOne(t, env, wiki, /0 created, 1 updated, 0 deleted/, [
+    "PUT",
+    `/wiki/api/v2/footer-comments/${mine.id}`,
+  ]);
+  t.like(put, {
     version: { number: 2 },
     body: { representation: "storage", value: "<p>On it; in review.</p>" },
   });
@@ -112,14 +122,10 @@ test("a new comment is posted once and after git pull is <id>.md; edit and delet
   // Delete your own.
   await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
   await commitAll(t, env, "d", "Delete my comment");
-  before = wiki.requests.length;
-  const removed = await git(env, ["push"], { cwd: "d" });
-  t.is(removed.code, 0, removed.stderr);
-  t.regex(removed.stderr, /0 created, 0 updated, 1 deleted/);
-  t.deepEqual(
-    commentWrites(wiki, before).map((write) => [write.method, write.path]),
-    [["DELETE", `/wiki/api/v2/footer-comments/${mine.id}`]],
-  );
+  await pushedOne(t, env, wiki, /0 created, 0 updated, 1 deleted/, [
+    "DELETE",
+    `/wiki/api/v2/footer-comments/${mine.id}`,
+  ]);
   t.is(wiki.comment(mine.id), undefined);
 });
 
