@@ -261,7 +261,8 @@ export async function importListing(
   if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
     keepValidators(cache, said);
-    if (commentListing) importComments(cache, backend, commentListing, now, options.kept);
+    if (commentListing)
+      importComments(cache, backend, commentListing, now, options.kept, ceiledCursor(cursor, null, said));
     const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
     options.kept?.seal(commit, () => cache.db.storedBlobCount());
     cache.setTip(commit, "import");
@@ -276,13 +277,17 @@ export async function importListing(
   });
 }
 
-/** A first sync's comments: stored with the records' first state commit, their sync state beside. */
+/**
+ * A first sync's comments: stored with the records' first state commit, their sync state beside.
+ * `recordsCursor`: where an empty listing's cursor starts (a comment written after it is newer than every record listed before it).
+ */
 function importComments(
   cache: ProjectCache,
   backend: Backend,
   listing: Listing,
   now: number,
   kept: FirstStateBlobs | undefined,
+  recordsCursor: string | null,
 ): void {
   let cursor: string | null = null;
   for (const record of listing.records) {
@@ -293,7 +298,7 @@ function importComments(
   }
   cache.db.setSyncState(
     {
-      cursor,
+      cursor: cursor ?? (listing.complete ? recordsCursor : null),
       last_sync_ms: now,
       last_full_ms: listing.complete ? now : 0,
       count_at_full: listing.complete ? (listing.liveCount ?? listing.records.length) : null,
@@ -467,7 +472,13 @@ function applyServerView(
     : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
   // Asked after the listing: a record it names is removed, even when the (older) listing had it.
   const gone = new Set(removed?.keys ?? []);
-  const { changed, cursor } = rememberListed(cache, backend, listing, live, gone, state.cursor);
+  const listed = rememberListed(cache, backend, listing, live, gone, state.cursor);
+  const { changed } = listed;
+  // A project without comments: the next listing of them starts at the records' cursor (a comment written
+  // after this complete listing is newer than every record it saw), not a full listing on every fetch.
+  const cursor =
+    listed.cursor ??
+    (collection === "comments" && full && listing.complete ? cache.db.syncState("records").cursor : null);
   keepValidators(cache, listing);
   const deleted = markDeletions(cache, view, live, gone);
   const complete = full && listing.complete;

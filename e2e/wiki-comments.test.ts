@@ -175,3 +175,20 @@ test("svc.comments false clones without comments", async (t) => {
   t.false(existsSync(join(env.dir, "d", "comments")));
   t.true(existsSync(join(env.dir, "d", "pages")));
 });
+
+test("a space without comments: a fetch lists the comments changed since, not the site's whole listing; a new one arrives", async (t) => {
+  const wiki = await givenFakeWiki(t);
+  const ids = wiki.seedPages("SVC", 2);
+  const env = givenWikiEnv(t, wiki);
+  await gitOk(t, env, ["clone", "-q", wikiRemote(wiki.url, "SVC"), "d"]);
+  t.false(existsSync(join(env.dir, "d", "comments")));
+  const theirs = wiki.addComment(ids[0] as string, THEIRS).id;
+  const from = wiki.requests.length;
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  const listings = wiki.requests
+    .slice(from)
+    .filter((request) => request.path.startsWith("/wiki/api/v2/footer-comments?"))
+    .map((request) => request.path);
+  t.deepEqual(listings, ["/wiki/api/v2/footer-comments?body-format=storage&sort=-modified-date&limit=250"]);
+  t.regex(readWorkFile(env, "d", `comments/${ids[0]}/${theirs}.md`), /I can reproduce it/);
+});
