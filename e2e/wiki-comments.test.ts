@@ -1,10 +1,11 @@
 /**
  * Footer comments on the wiki (issue 34) end to end, real git against the fake wiki: a clone shows each page's
  * thread as `comments/<page id>/<comment id>.md` (storage XHTML byte for byte, `author` the display name with
- * the account id, quoted: it holds a colon); a new comment file is one POST and after `git pull` is `<id>.md`; an edit of one's own
- * comment is one PUT with the next version; `git rm` of one's own one DELETE; someone else's comment edited
- * is refused before any write, and the printed command restores it; a comment changed on the server since
- * the base is `fetch first`; `svc.comments false` clones without comments.
+ * the account id, quoted: it holds a colon); a new comment file is one POST and after `git pull` is
+ * `<id>.md`; an edit of one's own comment is one PUT with the next version; `git rm` of one's own one DELETE;
+ * someone else's comment edited is refused before any write, and the printed command restores it; a comment
+ * changed on the server since the base is `fetch first`; a comment deleted on the wiki leaves at the next
+ * full listing; `svc.comments false` clones without comments.
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import {
   OTHER_DISPLAY_NAME,
 } from "../testing/fake-wiki/vendor-data.js";
 import { type FakeWiki, type FakeWikiRequest, givenFakeWiki } from "../testing/fake-wiki.js";
-import { type GitEnv, git, gitOk, run } from "../testing/git.js";
+import { type GitEnv, git, gitOk, run, svc } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
 
@@ -191,4 +192,17 @@ test("a space without comments: a fetch lists the comments changed since, not th
     .map((request) => request.path);
   t.deepEqual(listings, ["/wiki/api/v2/footer-comments?body-format=storage&sort=-modified-date&limit=250"]);
   t.regex(readWorkFile(env, "d", `comments/${ids[0]}/${theirs}.md`), /I can reproduce it/);
+});
+
+test("a comment deleted on the wiki stays until a full listing of the comments, then leaves with git pull", async (t) => {
+  const { wiki, env, ids, theirs } = await givenThread(t);
+  const path = `comments/${ids[1]}/${theirs}.md`;
+  wiki.deleteComment(theirs);
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  t.true(existsSync(join(env.dir, "d", path)), "a delta cannot show a deleted comment");
+  const reconcile = await svc(env, ["sync", "--reconcile", "d"]);
+  t.is(reconcile.code, 0, reconcile.stderr);
+  await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
+  t.false(existsSync(join(env.dir, "d", path)));
+  t.true(existsSync(join(env.dir, "d", `pages/${ids[1]}.md`)));
 });
