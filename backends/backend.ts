@@ -120,9 +120,8 @@ export interface Backend {
   probe?(): Promise<void>;
   /**
    * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
-   * them off (`git config svc.comments false`, `svc init --no-comments`). Only the sim's is set so far: the
-   * forge's, tracker's and wiki's `comments()` return their vendor clients (backends/<kind>/comments.ts),
-   * whose signatures are not yet this source's (issue 34, left for the next step).
+   * them off (`git config svc.comments false`, `svc init --no-comments`). The sim's and the forge's (an
+   * adapter of its `comments()` client, backends/forge/comment-source.ts) are set.
    */
   readonly commentSource?: CommentSource;
 }
@@ -193,7 +192,16 @@ export interface CommentListing {
   readonly complete: boolean;
   /** How many comments the project holds now, when the listing's answer says (the sim's `X-Svc-Live-Count`). */
   readonly liveCount?: number;
+  /** Ids of comments listed again without being sent (a `304` for a kept result page): as `Listing.unchanged`. */
+  readonly unchanged?: readonly string[];
+  /** As `Listing.validators`, `replacesValidators` and `cursorCeiling` (the forge's conditional listing). */
+  readonly validators?: readonly Validator[];
+  readonly replacesValidators?: string;
+  readonly cursorCeiling?: string;
 }
+
+/** Whether `parentKey` is a record the sync knows (the cache's, or this sync's listing's): `CommentSource`. */
+export type IsRecord = (parentKey: string) => boolean;
 
 /** Who the user is on the server, as comments name their authors. */
 export interface CommentIdentity {
@@ -215,10 +223,13 @@ export interface CommentSource {
   readonly versioned: boolean;
   /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
   readonly bodyMaxLength?: number;
-  /** Every live comment of the project. */
-  listAll(): Promise<CommentListing>;
+  /**
+   * Every live comment of the project. `isRecord`: which parents are records, for a backend whose listing
+   * also holds comments on what is no record (the forge's pull requests); others ignore it.
+   */
+  listAll(isRecord?: IsRecord): Promise<CommentListing>;
   /** Comments with `updatedAt >= since` (inclusive). */
-  listChangedSince(since: string): Promise<CommentListing>;
+  listChangedSince(since: string, isRecord?: IsRecord): Promise<CommentListing>;
   /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
   create(parentKey: string, body: string, author: string): Promise<ServerComment>;
   /** Replaces the body of comment `id` if it is still at `base`. */

@@ -16,6 +16,7 @@ import type {
   CommentIdentity,
   CommentListing,
   CommentSource,
+  IsRecord,
   Listing,
   ServerComment,
 } from "./backend.js";
@@ -26,6 +27,7 @@ export type {
   CommentListing,
   CommentSource,
   CommentWriteOutcome,
+  IsRecord,
   ServerComment,
 } from "./backend.js";
 
@@ -165,6 +167,10 @@ export function commentRecordsOf(backend: Backend, listing: CommentListing, vers
     records,
     complete: listing.complete,
     ...(listing.liveCount === undefined ? {} : { liveCount: listing.liveCount }),
+    ...(listing.unchanged === undefined ? {} : { unchanged: listing.unchanged.map(commentKey) }),
+    ...(listing.validators === undefined ? {} : { validators: listing.validators }),
+    ...(listing.replacesValidators === undefined ? {} : { replacesValidators: listing.replacesValidators }),
+    ...(listing.cursorCeiling === undefined ? {} : { cursorCeiling: listing.cursorCeiling }),
   };
 }
 
@@ -174,14 +180,15 @@ export function commentRecordsOf(backend: Backend, listing: CommentListing, vers
  */
 export function commentListingSource(
   backend: Backend,
+  isRecord?: IsRecord,
 ): Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> | undefined {
   const source = backend.commentSource;
   if (!source) return undefined;
   return {
     description: backend.description,
     overlapMs: backend.overlapMs,
-    listAll: async () => commentRecordsOf(backend, await source.listAll(), source.versioned),
+    listAll: async () => commentRecordsOf(backend, await source.listAll(isRecord), source.versioned),
     listChangedSince: async (since) =>
-      commentRecordsOf(backend, await source.listChangedSince(since), source.versioned),
+      commentRecordsOf(backend, await source.listChangedSince(since, isRecord), source.versioned),
   };
 }

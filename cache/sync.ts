@@ -11,7 +11,14 @@
  * is deterministic: fixed identity, time = newest `updated_at` in the tree, parent = previous tip, so caches
  * that saw the same server states have the same commit ids.
  */
-import type { Backend, BackendRecord, Listing, RemovedRecords, ValidatorStore } from "../backends/backend.js";
+import type {
+  Backend,
+  BackendRecord,
+  IsRecord,
+  Listing,
+  RemovedRecords,
+  ValidatorStore,
+} from "../backends/backend.js";
 import { commentListingSource, schemaForKey } from "../backends/comment.js";
 import { renderRecordFile } from "../backends/record.js";
 import { formatCount } from "../core/count.js";
@@ -105,8 +112,11 @@ export type ListingSource = Pick<Backend, "description" | "overlapMs" | "listAll
   Partial<Pick<Backend, "countLive" | "listRemoved" | "useValidators">>;
 
 /** The collections a sync of `backend` lists, each with its own cursor and count: records, then comments. */
-function collectionsOf(backend: Backend): { collection: Collection; source: ListingSource }[] {
-  const comments = commentListingSource(backend);
+function collectionsOf(
+  backend: Backend,
+  isRecord: IsRecord,
+): { collection: Collection; source: ListingSource }[] {
+  const comments = commentListingSource(backend, isRecord);
   return [
     { collection: "records", source: backend },
     ...(comments ? [{ collection: "comments" as const, source: comments }] : []),
@@ -250,7 +260,8 @@ export async function importListing(
   phase.end(`${formatCount(listed)} listed`);
   options.trace?.(`listed ${listed} records (full)`);
   const said = listing.summary();
-  const comments = commentListingSource(backend);
+  // The records are in the cache by now (stored batch by batch above).
+  const comments = commentListingSource(backend, knownRecords(cache));
   const commentListing = comments && (await listRecords(comments, undefined, "comments"));
   if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
@@ -270,6 +281,15 @@ export async function importListing(
   });
 }
 
+/** Whether a key is a live record of the cache (its keys read once, when first asked). */
+function knownRecords(cache: ProjectCache): IsRecord {
+  let keys: ReadonlySet<string> | undefined;
+  return (key) => {
+    keys ??= new Set(cache.db.liveRecordsOf("records").keys());
+    return keys.has(key);
+  };
+}
+
 /** A first sync's comments: stored with the records' first state commit, their sync state beside. */
 function importComments(
   cache: ProjectCache,
@@ -285,9 +305,10 @@ function importComments(
     storeRecord(cache, record, blob);
     kept?.add(blob.content);
   }
+  keepValidators(cache, listing);
   cache.db.setSyncState(
     {
-      cursor,
+      cursor: ceiledCursor(cursor, null, listing),
       last_sync_ms: now,
       last_full_ms: listing.complete ? now : 0,
       count_at_full: listing.complete ? (listing.liveCount ?? listing.records.length) : null,
@@ -325,9 +346,15 @@ async function sync(
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const views: ServerView[] = [];
-  for (const { collection, source } of collectionsOf(backend)) {
+  // The records are asked first: a comment's parent is a record of the cache or of this records listing.
+  const inCache = knownRecords(cache);
+  const listed = new Set<string>();
+  const isRecord: IsRecord = (key) => listed.has(key) || inCache(key);
+  for (const { collection, source } of collectionsOf(backend, isRecord)) {
     if (only && !only.has(collection)) continue;
-    views.push(await askServer(cache, source, collection, options, now, counted[collection]));
+    const view = await askServer(cache, source, collection, options, now, counted[collection]);
+    if (collection === "records") for (const record of view.listing.records) listed.add(record.key);
+    views.push(view);
   }
   const applied = cache.db.exclusive(() => {
     const each = views.map((view) => applyServerView(cache, backend, view, now));
