@@ -65,8 +65,9 @@ export class ForgeBackend implements WritableBackend {
   private readonly pages: ForgePages;
   /** `options.comments`: false leaves comments out (`svc.comments false`). */
   readonly commentSource: ForgeCommentSource | undefined;
-  /** When this process last began listing the issues (ms): the comment source's `recordsListedAt`. */
+  /** What this process's issue listings saw, for the comment source: when the last began (ms), pull requests. */
   private issuesListedAt: number | undefined;
+  private readonly pullRequests = new Set<string>();
 
   constructor(
     private readonly config: ForgeConfig,
@@ -107,7 +108,11 @@ export class ForgeBackend implements WritableBackend {
     this.commentSource =
       options.comments === false
         ? undefined
-        : new ForgeCommentSource(this.comments(), () => this.issuesListedAt, this.overlapMs);
+        : new ForgeCommentSource(this.comments(), {
+            listedAt: () => this.issuesListedAt,
+            isPullRequest: (key) => this.pullRequests.has(key),
+            overlapMs: this.overlapMs,
+          });
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
@@ -235,7 +240,11 @@ export class ForgeBackend implements WritableBackend {
     const issues: ForgeIssue[] = [];
     for (const item of value) {
       const issue = toForgeIssue(item);
-      if (issue === PULL_REQUEST) continue;
+      if (issue === PULL_REQUEST) {
+        const number = isObject(item) ? item.number : undefined;
+        if (typeof number === "number") this.pullRequests.add(String(number));
+        continue;
+      }
       if (typeof issue === "string") throw this.malformed(issue, status);
       issues.push(issue);
     }

@@ -5,10 +5,11 @@
  * - `isRecord` (the cache's records and this sync's issues listing, which skips pull requests) tells the
  *   client which comments are on issues; with none given, every comment's parent counts as an issue.
  * - A listing may name a comment twice (the full listing and the delta it primes): the last one is kept.
- * - A skipped comment created after the issues listing began (less the overlap, for clock skew) may be on an
- *   issue created between the two listings: the cursor is held back before it and this listing's validators
- *   are not kept, so the next fetch lists it again, once the issues listing knows its issue. Older skipped
- *   comments are on pull requests and stay skipped.
+ * - A skipped comment created after the issues listing began (less the overlap, for clock skew), on no pull
+ *   request that listing saw, may be on an issue created between the two listings: the cursor is held back
+ *   before it and this listing's validators are not kept, so the next fetch lists it again, once the issues
+ *   listing knows its issue. Other skipped comments are on pull requests and stay skipped (a new comment
+ *   moves its pull request's `updated_at`, so the issues listing that precedes it has seen the pull request).
  * - No comment version: `update` and `remove` compare `updated_at` before the write (the client does it).
  */
 import type {
@@ -26,19 +27,24 @@ import {
   MAX_COMMENT_CHARACTERS,
 } from "./comments.js";
 
+/** What the backend's issue listings in this process saw. */
+export interface IssuesListed {
+  /** When the last one began (ms), or undefined. */
+  readonly listedAt: () => number | undefined;
+  /** Whether they skipped `key` as a pull request. */
+  readonly isPullRequest: (key: string) => boolean;
+  /** The backend's `overlapMs`. */
+  readonly overlapMs: number;
+}
+
 export class ForgeCommentSource implements CommentSource {
   readonly versioned = false;
   /** GitHub counts code points; a UTF-16 length at this limit may still be over it, which the client says. */
   readonly bodyMaxLength = MAX_COMMENT_CHARACTERS;
 
-  /**
-   * `recordsListedAt`: when this process last began listing the issues (ms), or undefined; `overlapMs`: the
-   * backend's.
-   */
   constructor(
     private readonly client: ForgeComments,
-    private readonly recordsListedAt: () => number | undefined,
-    private readonly overlapMs: number,
+    private readonly issues: IssuesListed,
   ) {}
 
   async listAll(isRecord?: IsRecord): Promise<CommentListing> {
@@ -55,11 +61,11 @@ export class ForgeCommentSource implements CommentSource {
       byId.delete(comment.id);
       byId.set(comment.id, comment);
     }
-    const from = new Date((this.recordsListedAt() ?? Date.now()) - this.overlapMs).toISOString();
+    const from = new Date((this.issues.listedAt() ?? Date.now()) - this.issues.overlapMs).toISOString();
     let held: string | undefined;
     for (const comment of listing.skippedComments) {
-      if (comment.createdAt >= from && (held === undefined || comment.updatedAt < held))
-        held = comment.updatedAt;
+      if (this.issues.isPullRequest(comment.parentKey) || comment.createdAt < from) continue;
+      if (held === undefined || comment.updatedAt < held) held = comment.updatedAt;
     }
     const ceiling =
       held === undefined
