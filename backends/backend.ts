@@ -128,9 +128,8 @@ export interface Backend {
   probe?(): Promise<void>;
   /**
    * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
-   * them off (`git config svc.comments false`, `svc init --no-comments`). Set by the sim and the wiki
-   * (backends/wiki/comment-source.ts adapts its client); the forge's and tracker's `comments()` return their
-   * vendor clients (backends/<kind>/comments.ts), whose signatures are not yet this source's.
+   * them off (`git config svc.comments false`, `svc init --no-comments`). Set by the sim, the forge, the
+   * tracker and the wiki, each an adapter of its `comments()` client (backends/<kind>/comment-source.ts).
    */
   readonly commentSource?: CommentSource;
 }
@@ -201,7 +200,19 @@ export interface CommentListing {
   readonly complete: boolean;
   /** How many comments the project holds now, when the listing's answer says (the sim's `X-Svc-Live-Count`). */
   readonly liveCount?: number;
+  /** Ids of comments listed again without being sent (a `304` for a kept result page): as `Listing.unchanged`. */
+  readonly unchanged?: readonly string[];
+  /** As `Listing.validators`, `replacesValidators` and `cursorCeiling` (the forge's conditional listing). */
+  readonly validators?: readonly Validator[];
+  readonly replacesValidators?: string;
+  readonly cursorCeiling?: string;
 }
+
+/**
+ * Whether `parentKey` is a record the sync knows (the cache's, or this sync's listing's), and `all()` of them:
+ * what `CommentSource`'s listings are handed. Both read the cache only when first asked.
+ */
+export type IsRecord = ((parentKey: string) => boolean) & { readonly all: () => ReadonlySet<string> };
 
 /** Who the user is on the server, as comments name their authors. */
 export interface CommentIdentity {
@@ -224,12 +235,14 @@ export interface CommentSource {
   /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
   readonly bodyMaxLength?: number;
   /**
-   * Every live comment of the project. `recordKeys`: the keys of the project's live records as the sync sees
-   * them, for a backend whose listing covers more than the project (the wiki's covers the whole site).
+   * Every live comment of the project. `isRecord`: the project's records as this sync knows them (the cache's
+   * and those its records listing just named), for a backend whose comment listing covers more than the
+   * project's records: the forge's holds pull requests' comments (it asks `isRecord(key)`), the wiki's every
+   * space of the site (it keeps those on `isRecord.all()`). Others ignore it.
    */
-  listAll(recordKeys: ReadonlySet<string>): Promise<CommentListing>;
-  /** Comments with `updatedAt >= since` (inclusive); `recordKeys` as for `listAll`. */
-  listChangedSince(since: string, recordKeys: ReadonlySet<string>): Promise<CommentListing>;
+  listAll(isRecord?: IsRecord): Promise<CommentListing>;
+  /** Comments with `updatedAt >= since` (inclusive); `isRecord` as for `listAll`. */
+  listChangedSince(since: string, isRecord?: IsRecord): Promise<CommentListing>;
   /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
   create(parentKey: string, body: string, author: string): Promise<ServerComment>;
   /** Replaces the body of comment `id` if it is still at `base`. */

@@ -16,6 +16,7 @@ import type {
   CommentIdentity,
   CommentListing,
   CommentSource,
+  IsRecord,
   Listing,
   ServerComment,
 } from "./backend.js";
@@ -26,6 +27,7 @@ export type {
   CommentListing,
   CommentSource,
   CommentWriteOutcome,
+  IsRecord,
   ServerComment,
 } from "./backend.js";
 
@@ -165,25 +167,35 @@ export function commentRecordsOf(backend: Backend, listing: CommentListing, vers
     records,
     complete: listing.complete,
     ...(listing.liveCount === undefined ? {} : { liveCount: listing.liveCount }),
+    ...(listing.unchanged === undefined ? {} : { unchanged: listing.unchanged.map(commentKey) }),
+    ...(listing.validators === undefined ? {} : { validators: listing.validators }),
+    ...(listing.replacesValidators === undefined ? {} : { replacesValidators: listing.replacesValidators }),
+    ...(listing.cursorCeiling === undefined ? {} : { cursorCeiling: listing.cursorCeiling }),
   };
 }
 
 /**
  * The comments of `backend` as the sync lists records (cache/sync.ts): every one, or those changed since,
- * as `BackendRecord`s; undefined where the backend has none. `recordKeys`: the live records' keys as the
- * sync sees them when it lists the comments (`CommentSource.listAll`).
+ * as `BackendRecord`s; undefined where the backend has none. `isRecord`: the live records as the sync knows
+ * them when it lists the comments (`CommentSource.listAll`).
  */
 export function commentListingSource(
   backend: Backend,
-  recordKeys: () => ReadonlySet<string>,
+  isRecord?: IsRecord,
 ): Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> | undefined {
   const source = backend.commentSource;
   if (!source) return undefined;
   return {
     description: backend.description,
     overlapMs: backend.overlapMs,
-    listAll: async () => commentRecordsOf(backend, await source.listAll(recordKeys()), source.versioned),
+    listAll: async () => commentRecordsOf(backend, await source.listAll(isRecord), source.versioned),
     listChangedSince: async (since) =>
-      commentRecordsOf(backend, await source.listChangedSince(since, recordKeys()), source.versioned),
+      commentRecordsOf(backend, await source.listChangedSince(since, isRecord), source.versioned),
   };
+}
+
+/** `IsRecord` over a fixed set of record keys. */
+export function isRecordOf(keys: Iterable<string>): IsRecord {
+  const all = new Set(keys);
+  return Object.assign((key: string) => all.has(key), { all: () => all });
 }

@@ -48,6 +48,7 @@ export async function createBackend(
       { ...forgeConfig(env), baseUrl: `${url.origin}${root}` },
       remote.project,
       agent,
+      options,
     );
   }
   // remote.kind === "tracker"

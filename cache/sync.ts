@@ -11,7 +11,14 @@
  * is deterministic: fixed identity, time = newest `updated_at` in the tree, parent = previous tip, so caches
  * that saw the same server states have the same commit ids.
  */
-import type { Backend, BackendRecord, Listing, RemovedRecords, ValidatorStore } from "../backends/backend.js";
+import type {
+  Backend,
+  BackendRecord,
+  IsRecord,
+  Listing,
+  RemovedRecords,
+  ValidatorStore,
+} from "../backends/backend.js";
 import { commentListingSource, schemaForKey } from "../backends/comment.js";
 import { renderRecordFile } from "../backends/record.js";
 import { formatCount } from "../core/count.js";
@@ -106,13 +113,13 @@ export type ListingSource = Pick<Backend, "description" | "overlapMs" | "listAll
 
 /**
  * The collections a sync of `backend` lists, each with its own cursor and count: records, then comments.
- * `recordKeys`: the live records' keys once the records are listed (what the comments' listing keeps).
+ * `isRecord`: the live records once the records are listed (what the comments' listing keeps).
  */
 function collectionsOf(
   backend: Backend,
-  recordKeys: () => ReadonlySet<string>,
+  isRecord: IsRecord,
 ): { collection: Collection; source: ListingSource }[] {
-  const comments = commentListingSource(backend, recordKeys);
+  const comments = commentListingSource(backend, isRecord);
   return [
     { collection: "records", source: backend },
     ...(comments ? [{ collection: "comments" as const, source: comments }] : []),
@@ -261,7 +268,8 @@ export async function importListing(
   phase.end(`${formatCount(listed)} listed`);
   options.trace?.(`listed ${listed} records (full)`);
   const said = listing.summary();
-  const comments = commentListingSource(backend, () => new Set(cache.db.liveRecordsOf("records").keys()));
+  // The records are in the cache by now (stored batch by batch above).
+  const comments = commentListingSource(backend, knownRecords(cache));
   const commentListing = comments && (await listRecords(comments, undefined, "comments"));
   if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
@@ -284,6 +292,16 @@ export async function importListing(
   });
 }
 
+/** The live records of the cache, and those of `listed` (keys read once, when first asked). */
+function knownRecords(cache: ProjectCache, listed: ReadonlySet<string> = new Set()): IsRecord {
+  let keys: Set<string> | undefined;
+  const all = () => {
+    keys ??= new Set([...cache.db.liveRecordsOf("records").keys(), ...listed]);
+    return keys;
+  };
+  return Object.assign((key: string) => all().has(key), { all });
+}
+
 /**
  * A first sync's comments: stored with the records' first state commit, their sync state beside.
  * `recordsCursor`: where an empty listing's cursor starts (a comment written after it is newer than every
@@ -304,9 +322,10 @@ function importComments(
     storeRecord(cache, record, blob);
     kept?.add(blob.content);
   }
+  keepValidators(cache, listing);
   cache.db.setSyncState(
     {
-      cursor: cursor ?? (listing.complete ? recordsCursor : null),
+      cursor: ceiledCursor(cursor ?? (listing.complete ? recordsCursor : null), null, listing),
       last_sync_ms: now,
       last_full_ms: listing.complete ? now : 0,
       count_at_full: listing.complete ? (listing.liveCount ?? listing.records.length) : null,
@@ -344,20 +363,18 @@ async function sync(
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const views: ServerView[] = [];
-  // The records' keys as this sync sees them: the cache's and those the records' listing just named.
-  const recordKeys = () =>
-    new Set([
-      ...cache.db.liveRecordsOf("records").keys(),
-      ...(views.find((view) => view.collection === "records")?.listing.records.map((record) => record.key) ??
-        []),
-    ]);
-  for (const { collection, source } of collectionsOf(backend, recordKeys)) {
+  // The records are asked first: a comment's parent is a record of the cache or of this records listing.
+  const listed = new Set<string>();
+  const isRecord = knownRecords(cache, listed);
+  for (const { collection, source } of collectionsOf(backend, isRecord)) {
     if (only && !only.has(collection)) continue;
     if (collection === "comments" && commentsUnchanged(cache, views, options, now)) {
       options.trace?.("the comments are as they were at their last listing: not listed");
       continue;
     }
-    views.push(await askServer(cache, source, collection, options, now, counted[collection]));
+    const view = await askServer(cache, source, collection, options, now, counted[collection]);
+    if (collection === "records") for (const record of view.listing.records) listed.add(record.key);
+    views.push(view);
   }
   const applied = cache.db.exclusive(() => {
     const each = views.map((view) => applyServerView(cache, backend, view, now));

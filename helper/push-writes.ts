@@ -1,5 +1,6 @@
 /**
- * The writes of a push, in order (creates, updates, deletes), each noted in the cache as soon as the server
+ * The writes of a push, in order (the records' creates and updates, the comments' creates, updates and
+ * deletes, the records' deletes), each noted in the cache as soon as the server
  * answers it, so that a push stopped anywhere is finished by the next one without writing anything twice:
  * a create goes through the create journal (create-journal.ts) before it is sent, an update or a delete the
  * server already made is found by the next push's sync. Says how far the writes got when one fails (a
@@ -30,15 +31,21 @@ import { crashPoint, dieAfterWrites } from "./push-crash.js";
 import type { PlannedWrite } from "./push-plan.js";
 import { againWhen, conflictAt, describeWrite, redirectMessage } from "./push-refusals.js";
 
-/** The writes in order (creates, updates, deletes), with progress on stderr while they last. */
+/**
+ * The writes in order, with progress on stderr while they last: a record's own write comes before its
+ * comments' (a new comment moves the forge's issue's `updated_at`, which the record's write compares with its
+ * base), and a record's deletion after them (the sim deletes a record's comments with it).
+ */
 export async function applyWrites(
   context: PushRun,
   writes: readonly PlannedWrite[],
   commit: string,
   worktree: string,
 ): Promise<PushReply | undefined> {
-  const order = { create: 0, update: 1, delete: 2 } as const;
-  const sorted = [...writes].sort((a, b) => order[a.kind] - order[b.kind]);
+  const records = { create: 0, update: 1, delete: 5 } as const;
+  const comments = { create: 2, update: 3, delete: 4 } as const;
+  const rank = (write: PlannedWrite) => (isCommentPath(write.path) ? comments : records)[write.kind];
+  const sorted = [...writes].sort((a, b) => rank(a) - rank(b));
   const total = sorted.length;
   context.tally.total = total;
   const phase = progress().start(

@@ -9,7 +9,8 @@
  * - Conditional requests: each result page's `ETag` is kept in the cache with the keys it listed; the
  *   next listing sends `If-None-Match`, and a `304` (which costs no quota) stands for the same keys. So a
  *   no-op `git fetch` spends none of the hourly quota.
- * - Comments: `comments()` (backends/forge/comments.ts), through the same wire.
+ * - Comments: `comments()` (backends/forge/comments.ts), through the same wire; `commentSource` adapts it
+ *   for the sync and the push (backends/forge/comment-source.ts) unless comments are turned off.
  * - Writes: the forge has no `If-Match` for issues. Immediately before each write the issue is read again
  *   (conditionally) and its `updated_at` compared with the base; newer → `fetch first`. A write landing
  *   between that read and the write cannot be detected (README "The forge"); the window is one round trip.
@@ -30,6 +31,7 @@ import type {
 } from "../backend.js";
 import { stringList } from "../record.js";
 import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
+import { ForgeCommentSource } from "./comment-source.js";
 import { ForgeComments } from "./comments.js";
 import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
@@ -61,11 +63,17 @@ export class ForgeBackend implements WritableBackend {
   private readonly rest: RestClient;
   private readonly wire: ForgeWire;
   private readonly pages: ForgePages;
+  /** `options.comments`: false leaves comments out (`svc.comments false`). */
+  readonly commentSource: ForgeCommentSource | undefined;
+  /** What this process's issue listings saw, for the comment source: when the last began (ms), pull requests. */
+  private issuesListedAt: number | undefined;
+  private readonly pullRequests = new Set<string>();
 
   constructor(
     private readonly config: ForgeConfig,
     readonly project: string,
     http: HttpClient,
+    options: { readonly comments?: boolean } = {},
   ) {
     ({ owner: this.owner, repo: this.repo } = checkForgeProject(project));
     this.origin = new URL(config.baseUrl).origin;
@@ -97,13 +105,26 @@ export class ForgeBackend implements WritableBackend {
       failure: (what, response) => this.failure(what, response),
     };
     this.pages = new ForgePages(this.wire);
+    this.commentSource =
+      options.comments === false
+        ? undefined
+        : new ForgeCommentSource(this.comments(), {
+            listedAt: () => this.issuesListedAt,
+            isPullRequest: (key) => this.pullRequests.has(key),
+            overlapMs: this.overlapMs,
+          });
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
-  static create(config: ForgeConfig, project: string, agent: string): ForgeBackend {
+  static create(
+    config: ForgeConfig,
+    project: string,
+    agent: string,
+    options: { readonly comments?: boolean } = {},
+  ): ForgeBackend {
     const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
     http.checkEgress(config.baseUrl);
-    return new ForgeBackend(config, project, http);
+    return new ForgeBackend(config, project, http, options);
   }
 
   /** `GET /repos/{owner}/{repo}` ("Get a repository"): the token works and can see the repository. */
@@ -219,7 +240,11 @@ export class ForgeBackend implements WritableBackend {
     const issues: ForgeIssue[] = [];
     for (const item of value) {
       const issue = toForgeIssue(item);
-      if (issue === PULL_REQUEST) continue;
+      if (issue === PULL_REQUEST) {
+        const number = isObject(item) ? item.number : undefined;
+        if (typeof number === "number") this.pullRequests.add(String(number));
+        continue;
+      }
       if (typeof issue === "string") throw this.malformed(issue, status);
       issues.push(issue);
     }
@@ -240,10 +265,12 @@ export class ForgeBackend implements WritableBackend {
   }
 
   async listAll(): Promise<Listing> {
+    this.issuesListedAt = Date.now();
     return toListing(await this.pages.listAll(this.issueListing));
   }
 
   async listChangedSince(since: string): Promise<Listing> {
+    this.issuesListedAt = Date.now();
     return toListing(await this.pages.listChangedSince(this.issueListing, since));
   }
 

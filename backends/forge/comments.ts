@@ -50,6 +50,8 @@ export interface CommentListing {
   readonly cursorCeiling?: string;
   /** Comments left out because `isIssue` did not know their issue (pull requests' among them). */
   readonly skipped: number;
+  /** Those comments (the adapter holds the sync cursor back for one on an issue newer than the listing). */
+  readonly skippedComments: readonly ServerComment[];
 }
 
 export type CommentWriteOutcome =
@@ -138,7 +140,7 @@ export class ForgeComments {
   }
 
   /** The listing as the result-page walk reads it; `skipped` counts the comments `isIssue` left out. */
-  private listing(isIssue: IsIssue, skipped: { count: number }): UpdatedListing<ServerComment> {
+  private listing(isIssue: IsIssue, skipped: ServerComment[]): UpdatedListing<ServerComment> {
     return {
       url: (since) => this.listUrl(since),
       what: (since) =>
@@ -155,7 +157,7 @@ export class ForgeComments {
           const comment = toServerComment(item);
           if (typeof comment === "string") throw this.malformed(what, comment, status);
           if (isIssue(comment.parentKey)) comments.push(comment);
-          else skipped.count++;
+          else skipped.push(comment);
         }
         return comments;
       },
@@ -166,16 +168,16 @@ export class ForgeComments {
 
   /** Every comment on an issue `isIssue` knows, and the next delta primed (all `304` when nothing changed). */
   async listAll(isIssue: IsIssue): Promise<CommentListing> {
-    const skipped = { count: 0 };
+    const skipped: ServerComment[] = [];
     const pages = await this.options.pages.listAll(this.listing(isIssue, skipped));
-    return toCommentListing(pages, skipped.count);
+    return toCommentListing(pages, skipped);
   }
 
   /** The comments changed since `since` (inclusive), on issues `isIssue` knows. */
   async listChangedSince(since: string, isIssue: IsIssue): Promise<CommentListing> {
-    const skipped = { count: 0 };
+    const skipped: ServerComment[] = [];
     const pages = await this.options.pages.listChangedSince(this.listing(isIssue, skipped), since);
-    return toCommentListing(pages, skipped.count);
+    return toCommentListing(pages, skipped);
   }
 
   /**
@@ -292,13 +294,14 @@ export class ForgeComments {
   }
 }
 
-function toCommentListing(pages: Pages<ServerComment>, skipped: number): CommentListing {
+function toCommentListing(pages: Pages<ServerComment>, skipped: ServerComment[]): CommentListing {
   return {
     comments: pages.items,
     unchanged: pages.unchanged,
     validators: pages.validators,
     complete: pages.complete,
-    skipped,
+    skipped: skipped.length,
+    skippedComments: skipped,
     ...(pages.replacesValidators === undefined ? {} : { replacesValidators: pages.replacesValidators }),
     ...(pages.cursorCeiling === undefined ? {} : { cursorCeiling: pages.cursorCeiling }),
   };

@@ -3,7 +3,7 @@
  * an adapter over the vendor client (comments.ts), which keeps its own signatures.
  *
  * - The listings: the client's site-wide listing kept to the space's pages, whose ids the sync gives
- *   (`recordKeys`: the cache's pages and those its page listing just named). A delta (`listChangedSince`)
+ *   (`isRecord.all()`: the cache's pages and those its page listing just named). A delta (`listChangedSince`)
  *   never shows a deleted comment (the vendor deletes comments for good), so it is not complete: deletions
  *   show at the next full listing.
  * - One client per backend (so per sync or push): it keeps the authors' display names and the caller's
@@ -21,6 +21,7 @@ import type {
   CommentListing,
   CommentSource,
   CommentWriteOutcome,
+  IsRecord,
 } from "../backend.js";
 import type { ServerComment } from "../comment.js";
 import type { CommentOrigin, WikiComments } from "./comments.js";
@@ -33,12 +34,14 @@ export class WikiCommentSource implements CommentSource {
 
   constructor(private readonly client: WikiComments) {}
 
-  async listAll(recordKeys: ReadonlySet<string>): Promise<CommentListing> {
-    return { comments: this.keep(await this.client.listAll(recordKeys, this.known)), complete: true };
+  async listAll(isRecord?: IsRecord): Promise<CommentListing> {
+    const pages = isRecord?.all() ?? new Set<string>();
+    return { comments: this.keep(await this.client.listAll(pages, this.known)), complete: true };
   }
 
-  async listChangedSince(since: string, recordKeys: ReadonlySet<string>): Promise<CommentListing> {
-    const comments = this.keep(await this.client.listChangedSince(since, recordKeys, this.known));
+  async listChangedSince(since: string, isRecord?: IsRecord): Promise<CommentListing> {
+    const pages = isRecord?.all() ?? new Set<string>();
+    const comments = this.keep(await this.client.listChangedSince(since, pages, this.known));
     return { comments, complete: false };
   }
 
