@@ -120,9 +120,9 @@ export interface Backend {
   probe?(): Promise<void>;
   /**
    * The records' comments (backends/comment.ts), where the backend has them and the user has not turned
-   * them off (`git config svc.comments false`, `svc init --no-comments`). Only the sim's is set so far: the
-   * forge's, tracker's and wiki's `comments()` return their vendor clients (backends/<kind>/comments.ts),
-   * whose signatures are not yet this source's (issue 34, left for the next step).
+   * them off (`git config svc.comments false`, `svc init --no-comments`). Set by the sim and the tracker
+   * (an adapter over its vendor client, backends/tracker/comment-source.ts); the forge's and wiki's
+   * `comments()` return their vendor clients (backends/<kind>/comments.ts), not yet adapted (issue 34).
    */
   readonly commentSource?: CommentSource;
 }
@@ -215,16 +215,28 @@ export interface CommentSource {
   readonly versioned: boolean;
   /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
   readonly bodyMaxLength?: number;
+  /**
+   * Why the server cannot take `body` as a comment, or undefined when it can, where the backend's rule is
+   * not a count of the Markdown's characters (the tracker counts the ADF's text); checked before any write.
+   */
+  bodyProblem?(body: string): string | undefined;
   /** Every live comment of the project. */
   listAll(): Promise<CommentListing>;
   /** Comments with `updatedAt >= since` (inclusive). */
   listChangedSince(since: string): Promise<CommentListing>;
   /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
   create(parentKey: string, body: string, author: string): Promise<ServerComment>;
-  /** Replaces the body of comment `id` if it is still at `base`. */
-  update(id: string, body: string, base: BaseToken): Promise<CommentWriteOutcome>;
-  /** Deletes comment `id` if it is still at `base`. */
-  remove(id: string, base: BaseToken): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
+  /**
+   * Replaces the body of comment `id` if it is still at `base`. `parentKey`: the record it is on, for a
+   * backend whose comment paths name it (the tracker's `/issue/{key}/comment/{id}`).
+   */
+  update(id: string, body: string, base: BaseToken, parentKey: string): Promise<CommentWriteOutcome>;
+  /** Deletes comment `id` (on record `parentKey`) if it is still at `base`. */
+  remove(
+    id: string,
+    base: BaseToken,
+    parentKey: string,
+  ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
   /**
    * Who the user is, asked of the server where it knows (forge `GET /user`); `configured` is what the
    * user's git config names (`svc.author`, else `user.email`), which the sim takes as is.

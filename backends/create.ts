@@ -63,6 +63,7 @@ export async function createBackend(
     { ...trackerConfig(env), baseUrl: `${url.origin}${root}` },
     remote.project,
     agent,
+    options,
   );
 }
 
