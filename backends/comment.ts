@@ -66,9 +66,7 @@ export function commentSchema(
     ...(bodyMaxLength === undefined ? {} : { bodyMaxLength }),
     // Every backend refuses an empty comment; then the backend's own rule, where it has one.
     bodyProblem: (body) =>
-      body.trim() === ""
-        ? "the comment is empty; write its text below the `---` line"
-        : bodyProblem?.(body),
+      body.trim() === "" ? "the comment is empty; write its text below the `---` line" : bodyProblem?.(body),
     kind: recordSchema.kind,
     folder: COMMENTS_FOLDER,
     fields: [

@@ -138,8 +138,7 @@ export class TrackerBackend implements WritableBackend {
       failure: (what, response) => this.failure(what, response),
       checkProject: (what) => this.issueTypes(what),
     };
-    this.commentSource =
-      options.comments === false ? undefined : new TrackerCommentSource(this.comments());
+    this.commentSource = options.comments === false ? undefined : new TrackerCommentSource(this.comments());
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
