@@ -44,12 +44,12 @@ export class TrackerCommentSource implements CommentSource {
     return this.client.create(parentKey, body);
   }
 
-  update(id: string, body: string, base: BaseToken, parentKey?: string): Promise<CommentWriteOutcome> {
-    return this.client.update(issueOf(id, parentKey), id, body, base);
+  async update(id: string, body: string, base: BaseToken, parentKey?: string): Promise<CommentWriteOutcome> {
+    return await this.client.update(issueOf(id, parentKey), id, body, base);
   }
 
-  remove(id: string, base: BaseToken, parentKey?: string): ReturnType<CommentSource["remove"]> {
-    return this.client.remove(issueOf(id, parentKey), id, base);
+  async remove(id: string, base: BaseToken, parentKey?: string): ReturnType<CommentSource["remove"]> {
+    return await this.client.remove(issueOf(id, parentKey), id, base);
   }
 
   async whoAmI(): Promise<CommentIdentity> {
