@@ -48,6 +48,13 @@ export interface Listing {
    * after applying the listing, and lists everything when they differ (a record was deleted on the server).
    */
   readonly liveCount?: number;
+  /**
+   * Where the project's comments stand, when the records' listing says (the simulator's
+   * `X-Svc-Comments-State`, an extension of Document 1): an opaque token that changes with any change of a
+   * comment. A delta sync whose records listing brings the token the last comments listing was read with
+   * lists no comments: nothing changed there.
+   */
+  readonly commentsState?: string;
 }
 
 /** What `Backend.listRemoved` found. */
@@ -92,7 +99,8 @@ export interface Backend {
   /**
    * The records `listAll` gives, in batches as the server's answer arrives, for a first sync whose memory
    * must not grow with the project (cache/open.ts). A complete listing when the iteration ends without an
-   * error. Backends whose listing is paginated anyway may leave it out: `listAll` serves then.
+   * error. Backends whose listing is paginated anyway may leave it out: `listAll` serves then. A generator
+   * may return what the listing said about itself (`Listing` without its records); else it is complete.
    */
   streamAll?(): AsyncIterable<readonly BackendRecord[]>;
   /** Records with `updatedAt >= since` (inclusive). */

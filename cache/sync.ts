@@ -186,10 +186,15 @@ export class FullListing {
 
   async *batches(): AsyncGenerator<readonly BackendRecord[]> {
     await this.started();
-    for (let next = this.first as IteratorResult<readonly BackendRecord[]>; !next.done; ) {
+    let next = this.first as IteratorResult<readonly BackendRecord[]>;
+    while (!next.done) {
       yield next.value;
       next = await this.iterator.next();
     }
+    // A stream may end by saying what the listing said about itself (Backend.streamAll).
+    const said: unknown = next.value;
+    if (typeof said === "object" && said !== null && "complete" in said)
+      this.said = said as Omit<Listing, "records">;
   }
 
   /** What the listing said about itself (complete, validators, cursor ceiling): once every batch is read. */
@@ -255,7 +260,10 @@ export async function importListing(
   if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
     keepValidators(cache, said);
-    if (commentListing) importComments(cache, backend, commentListing, now, options.kept);
+    if (commentListing) {
+      importComments(cache, backend, commentListing, now, options.kept);
+      keepCommentsState(cache, said);
+    }
     const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
     options.kept?.seal(commit, () => cache.db.storedBlobCount());
     cache.setTip(commit, "import");
@@ -327,10 +335,17 @@ async function sync(
   const views: ServerView[] = [];
   for (const { collection, source } of collectionsOf(backend)) {
     if (only && !only.has(collection)) continue;
+    if (collection === "comments" && commentsUnchanged(cache, views, options, now)) {
+      options.trace?.("the comments are as they were at their last listing: not listed");
+      continue;
+    }
     views.push(await askServer(cache, source, collection, options, now, counted[collection]));
   }
   const applied = cache.db.exclusive(() => {
     const each = views.map((view) => applyServerView(cache, backend, view, now));
+    if (views.some((view) => view.collection === "comments")) {
+      keepCommentsState(cache, views.find((view) => view.collection === "records")?.listing);
+    }
     const changed = each.reduce((sum, one) => sum + one.changed, 0);
     const deleted = each.reduce((sum, one) => sum + one.deleted, 0);
     const written = commitSync(cache, backend, changed, deleted);
@@ -394,6 +409,58 @@ interface ServerView {
   readonly removed: RemovedRecords | undefined;
 }
 
+/** Whether this sync lists every record of `collection`: a first sync, `--reconcile`, or the period passed. */
+function fullListingDue(
+  cache: ProjectCache,
+  collection: Collection,
+  options: SyncOptions,
+  now: number,
+): boolean {
+  return cache.db.syncState(collection).cursor === null || reconcileDue(cache, collection, options, now);
+}
+
+/** Whether `--reconcile` asks for a full listing of `collection`, or its period has passed since the last. */
+function reconcileDue(
+  cache: ProjectCache,
+  collection: Collection,
+  options: SyncOptions,
+  now: number,
+): boolean {
+  const reconcileIntervalMs = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+  return (
+    options.reconcile === true || now - cache.db.syncState(collection).last_full_ms >= reconcileIntervalMs
+  );
+}
+
+/**
+ * Where the cache keeps the comments' state (`Listing.commentsState`) its comments were last listed at: with
+ * the HTTP validators, which it is one of (a token the server sends, compared for equality, never parsed).
+ */
+const COMMENTS_STATE_KEY = "svc:comments-state";
+
+/**
+ * Whether a delta sync may leave the comments unlisted: the records' listing of this sync brought the very
+ * state the comments were last listed at, and no full listing of them is due.
+ */
+function commentsUnchanged(
+  cache: ProjectCache,
+  views: readonly ServerView[],
+  options: SyncOptions,
+  now: number,
+): boolean {
+  // A project without comments has no comment cursor: the state kept (only once they were listed) is what
+  // says they were, so the cursor is not asked here.
+  const state = views.find((view) => view.collection === "records")?.listing.commentsState;
+  if (state === undefined || reconcileDue(cache, "comments", options, now)) return false;
+  return cache.db.validator(COMMENTS_STATE_KEY)?.etag === state;
+}
+
+/** Keeps `records`' comments state once the comments have been listed after it (same transaction). */
+function keepCommentsState(cache: ProjectCache, records: Pick<Listing, "commentsState"> | undefined): void {
+  const state = records?.commentsState;
+  if (state !== undefined) cache.db.keepValidator({ url: COMMENTS_STATE_KEY, etag: state, payload: "" });
+}
+
 /** Lists the records (all of them, or those changed since the cursor minus the overlap) and what tells of deletions. */
 async function askServer(
   cache: ProjectCache,
@@ -404,9 +471,7 @@ async function askServer(
   counted: ServerCount | undefined,
 ): Promise<ServerView> {
   const before = cache.db.syncState(collection);
-  const reconcileIntervalMs = options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
-  const full =
-    before.cursor === null || options.reconcile === true || now - before.last_full_ms >= reconcileIntervalMs;
+  const full = fullListingDue(cache, collection, options, now);
   const since =
     before.cursor === null
       ? undefined

@@ -148,8 +148,11 @@ export class SimBackend implements WritableBackend {
     return this.list(`${this.base}/issues`);
   }
 
-  streamAll(): AsyncIterable<readonly BackendRecord[]> {
-    return this.listed(`${this.base}/issues`);
+  /** The issues in batches; returns what the listing said about itself (its counts, its comments' state). */
+  async *streamAll(): AsyncGenerator<readonly BackendRecord[], Omit<Listing, "records">> {
+    const said: { liveCount?: number; commentsState?: string } = {};
+    yield* this.listed(`${this.base}/issues`, said);
+    return { complete: true, ...said };
   }
 
   listChangedSince(since: string): Promise<Listing> {
@@ -158,7 +161,7 @@ export class SimBackend implements WritableBackend {
 
   private async list(url: string): Promise<Listing> {
     const records: BackendRecord[] = [];
-    const said: { liveCount?: number } = {};
+    const said: { liveCount?: number; commentsState?: string } = {};
     for await (const batch of this.listed(url, said)) records.push(...batch);
     return { records, complete: true, ...said };
   }
@@ -168,7 +171,10 @@ export class SimBackend implements WritableBackend {
    * many issues the project holds, when the server says (`LIVE_COUNT_HEADER`; a server of Document 1 alone
    * does not). The comment listing (backends/sim/comments.ts) is read the same way (`streamSimItems`).
    */
-  private listed(url: string, said: { liveCount?: number } = {}): AsyncGenerator<readonly BackendRecord[]> {
+  private listed(
+    url: string,
+    said: { liveCount?: number; commentsState?: string } = {},
+  ): AsyncGenerator<readonly BackendRecord[]> {
     return streamSimItems<BackendRecord>({
       http: this.http,
       origin: this.origin,

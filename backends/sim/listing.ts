@@ -10,7 +10,7 @@ import { SvcError } from "../../core/errors.js";
 import { type HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
 import { ListingDeadline } from "../../core/pagination.js";
 import { JsonItemSplitter, JsonItemsError } from "./json-items.js";
-import { LIVE_COUNT_HEADER } from "./schema.js";
+import { COMMENTS_STATE_HEADER, LIVE_COUNT_HEADER } from "./schema.js";
 
 const MIB = 1024 * 1024;
 
@@ -33,8 +33,11 @@ export interface SimListingRequest<T> {
   readonly idOf: (item: T) => string | number;
   /** The error for an answer other than 200. */
   readonly refusal: (response: HttpResponse) => SvcError;
-  /** Gets how many items the project holds, when the server says (`LIVE_COUNT_HEADER`). */
-  readonly said: { liveCount?: number };
+  /**
+   * Gets how many items the project holds, when the server says (`LIVE_COUNT_HEADER`), and, for the issue
+   * listings, where its comments stand (`COMMENTS_STATE_HEADER`).
+   */
+  readonly said: { liveCount?: number; commentsState?: string };
 }
 
 /** The items of the listing, validated, in batches as they arrive; each id once. */
@@ -45,6 +48,10 @@ export async function* streamSimItems<T>(request: SimListingRequest<T>): AsyncGe
   if (response.status !== 200) throw request.refusal(response);
   const count = response.headers[LIVE_COUNT_HEADER];
   if (count !== undefined && /^\d{1,15}$/.test(count)) request.said.liveCount = Number(count);
+  const comments = response.headers[COMMENTS_STATE_HEADER];
+  if (comments !== undefined && /^\d{1,15}\.\d{1,19}\.\d{1,19}$/.test(comments)) {
+    request.said.commentsState = comments;
+  }
   const maxItemBytes = http.maxResponseBytes;
   const items = new JsonItemSplitter(maxItemBytes);
   const seen = new Set<string | number>();

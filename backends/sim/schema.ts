@@ -50,3 +50,12 @@ export interface SimIssue {
  * extension of Document 1 (a delta listing cannot show a deletion; the count can, issue 31).
  */
 export const LIVE_COUNT_HEADER = "x-svc-live-count";
+
+/**
+ * The response header in which the simulator's issue listings say where the project's comments stand:
+ * `<count>.<greatest id>.<sum of versions>` (an extension of Document 1, issue 34). Any change of a comment
+ * changes it (a create raises the greatest id, ids are never reused; a delete lowers the count unless a create
+ * came with it; an edit raises the sum), so a fetch whose issue listing brings the same state as the last
+ * comment listing needs no comment listing: a no-op fetch stays one request.
+ */
+export const COMMENTS_STATE_HEADER = "x-svc-comments-state";

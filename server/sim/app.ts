@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { send, serve } from "micro";
-import { SIM_STATUSES } from "../../backends/sim/schema.js";
+import { COMMENTS_STATE_HEADER, SIM_STATUSES } from "../../backends/sim/schema.js";
 import { NO_BODY, type ReceivedBody, readRequestBody } from "../../core/request-body.js";
 import { commentRoute, issueCommentsRoute, projectCommentsRoute } from "./comment-routes.js";
 import { RateLimiter } from "./rate-limit.js";
@@ -176,7 +176,9 @@ function issuesRoute(
     const since = query.get("since");
     const normalized = since === null ? undefined : parseSince(since);
     if (!store.hasProject(slug)) return notFound(`no project ${slug}`, { project: slug });
-    return listingReply(store.issueCount(slug), store.issueSnapshot(slug, normalized));
+    // Read before the snapshot, as the count is: a comment written meanwhile is listed at the next fetch.
+    const comments = { [COMMENTS_STATE_HEADER]: store.comments.state(slug) };
+    return listingReply(store.issueCount(slug), store.issueSnapshot(slug, normalized), comments);
   }
   if (method === "POST") {
     const input = parseIssueInput(parseJsonBody(req, body), "create") as { title: string };

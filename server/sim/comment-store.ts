@@ -96,6 +96,11 @@ export class SimComments {
       ),
       delete: db.prepare("DELETE FROM comments WHERE id = ?"),
       projectCount: db.prepare("SELECT count(*) FROM comments WHERE project = ?").pluck(),
+      projectState: db
+        .prepare(
+          "SELECT count(*) || '.' || coalesce(max(id), 0) || '.' || coalesce(sum(version), 0) FROM comments WHERE project = ?",
+        )
+        .pluck(),
       issueCount: db.prepare("SELECT count(*) FROM comments WHERE project = ? AND issue_id = ?").pluck(),
     };
   }
@@ -157,6 +162,11 @@ export class SimComments {
   }
 
   /** How many comments the project holds, or with `issueId` that issue (0 for either that does not exist). */
+  /** Where the project's comments stand, as the issue listings say it (backends/sim/schema.ts `COMMENTS_STATE_HEADER`). */
+  state(slug: string): string {
+    return this.statements.projectState.get(slug) as string;
+  }
+
   count(slug: string, issueId?: number): number {
     return (
       issueId === undefined

@@ -132,6 +132,66 @@ test("deleting an issue deletes its comments and only its", (t) => {
   t.is(store.comments.get("p", FIRST_ID), undefined);
 });
 
+test("property: the comments' state the issue listing sends changes with every change of a comment, and only then", (t) => {
+  // Random runs of creates, edits, deletes and issue deletes on a clock that stands still (same-millisecond
+  // writes are where a state made of times alone would miss one); after each step the state differs from
+  // every earlier state exactly when the set of (id, version) pairs differs from theirs.
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom("create", "edit", "delete", "issue"), fc.nat(9), fc.nat(9)), {
+        maxLength: 25,
+      }),
+      (steps) => {
+        const store = new SimStore(":memory:", { clock: () => Date.parse("2026-01-01T00:00:00Z") });
+        try {
+          for (let n = 0; n < 4; n++) store.createIssue("p", { title: `i${n}` });
+          const seen = new Map<string, string>();
+          const record = () => {
+            const pairs = list(store, "p")
+              .map((comment) => `${comment.id}@${comment.version}`)
+              .join(",");
+            const state = store.comments.state("p");
+            const before = seen.get(state);
+            if (before !== undefined && before !== pairs)
+              throw new Error(`state ${state} for ${before} and ${pairs}`);
+            seen.set(state, pairs);
+          };
+          record();
+          for (const [kind, a, b] of steps) {
+            const comments = list(store, "p");
+            const target = comments[a % Math.max(1, comments.length)];
+            if (kind === "create") store.createComment("p", 1 + (b % 4), { author: "a", body: `c${b}` });
+            else if (kind === "edit" && target) store.comments.patch("p", target.id, `e${b}`, undefined);
+            else if (kind === "delete" && target) store.comments.delete("p", target.id, undefined);
+            else if (kind === "issue") store.deleteIssue("p", 1 + (b % 4), undefined);
+            record();
+          }
+        } finally {
+          store.close();
+        }
+      },
+    ),
+    { seed, numRuns: fuzzRuns(200) },
+  );
+  t.pass();
+});
+
+test("the issue listing says where the project's comments stand (X-Svc-Comments-State), the comment listings do not", async (t) => {
+  const sim = await givenSim(t);
+  await callSim(sim.url, "POST", "/projects/p/issues", { json: { title: "t" }, agent: "a" });
+  const state = async () =>
+    (await callSim(sim.url, "GET", "/projects/p/issues")).headers["x-svc-comments-state"];
+  t.is(await state(), "0.0.0");
+  await callSim(sim.url, "POST", "/projects/p/issues/1/comments", {
+    json: { author: "a", body: "b" },
+    agent: "a",
+  });
+  t.is(await state(), `1.${FIRST_ID}.1`);
+  await callSim(sim.url, "PATCH", `/projects/p/comments/${FIRST_ID}`, { json: { body: "c" }, agent: "a" });
+  t.is(await state(), `1.${FIRST_ID}.2`);
+  t.false("x-svc-comments-state" in (await callSim(sim.url, "GET", "/projects/p/comments")).headers);
+});
+
 test("property: a since listing holds exactly the comments with updated_at >= since, also those written in the same millisecond", (t) => {
   type Step =
     | { op: "create"; issue: number; tick: boolean }

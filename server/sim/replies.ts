@@ -111,10 +111,18 @@ export class UnsupportedMediaType extends Error {}
  * just before the listing's own snapshot: a thing created or deleted in between costs the client one full
  * listing more, or is seen at its next fetch.
  */
-export function listingReply(liveCount: number, items: Iterable<unknown>): Reply {
+export function listingReply(
+  liveCount: number,
+  items: Iterable<unknown>,
+  headers: Readonly<Record<string, string>> = {},
+): Reply {
   return {
     status: 200,
-    headers: { "content-type": "application/json; charset=utf-8", [LIVE_COUNT_HEADER]: String(liveCount) },
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      [LIVE_COUNT_HEADER]: String(liveCount),
+      ...headers,
+    },
     stream: jsonArrayChunks(items),
   };
 }
