@@ -235,6 +235,11 @@ export interface CommentSource {
   /** The longest body the server takes, in UTF-16 code units, where it says (forge 65,536; tracker 32,767). */
   readonly bodyMaxLength?: number;
   /**
+   * Why the server cannot take `body` as a comment, or undefined when it can, where the backend's rule is
+   * not a count of the Markdown's characters (the tracker counts the ADF's text); checked before any write.
+   */
+  bodyProblem?(body: string): string | undefined;
+  /**
    * Every live comment of the project. `isRecord`: the project's records as this sync knows them (the cache's
    * and those its records listing just named), for a backend whose comment listing covers more than the
    * project's records: the forge's holds pull requests' comments (it asks `isRecord(key)`), the wiki's every
@@ -245,10 +250,17 @@ export interface CommentSource {
   listChangedSince(since: string, isRecord?: IsRecord): Promise<CommentListing>;
   /** Posts one comment on record `parentKey`. `author`: the name the sim records (others ignore it). */
   create(parentKey: string, body: string, author: string): Promise<ServerComment>;
-  /** Replaces the body of comment `id` if it is still at `base`. */
-  update(id: string, body: string, base: BaseToken): Promise<CommentWriteOutcome>;
-  /** Deletes comment `id` if it is still at `base`. */
-  remove(id: string, base: BaseToken): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
+  /**
+   * Replaces the body of comment `id` if it is still at `base`. `parentKey`: the record it is on, for a
+   * backend whose comment paths name it (the tracker's `/issue/{key}/comment/{id}`).
+   */
+  update(id: string, body: string, base: BaseToken, parentKey: string): Promise<CommentWriteOutcome>;
+  /** Deletes comment `id` (on record `parentKey`) if it is still at `base`. */
+  remove(
+    id: string,
+    base: BaseToken,
+    parentKey: string,
+  ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
   /**
    * Who the user is, asked of the server where it knows (forge `GET /user`); `configured` is what the
    * user's git config names (`svc.author`, else `user.email`), which the sim takes as is.

@@ -62,12 +62,13 @@ export function commentSchema(
   recordSchema: RecordSchema,
   versioned: boolean,
   bodyMaxLength?: number,
+  bodyProblem?: (body: string) => string | undefined,
 ): RecordSchema {
   return {
     ...(bodyMaxLength === undefined ? {} : { bodyMaxLength }),
-    // Every backend refuses an empty comment.
+    // Every backend refuses an empty comment; then the backend's own rule, where it has one.
     bodyProblem: (body) =>
-      body.trim() === "" ? "the comment is empty; write its text below the `---` line" : undefined,
+      body.trim() === "" ? "the comment is empty; write its text below the `---` line" : bodyProblem?.(body),
     kind: recordSchema.kind,
     folder: COMMENTS_FOLDER,
     fields: [
@@ -142,7 +143,12 @@ export function commentsOf(backend: Backend): { source: CommentSource; schema: R
   if (!source) return undefined;
   let schema = schemas.get(backend);
   if (!schema) {
-    schema = commentSchema(backend.schema, source.versioned, source.bodyMaxLength);
+    schema = commentSchema(
+      backend.schema,
+      source.versioned,
+      source.bodyMaxLength,
+      source.bodyProblem?.bind(source),
+    );
     schemas.set(backend, schema);
   }
   return { source, schema };

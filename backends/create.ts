@@ -64,6 +64,7 @@ export async function createBackend(
     { ...trackerConfig(env), baseUrl: `${url.origin}${root}` },
     remote.project,
     agent,
+    options,
   );
 }
 

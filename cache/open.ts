@@ -30,8 +30,9 @@ import type { UserRepository } from "../git/user-git.js";
 import { type CacheIdentity, cacheFolderName, gitTooOld, ProjectCache } from "./cache.js";
 import type { AuditEvent } from "./db.js";
 import { FirstStateBlobs } from "./first-state.js";
+import { FullListing, importListing } from "./first-sync.js";
 import { cacheRoot, checkCacheRootFolder } from "./root.js";
-import { FullListing, importListing, type SyncResult, writeStateCommit } from "./sync.js";
+import { type SyncResult, writeStateCommit } from "./sync.js";
 
 /**
  * Set for the git that packs the user's history: with it, the helper refuses to start. That git is told

@@ -11,24 +11,25 @@
  * is deterministic: fixed identity, time = newest `updated_at` in the tree, parent = previous tip, so caches
  * that saw the same server states have the same commit ids.
  */
-import type {
-  Backend,
-  BackendRecord,
-  IsRecord,
-  Listing,
-  RemovedRecords,
-  ValidatorStore,
-} from "../backends/backend.js";
-import { commentListingSource, schemaForKey } from "../backends/comment.js";
-import { renderRecordFile } from "../backends/record.js";
-import { formatCount } from "../core/count.js";
-import { progress } from "../core/progress.js";
-import { hashObject } from "../git/objects.js";
+import type { Backend, IsRecord, Listing, RemovedRecords } from "../backends/backend.js";
+import { commentListingSource } from "../backends/comment.js";
 import type { ProjectCache } from "./cache.js";
 import type { Collection } from "./db.js";
-import type { FirstStateBlobs } from "./first-state.js";
-import { commitSync, writeSyncCommit } from "./state-commit.js";
+import {
+  COMMENTS_STATE_KEY,
+  ceiledCursor,
+  emptyListingCursor,
+  keepCommentsState,
+  keepValidators,
+  knownRecords,
+  type ListingSource,
+  listRecords,
+  rememberRecord,
+  validatorStore,
+} from "./listing.js";
+import { commitSync } from "./state-commit.js";
 
+export { type ListingSource, listRecords, rememberRecord, renderBlob, validatorStore } from "./listing.js";
 export { SVC_IDENTITY, syncCommitMessage, writeStateCommit } from "./state-commit.js";
 
 export interface SyncOptions {
@@ -58,59 +59,6 @@ export interface SyncResult {
 
 export const DEFAULT_RECONCILE_INTERVAL_MS = 10 * 60 * 1000;
 
-/** The bytes of a record file and its blob id. */
-export function renderBlob(backend: Backend, record: BackendRecord): { content: Buffer; oid: string } {
-  // A comment's file (key `comment:<id>`) has the comment schema's fields (backends/comment.ts).
-  const content = Buffer.from(renderRecordFile(schemaForKey(backend, record.key), record.content));
-  return { content, oid: hashObject("blob", content) };
-}
-
-/**
- * Stores `record` as the server's current state (after a sync listing or a write's answer); returns
- * whether its file changed.
- */
-export function rememberRecord(
-  cache: ProjectCache,
-  backend: Backend,
-  record: BackendRecord,
-  known?: { rendered_oid: string; path: string },
-): boolean {
-  const blob = renderBlob(backend, record);
-  storeRecord(cache, record, blob);
-  return !known || known.rendered_oid !== blob.oid || known.path !== record.path;
-}
-
-/** Stores `record` and its file `blob` (`renderBlob`) as the server's current state. */
-function storeRecord(
-  cache: ProjectCache,
-  record: BackendRecord,
-  blob: { content: Buffer; oid: string },
-): void {
-  cache.db.rememberBlob(blob.oid, record.key, blob.content, record.changedBy);
-  cache.db.upsertRecord({
-    key: record.key,
-    path: record.path,
-    version: record.version,
-    updated_at: record.updatedAt,
-    rendered_oid: blob.oid,
-  });
-}
-
-/** The cache's HTTP validators, as a backend that makes conditional requests uses them. */
-export function validatorStore(cache: ProjectCache): ValidatorStore {
-  return {
-    lookup: (url) => cache.db.validator(url),
-    remember: (validator) => cache.db.keepValidator(validator),
-  };
-}
-
-/**
- * What one collection is listed from: the backend itself for the records, the backend's comments as records
- * for the comments (backends/comment.ts `commentListingSource`).
- */
-export type ListingSource = Pick<Backend, "description" | "overlapMs" | "listAll" | "listChangedSince"> &
-  Partial<Pick<Backend, "countLive" | "listRemoved" | "useValidators">>;
-
 /**
  * The collections a sync of `backend` lists, each with its own cursor and count: records, then comments.
  * `isRecord`: the live records once the records are listed (what the comments' listing keeps).
@@ -124,214 +72,6 @@ function collectionsOf(
     { collection: "records", source: backend },
     ...(comments ? [{ collection: "comments" as const, source: comments }] : []),
   ];
-}
-
-/**
- * Every record of `backend`, or those changed since `since`, with progress on stderr while it lasts (a
- * first listing of a large project takes a while: its records are counted when it is done). `collection`
- * names what is listed (`the comments of …`).
- */
-export async function listRecords(
-  backend: ListingSource,
-  since?: string,
-  collection: Collection = "records",
-): Promise<Listing> {
-  const phase = progress().start(`listing the ${collection} of ${backend.description}`);
-  let listed: number | undefined;
-  try {
-    const listing = await (since === undefined ? backend.listAll() : backend.listChangedSince(since));
-    listed = listing.records.length;
-    return listing;
-  } finally {
-    phase.end(listed === undefined ? "stopped" : `${formatCount(listed)} listed`);
-  }
-}
-
-/** `cursor`, held back to the listing's ceiling (but never behind `before`, the cursor the sync started from). */
-function ceiledCursor(
-  cursor: string | null,
-  before: string | null,
-  listing: Pick<Listing, "cursorCeiling">,
-): string | null {
-  const ceiling = listing.cursorCeiling;
-  if (ceiling === undefined || cursor === null || cursor <= ceiling) return cursor;
-  return before !== null && before > ceiling ? before : ceiling;
-}
-
-/** Keeps the listing's validators in place of those it replaces; call it in the transaction that applies it. */
-function keepValidators(
-  cache: ProjectCache,
-  listing: Pick<Listing, "validators" | "replacesValidators">,
-): void {
-  if (listing.replacesValidators !== undefined) cache.db.dropValidators(listing.replacesValidators);
-  for (const validator of listing.validators ?? []) cache.db.keepValidator(validator);
-}
-
-/**
- * A full listing as a new cache's first sync reads it (cache/open.ts): the records in batches as they
- * arrive (`streamAll`), or `listAll`'s records as one batch; and, once every batch is read, what the
- * listing said about itself. `started` waits for the first batch: the backend's first successful answer,
- * before which nothing may be created.
- */
-export class FullListing {
-  private readonly iterator: AsyncIterator<readonly BackendRecord[]>;
-  private first: IteratorResult<readonly BackendRecord[]> | undefined;
-  private said: Omit<Listing, "records"> | undefined;
-
-  constructor(backend: Backend) {
-    if (backend.streamAll) {
-      this.iterator = backend.streamAll()[Symbol.asyncIterator]();
-      this.said = { complete: true };
-    } else {
-      const whole = async function* (listing: FullListing): AsyncGenerator<readonly BackendRecord[]> {
-        const { records, ...said } = await backend.listAll();
-        listing.said = said;
-        yield records;
-      };
-      this.iterator = whole(this);
-    }
-  }
-
-  /** Resolves once the first batch is there; rejects with what the listing throws. */
-  async started(): Promise<void> {
-    this.first ??= await this.iterator.next();
-  }
-
-  async *batches(): AsyncGenerator<readonly BackendRecord[]> {
-    await this.started();
-    let next = this.first as IteratorResult<readonly BackendRecord[]>;
-    while (!next.done) {
-      yield next.value;
-      next = await this.iterator.next();
-    }
-    // A stream may end by saying what the listing said about itself (Backend.streamAll).
-    const said: unknown = next.value;
-    if (typeof said === "object" && said !== null && "complete" in said)
-      this.said = said as Omit<Listing, "records">;
-  }
-
-  /** What the listing said about itself (complete, validators, cursor ceiling): once every batch is read. */
-  summary(): Omit<Listing, "records"> {
-    return this.said ?? { complete: false };
-  }
-
-  /** Stops reading: the listing is not needed after all. */
-  async cancel(): Promise<void> {
-    await this.iterator.return?.();
-  }
-}
-
-/**
- * The first sync of a new cache: a full listing, applied batch by batch as it arrives (one transaction
- * each: the cache is being built where no other process looks, cache/open.ts), then the first state
- * commit. Memory does not grow with the project: nothing is kept across batches but counts and the
- * cursor, and the tree is built from the database. `continues`: the commit the first state commit
- * continues (its parent), so a rebuilt cache carries on the history of the user's repository and
- * `git pull` fast-forwards.
- */
-export async function importListing(
-  cache: ProjectCache,
-  backend: Backend,
-  listing: FullListing,
-  options: {
-    readonly continues?: string;
-    readonly trace?: (message: string) => void;
-    readonly now?: number;
-    /** Keeps the record files for the clone's pack (cache/first-state.ts `FirstStateBlobs`), sealed with the commit. */
-    readonly kept?: FirstStateBlobs;
-  },
-): Promise<SyncResult> {
-  const now = options.now ?? Date.now();
-  const phase = progress().start(`listing the records of ${backend.description}`);
-  let listed = 0;
-  let cursor: string | null = null;
-  const restoreIndexes = cache.db.deferIndexes();
-  try {
-    for await (const batch of listing.batches()) {
-      cache.db.exclusive(() => {
-        for (const record of batch) {
-          if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
-          const blob = renderBlob(backend, record);
-          storeRecord(cache, record, blob);
-          options.kept?.add(blob.content);
-        }
-      });
-      listed += batch.length;
-      phase.update(`${formatCount(listed)} listed`);
-    }
-  } catch (error) {
-    phase.end("stopped");
-    throw error;
-  } finally {
-    restoreIndexes();
-  }
-  phase.end(`${formatCount(listed)} listed`);
-  options.trace?.(`listed ${listed} records (full)`);
-  const said = listing.summary();
-  // The records are in the cache by now (stored batch by batch above).
-  const comments = commentListingSource(backend, knownRecords(cache));
-  const commentListing = comments && (await listRecords(comments, undefined, "comments"));
-  if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
-  return cache.db.exclusive(() => {
-    keepValidators(cache, said);
-    if (commentListing) {
-      importComments(cache, backend, commentListing, now, options.kept, ceiledCursor(cursor, null, said));
-      keepCommentsState(cache, said);
-    }
-    const commit = writeSyncCommit(cache, backend, cache.tip(), options.continues, listed, 0);
-    options.kept?.seal(commit, () => cache.db.storedBlobCount());
-    cache.setTip(commit, "import");
-    cache.db.setSyncState({
-      cursor: ceiledCursor(cursor, null, said),
-      last_sync_ms: now,
-      last_full_ms: said.complete ? now : 0,
-      count_at_full: said.complete ? listed : null,
-    });
-    cache.db.audit({ op: "sync", detail: { full: true, listed, changed: listed, deleted: 0, commit } });
-    return { full: true, deletions: "listed", changed: listed, deleted: 0, commit, tip: commit };
-  });
-}
-
-/** The live records of the cache, and those of `listed` (keys read once, when first asked). */
-function knownRecords(cache: ProjectCache, listed: ReadonlySet<string> = new Set()): IsRecord {
-  let keys: Set<string> | undefined;
-  const all = () => {
-    keys ??= new Set([...cache.db.liveRecordsOf("records").keys(), ...listed]);
-    return keys;
-  };
-  return Object.assign((key: string) => all().has(key), { all });
-}
-
-/**
- * A first sync's comments: stored with the records' first state commit, their sync state beside.
- * `recordsCursor`: where an empty listing's cursor starts (a comment written after it is newer than every
- * record listed before it).
- */
-function importComments(
-  cache: ProjectCache,
-  backend: Backend,
-  listing: Listing,
-  now: number,
-  kept: FirstStateBlobs | undefined,
-  recordsCursor: string | null,
-): void {
-  let cursor: string | null = null;
-  for (const record of listing.records) {
-    if (cursor === null || record.updatedAt > cursor) cursor = record.updatedAt;
-    const blob = renderBlob(backend, record);
-    storeRecord(cache, record, blob);
-    kept?.add(blob.content);
-  }
-  keepValidators(cache, listing);
-  cache.db.setSyncState(
-    {
-      cursor: ceiledCursor(cursor ?? (listing.complete ? recordsCursor : null), null, listing),
-      last_sync_ms: now,
-      last_full_ms: listing.complete ? now : 0,
-      count_at_full: listing.complete ? (listing.liveCount ?? listing.records.length) : null,
-    },
-    "comments",
-  );
 }
 
 /** The server's count of its records, as `Listing.liveCount` or `Backend.countLive` gives it. */
@@ -468,12 +208,6 @@ function reconcileDue(
 }
 
 /**
- * Where the cache keeps the comments' state (`Listing.commentsState`) its comments were last listed at: with
- * the HTTP validators, which it is one of (a token the server sends, compared for equality, never parsed).
- */
-const COMMENTS_STATE_KEY = "svc:comments-state";
-
-/**
  * Whether a delta sync may leave the comments unlisted: the records' listing of this sync brought the very
  * state the comments were last listed at, and no full listing of them is due.
  */
@@ -488,12 +222,6 @@ function commentsUnchanged(
   const state = views.find((view) => view.collection === "records")?.listing.commentsState;
   if (state === undefined || reconcileDue(cache, "comments", options, now)) return false;
   return cache.db.validator(COMMENTS_STATE_KEY)?.etag === state;
-}
-
-/** Keeps `records`' comments state once the comments have been listed after it (same transaction). */
-function keepCommentsState(cache: ProjectCache, records: Pick<Listing, "commentsState"> | undefined): void {
-  const state = records?.commentsState;
-  if (state !== undefined) cache.db.keepValidator({ url: COMMENTS_STATE_KEY, etag: state, payload: "" });
 }
 
 /** Lists the records (all of them, or those changed since the cursor minus the overlap) and what tells of deletions. */
@@ -556,11 +284,12 @@ function applyServerView(
   const gone = new Set(removed?.keys ?? []);
   const listed = rememberListed(cache, backend, listing, live, gone, state.cursor);
   const { changed } = listed;
-  // A project without comments: the next listing of them starts at the records' cursor (a comment written
-  // after this complete listing is newer than every record it saw), not a full listing on every fetch.
+  // A project without comments: where the next listing of them starts (listing.ts `emptyListingCursor`).
   const cursor =
     listed.cursor ??
-    (collection === "comments" && full && listing.complete ? cache.db.syncState("records").cursor : null);
+    (collection === "comments" && full
+      ? emptyListingCursor(listing, cache.db.syncState("records").cursor)
+      : null);
   keepValidators(cache, listing);
   const deleted = markDeletions(cache, view, live, gone);
   const complete = full && listing.complete;

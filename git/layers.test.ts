@@ -154,3 +154,16 @@ test("no cycle between the parts: core/ and git/ import no part above them, back
     [],
   );
 });
+
+test("no source file outside the tests is over 600 lines, comments and blank lines included", (t) => {
+  // biome's noExcessiveLinesPerFile counts code lines only; a reader scrolls through all of them.
+  const folders = ["backends", "cache", "cli", "core", "git", "helper", "scripts", "server", "testing"];
+  const long = folders
+    .flatMap(sources)
+    .filter((file) => !file.endsWith(".test.ts"))
+    .map((file) => ({ file, lines: readFileSync(join(repoRoot, file), "utf8").split("\n").length - 1 }))
+    .filter(({ lines }) => lines > 600)
+    .map(({ file, lines }) => `${file}: ${lines} lines`);
+  t.true(sources("helper").includes("helper/push.ts"), "the walk sees the sources");
+  t.deepEqual(long, []);
+});

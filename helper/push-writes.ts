@@ -14,6 +14,7 @@ import {
   commentsOf,
   commentToRecord,
   isCommentPath,
+  parseCommentPath,
   type ServerComment,
 } from "../backends/comment.js";
 import type { ProjectCache } from "../cache/cache.js";
@@ -202,8 +203,11 @@ async function applyCommentWrite(
     return undefined;
   }
   const id = commentIdOf(write.key);
+  // The record the comment is on: the one whose file its folder names (`comments/TEST-42/` → TEST-42).
+  const stem = parseCommentPath(write.path)?.stem;
+  const parent = (stem !== undefined && cache.db.keyAt(`${backend.schema.folder}/${stem}.md`)) || "";
   if (write.kind === "update") {
-    const outcome = await source.update(id, write.changes.body ?? "", write.base);
+    const outcome = await source.update(id, write.changes.body ?? "", write.base, parent);
     return await updated(
       context,
       write,
@@ -211,7 +215,7 @@ async function applyCommentWrite(
       outcome.kind === "ok" ? { kind: "ok", record: commentRecord(outcome.comment) } : outcome,
     );
   }
-  const outcome = await source.remove(id, write.base);
+  const outcome = await source.remove(id, write.base, parent);
   if (outcome.kind === "conflict") return conflictAt(context, write, done, outcome.current);
   tally.answered = write;
   cache.db.markDeleted(write.key);

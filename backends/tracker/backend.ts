@@ -19,7 +19,8 @@
  *   before the PUT; several steps are never guessed. Creates `POST`, then the transition to the file's
  *   status. `git rm` deletes, never an issue with subtasks.
  * - Comments: `comments()` (comments.ts), listed through the same search (search.ts) with `fields: ["comment"]`
- *   and the same JQL, written with the same mutation spacing.
+ *   and the same JQL, written with the same mutation spacing; `commentSource` adapts it for the sync and the
+ *   push (comment-source.ts), unless `svc.comments` is false.
  * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
  *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
  */
@@ -46,6 +47,7 @@ import {
 } from "../rest.js";
 import { markdownToAdf } from "./adf.js";
 import { approximateCount } from "./approximate-count.js";
+import { TrackerCommentSource } from "./comment-source.js";
 import { TrackerComments } from "./comments.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
 import { errorCollectionText, trackerErrorText } from "./error-text.js";
@@ -80,6 +82,8 @@ export interface TrackerBackendOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Default `MUTATION_GAP_MS`. */
   readonly mutationGapMs?: number;
+  /** False leaves the issues' comments out (`git config svc.comments false`). */
+  readonly comments?: boolean;
 }
 
 export class TrackerBackend implements WritableBackend {
@@ -98,6 +102,8 @@ export class TrackerBackend implements WritableBackend {
   private lastMutation = 0;
   private zone: Promise<string | undefined> | undefined;
   private types: Promise<readonly IssueType[]> | undefined;
+  /** The comments (comment-source.ts), unless `options.comments` is false. */
+  readonly commentSource: TrackerCommentSource | undefined;
 
   constructor(
     private readonly config: TrackerConfig,
@@ -132,13 +138,19 @@ export class TrackerBackend implements WritableBackend {
       failure: (what, response) => this.failure(what, response),
       checkProject: (what) => this.issueTypes(what),
     };
+    this.commentSource = options.comments === false ? undefined : new TrackerCommentSource(this.comments());
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
-  static create(config: TrackerConfig, project: string, agent: string): TrackerBackend {
+  static create(
+    config: TrackerConfig,
+    project: string,
+    agent: string,
+    options: TrackerBackendOptions = {},
+  ): TrackerBackend {
     const http = new HttpClient({ agent, allowedOrigins: config.allowedOrigins });
     http.checkEgress(config.baseUrl);
-    return new TrackerBackend(config, project, http);
+    return new TrackerBackend(config, project, http, options);
   }
 
   /** `GET /rest/api/3/project/{key}` (through the issue types): the credentials work and the project is there. */
