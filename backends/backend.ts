@@ -263,7 +263,7 @@ export interface CommentSource {
   ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
   /**
    * Who the user is, asked of the server where it knows (forge `GET /user`); `configured` is what the
-   * user's git config names (`svc.author`, else `user.email`), which the sim takes as is.
+   * user names (`git config svc.author`, else git's author email), which the sim takes as is.
    */
   whoAmI(configured: string | undefined): Promise<CommentIdentity>;
 }

@@ -1,6 +1,6 @@
 /**
  * The comment files of a push (issue 34): who pushes (the backend's answer, from the user's git config on
- * the sim: `svc.author`, else `user.email`), and the plan of the comment files beside the records' plan
+ * the sim: `svc.author`, else git's author email), and the plan of the comment files beside the records' plan
  * (push-plan-comments.ts). A push without comment files asks nothing.
  */
 import { type CommentIdentity, type CommentSource, commentsOf, isCommentPath } from "../backends/comment.js";
@@ -10,13 +10,16 @@ import type { PushContext, PushReply } from "./push-context.js";
 import { type DiffEntry, type Plan, type PlanInput, planPush } from "./push-plan.js";
 import { planComments } from "./push-plan-comments.js";
 
-/** The name the user's git config gives for comments: `svc.author`, else `user.email`. */
+/**
+ * The name the user gives for comments: `git config svc.author`, else the email git itself would write as the
+ * commit's author (`git var GIT_AUTHOR_IDENT`: `GIT_AUTHOR_EMAIL`, `user.email`, `EMAIL`, … as git reads them,
+ * so an agent that commits with its identity in the environment comments with it too).
+ */
 async function configuredAuthor(): Promise<string | undefined> {
-  for (const key of ["svc.author", "user.email"]) {
-    const value = (await userGitOutput(["config", key]))?.trim();
-    if (value) return value;
-  }
-  return undefined;
+  const author = (await userGitOutput(["config", "svc.author"]))?.trim();
+  if (author) return author;
+  const ident = await userGitOutput(["var", "GIT_AUTHOR_IDENT"]);
+  return /<([^<>\n]+)>/.exec(ident ?? "")?.[1]?.trim() || undefined;
 }
 
 /**

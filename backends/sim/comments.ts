@@ -6,8 +6,9 @@
  * becomes a `ServerComment`.
  *
  * Who "you" are: the simulator has no accounts; a comment's `author` is the name svc sends with it, `git
- * config svc.author` if set, else `git config user.email` of the repository being pushed (helper/push.ts
- * reads them), and a comment whose `author` differs is someone else's.
+ * config svc.author` if set, else the email git would write as the commit's author (`git var
+ * GIT_AUTHOR_IDENT`: `GIT_AUTHOR_EMAIL`, `user.email`, …) in the repository being pushed
+ * (helper/push-comments.ts reads them), and a comment whose `author` differs is someone else's.
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
@@ -159,7 +160,7 @@ export class SimComments implements CommentSource {
     if (name === "") {
       throw new UserFacingError(
         "SVC_CONFIG",
-        "the simulator records the author svc names with each comment, and neither git config svc.author nor user.email is set; run: git config svc.author you@example.com",
+        "the simulator records the author svc names with each comment, and neither git config svc.author nor an author email git would commit with is set; run: git config svc.author you@example.com",
       );
     }
     return { id: name, author: name };
