@@ -228,6 +228,9 @@ export type CommentWriteOutcome =
   | { readonly kind: "conflict"; readonly current: string }
   | { readonly kind: "gone" };
 
+/** What a delete of a comment came to: done, or why not (as for an update). */
+export type CommentDeleteOutcome = Exclude<CommentWriteOutcome, { kind: "ok" }> | { readonly kind: "ok" };
+
 /** The comments of a backend that has them: `Backend.commentSource`. */
 export interface CommentSource {
   /** Whether comment files carry a `version` (sim, wiki). */
@@ -256,11 +259,7 @@ export interface CommentSource {
    */
   update(id: string, body: string, base: BaseToken, parentKey: string): Promise<CommentWriteOutcome>;
   /** Deletes comment `id` (on record `parentKey`) if it is still at `base`. */
-  remove(
-    id: string,
-    base: BaseToken,
-    parentKey: string,
-  ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }>;
+  remove(id: string, base: BaseToken, parentKey: string): Promise<CommentDeleteOutcome>;
   /**
    * Who the user is, asked of the server where it knows (forge `GET /user`); `configured` is what the
    * user names (`git config svc.author`, else git's author email), which the sim takes as is.

@@ -23,6 +23,7 @@ import type {
 import { field, type RecordSchema } from "./record.js";
 
 export type {
+  CommentDeleteOutcome,
   CommentIdentity,
   CommentListing,
   CommentSource,

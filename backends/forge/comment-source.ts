@@ -14,6 +14,7 @@
  */
 import type {
   BaseToken,
+  CommentDeleteOutcome,
   CommentIdentity,
   CommentListing,
   CommentSource,
@@ -98,10 +99,7 @@ export class ForgeCommentSource implements CommentSource {
     return this.client.update(id, body, base);
   }
 
-  remove(
-    id: string,
-    base: BaseToken,
-  ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }> {
+  remove(id: string, base: BaseToken): Promise<CommentDeleteOutcome> {
     return this.client.remove(id, base);
   }
 

@@ -54,16 +54,9 @@ export interface CommentListing {
   readonly skippedComments: readonly ServerComment[];
 }
 
-export type CommentWriteOutcome =
-  | { readonly kind: "ok"; readonly comment: ServerComment }
-  | { readonly kind: "gone" }
-  /** Changed on the server since the base. */
-  | { readonly kind: "conflict"; readonly current: string };
+import type { CommentDeleteOutcome, CommentWriteOutcome } from "../backend.js";
 
-export type CommentDeleteOutcome =
-  | { readonly kind: "ok" }
-  | { readonly kind: "gone" }
-  | { readonly kind: "conflict"; readonly current: string };
+export type { CommentDeleteOutcome, CommentWriteOutcome };
 
 export interface ForgeCommentsOptions {
   readonly wire: ForgeWire;

@@ -15,6 +15,7 @@ import { excerpt, SvcError, UserFacingError } from "../../core/errors.js";
 import { type HttpClient, type HttpResponse, NotJsonError } from "../../core/http.js";
 import type { BaseToken } from "../backend.js";
 import type {
+  CommentDeleteOutcome,
   CommentIdentity,
   CommentListing,
   CommentSource,
@@ -138,10 +139,7 @@ export class SimComments implements CommentSource {
     throw this.failure(what, response);
   }
 
-  async remove(
-    id: string,
-    base: BaseToken,
-  ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }> {
+  async remove(id: string, base: BaseToken): Promise<CommentDeleteOutcome> {
     const response = await this.http.request({
       method: "DELETE",
       url: `${this.base}/comments/${encodeURIComponent(id)}`,

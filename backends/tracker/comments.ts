@@ -43,15 +43,9 @@ const COMMENT_PAGE_SIZE = 100;
 const ACCOUNT_ID = /^[A-Za-z0-9:_-]{1,128}$/;
 const COMMENT_ID = /^[0-9]{1,20}$/;
 
-export type CommentWriteOutcome =
-  | { readonly kind: "ok"; readonly comment: ServerComment }
-  | { readonly kind: "conflict"; readonly current: string }
-  | { readonly kind: "gone" };
+import type { CommentDeleteOutcome, CommentWriteOutcome } from "../backend.js";
 
-export type CommentDeleteOutcome =
-  | { readonly kind: "ok" }
-  | { readonly kind: "conflict"; readonly current: string }
-  | { readonly kind: "gone" };
+export type { CommentDeleteOutcome, CommentWriteOutcome };
 
 /** The comments of the issues a listing found. */
 export interface TrackerCommentListing {

@@ -17,6 +17,7 @@
  */
 import type {
   BaseToken,
+  CommentDeleteOutcome,
   CommentIdentity,
   CommentListing,
   CommentSource,
@@ -55,10 +56,7 @@ export class WikiCommentSource implements CommentSource {
     return outcome;
   }
 
-  remove(
-    id: string,
-    base: BaseToken,
-  ): Promise<Exclude<CommentWriteOutcome, { kind: "ok" }> | { kind: "ok" }> {
+  remove(id: string, base: BaseToken): Promise<CommentDeleteOutcome> {
     return this.client.remove(id, base.version ?? 0);
   }
 

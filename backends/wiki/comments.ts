@@ -60,15 +60,9 @@ export interface CommentOrigin {
 /** The origins the caller already knows, by comment id. */
 export type CommentOrigins = (id: string) => CommentOrigin | undefined;
 
-export type CommentWriteOutcome =
-  | { readonly kind: "ok"; readonly comment: ServerComment }
-  | { readonly kind: "conflict"; readonly current: string }
-  | { readonly kind: "gone" };
+import type { CommentDeleteOutcome, CommentWriteOutcome } from "../backend.js";
 
-export type CommentDeleteOutcome =
-  | { readonly kind: "ok" }
-  | { readonly kind: "conflict"; readonly current: string }
-  | { readonly kind: "gone" };
+export type { CommentDeleteOutcome, CommentWriteOutcome };
 
 export interface WikiAccount {
   readonly accountId: string;
