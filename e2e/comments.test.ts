@@ -14,7 +14,7 @@ import {
   postComment,
 } from "../testing/comments.js";
 import { git, givenGitEnv, manyIssues, svc } from "../testing/git.js";
-import { givenClone, readWorkFile } from "../testing/push.js";
+import { givenClone, lastSimAuditId, readWorkFile } from "../testing/push.js";
 import { givenProject, givenSim } from "../testing/sim.js";
 
 test("a clone shows each record's thread; a fetch brings new, edited and deleted comments", async (t) => {
@@ -72,4 +72,17 @@ test("svc.comments false and svc init --no-comments clone without comments; the 
   const pull = await git(env, ["pull", "-q"], { cwd: "without" });
   t.is(pull.code, 0, pull.stderr);
   t.false(existsSync(join(env.dir, "without", "comments")));
+  // svc sync of that clone syncs the cache its fetches use: it lists no comments either.
+  const asked = lastSimAuditId(sim);
+  const sync = await svc(env, ["sync", "without", "--reconcile"]);
+  t.is(sync.code, 0, sync.stderr);
+  const paths = sim.store
+    .auditRows()
+    .filter((row) => row.id > asked)
+    .map((row) => row.path.split("?")[0]);
+  t.true(paths.includes("/projects/demo/issues"), paths.join(" "));
+  t.false(
+    paths.some((path) => path?.includes("/comments")),
+    paths.join(" "),
+  );
 });

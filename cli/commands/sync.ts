@@ -35,7 +35,7 @@ export class SyncCommand extends SvcCommand {
       { openProjectCache },
       { syncCache, DEFAULT_RECONCILE_INTERVAL_MS },
       { svcRemoteOf },
-      { readDurationMs },
+      { readDurationMs, readFlag },
     ] = await Promise.all([
       import("../helper-path.js"),
       import("../../git/user-git.js"),
@@ -57,12 +57,20 @@ export class SyncCommand extends SvcCommand {
       interval.code === 0 ? interval.stdout.trim() : undefined,
       { unit: "s", fallbackMs: DEFAULT_RECONCILE_INTERVAL_MS },
     );
-    const backend = await createBackend(remote, agent);
+    // The cache a fetch of this clone uses: one without comments where `svc.comments` is false.
+    const commentsSetting = await userGit(["config", "--get", "svc.comments"], { cwd: dir });
+    const comments = readFlag(
+      "git config svc.comments",
+      commentsSetting.code === 0 ? commentsSetting.stdout.trim() : undefined,
+      true,
+    );
+    const backend = await createBackend(remote, agent, process.env, { comments });
     // A cache that is absent or broken is built from a full listing here: that is this command's sync.
     const { cache, built } = await openProjectCache({
       remote,
       agent,
       backend,
+      withoutComments: !comments,
       // The last server commit: git's remote-tracking ref, else the helper's private one.
       user: userRepository([`refs/remotes/${this.remote}/main`, `refs/svc/${this.remote}/main`], dir),
       log,
