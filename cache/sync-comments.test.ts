@@ -1,22 +1,10 @@
-/**
- * Comments in the sync (issue 34), against a scripted backend whose listings say their live counts (as the
- * simulator's do): a first sync puts each comment's file beside the records', a delta lists both, and a
- * count that differs makes a full listing of that collection only, compared comments with comments and
- * records with records, never a sum.
- */
-import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import type { Backend, BackendRecord, Listing } from "../backends/backend.js";
 import type { CommentListing, CommentSource, ServerComment } from "../backends/comment.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
-import { parseRemoteUrl } from "../core/remote-url.js";
-import { issueRecord, NO_HISTORY } from "../testing/cache.js";
-import { isolateWorkerGit } from "../testing/git.js";
+import { givenScriptedCache, issueRecord } from "../testing/cache.js";
 import type { ProjectCache } from "./cache.js";
-import { openProjectCache } from "./open.js";
 import { syncCache } from "./sync.js";
-
-const REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");
 
 /** Comments whose listings say how many the server holds; they note what they were asked. */
 class ScriptedComments implements CommentSource {
@@ -102,16 +90,7 @@ class ScriptedServer implements Backend {
 }
 
 async function givenCache(t: ExecutionContext, server: ScriptedServer): Promise<ProjectCache> {
-  const temp = isolateWorkerGit(t, "svc-sync-comments-");
-  const { cache } = await openProjectCache({
-    remote: REMOTE,
-    agent: "test",
-    backend: server,
-    user: NO_HISTORY,
-    log: () => {},
-    root: join(temp, "cache"),
-  });
-  t.teardown(() => cache.close());
+  const cache = await givenScriptedCache(t, server, "svc-sync-comments-");
   return cache;
 }
 

@@ -1,22 +1,10 @@
-/**
- * How a delta sync sees deletions (issue 31), against a scripted backend: a count that differs makes one full
- * listing at once and is asked once a sync; an approximate count that keeps saying what it said at the last
- * full listing (lag behind a deletion or a creation, or records it counts that no listing shows) makes no
- * full listing on every sync; records the server names as removed go at once, even when the delta listed
- * them; a server that named only some says the deletions are unchecked.
- */
-import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import type { Backend, BackendRecord, RemovedRecords } from "../backends/backend.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
-import { parseRemoteUrl } from "../core/remote-url.js";
-import { issueRecord, NO_HISTORY } from "../testing/cache.js";
-import { isolateWorkerGit } from "../testing/git.js";
+import { givenScriptedCache, issueRecord } from "../testing/cache.js";
 import type { ProjectCache } from "./cache.js";
-import { openProjectCache } from "./open.js";
 import { syncCache } from "./sync.js";
 
-const REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");
 /** A server of records whose count (and removed records) a test sets; it notes what it was asked. */
 class ScriptedServer implements Backend {
   readonly kind = "sim";
@@ -68,16 +56,7 @@ class ScriptedServer implements Backend {
 }
 
 async function givenCache(t: ExecutionContext, server: ScriptedServer): Promise<ProjectCache> {
-  const temp = isolateWorkerGit(t, "svc-sync-");
-  const { cache } = await openProjectCache({
-    remote: REMOTE,
-    agent: "test",
-    backend: server,
-    user: NO_HISTORY,
-    log: () => {},
-    root: join(temp, "cache"),
-  });
-  t.teardown(() => cache.close());
+  const cache = await givenScriptedCache(t, server, "svc-sync-");
   server.asked.length = 0;
   return cache;
 }

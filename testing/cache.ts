@@ -1,9 +1,16 @@
 /**
  * Fixtures for the cache's unit tests, which run the cache in-process against a scripted backend: a sim
- * issue as the backend lists it, and the user's repository of a clone being made (no server commit yet).
+ * issue as the backend lists it, the user's repository of a clone being made (no server commit yet), and a
+ * new cache of project `demo` built from the backend's first listing.
  */
-import type { BackendRecord } from "../backends/backend.js";
+import { join } from "node:path";
+import type { ExecutionContext } from "ava";
+import type { Backend, BackendRecord } from "../backends/backend.js";
+import type { ProjectCache } from "../cache/cache.js";
+import { openProjectCache } from "../cache/open.js";
+import { parseRemoteUrl } from "../core/remote-url.js";
 import type { UserRepository } from "../git/user-git.js";
+import { isolateWorkerGit } from "./git.js";
 
 /** Issue `id` as the sim backend lists it: version 1, open, created and updated at `updatedAt`. */
 export function issueRecord(id: number, updatedAt: string, body = ""): BackendRecord {
@@ -36,3 +43,25 @@ export const NO_HISTORY: UserRepository = {
     throw new Error("nothing to copy");
   },
 };
+
+/** The remote the cache tests' caches are for. */
+export const CACHE_TEST_REMOTE = parseRemoteUrl("svc::http://127.0.0.1:1/projects/demo");
+
+/** A new cache of `CACHE_TEST_REMOTE` built from `backend`'s first listing, in a temporary folder; closed at teardown. */
+export async function givenScriptedCache(
+  t: ExecutionContext,
+  backend: Backend,
+  prefix: string,
+): Promise<ProjectCache> {
+  const temp = isolateWorkerGit(t, prefix);
+  const { cache } = await openProjectCache({
+    remote: CACHE_TEST_REMOTE,
+    agent: "test",
+    backend,
+    user: NO_HISTORY,
+    log: () => {},
+    root: join(temp, "cache"),
+  });
+  t.teardown(() => cache.close());
+  return cache;
+}
