@@ -161,7 +161,26 @@ export type DeleteOutcome =
   | { readonly kind: "ok"; readonly record?: BackendRecord; readonly note?: string }
   | Exclude<WriteOutcome, { kind: "ok" }>;
 
+/** One create or update of a push, as a backend checks it before any write (`WritableBackend.checkWrites`). */
+export interface WriteCheck {
+  readonly path: string;
+  readonly changes: RecordChanges;
+  /** The record as the user's base had it; undefined for a create. */
+  readonly original?: RecordContent;
+}
+
+/** Why one write of a push cannot be made, said about its file. */
+export interface WriteProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
 export interface WritableBackend extends Backend {
+  /**
+   * What the server will not take among a push's creates and updates, found before any write by asking it
+   * what it allows (the forge's milestones and issue types); every write is refused when one is.
+   */
+  checkWrites?(writes: readonly WriteCheck[]): Promise<WriteProblem[]>;
   create(content: RecordChanges): Promise<BackendRecord>;
   /**
    * Writes `changes` if the record is still at `base`. `desired` is the whole record as the user wants it

@@ -38,6 +38,7 @@ import { crashPoint } from "./push-crash.js";
 import { notReached, refusal, staleRefusal } from "./push-refusals.js";
 import { respelledBodies, respelledNotes } from "./push-respelled.js";
 import { alreadyOnServer, commitResult, reportIgnoredEdits } from "./push-result.js";
+import { withServerProblems } from "./push-server-checks.js";
 import { judge } from "./push-stale.js";
 import { applyWrites, localFaultReply } from "./push-writes.js";
 
@@ -157,7 +158,9 @@ async function integrate(
     mergeBase,
   );
   if (!("plan" in planned)) return planned;
-  const { plan } = planned;
+  const checked = await withServerProblems(context, planned.plan);
+  if ("reply" in checked) return checked.reply;
+  const { plan } = checked;
   // Who pushes, for the comment writes (push-comments.ts).
   const run: PushRun = { ...context, ...planned.context, tally: context.tally };
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);

@@ -19,6 +19,11 @@
  *   /repos/{owner}/{repo}/issues/comments/{comment_id}` (404 for a deleted one); a body of at most 65,536
  *   characters (GitHub's 422). A new comment moves its issue's `updated_at`.
  * - `GET /user` ("Get the authenticated user"): the token's user (`login`).
+ * - Milestones, issue types and sub-issues (issue 35; testing/fake-forge/planning.ts): `GET …/milestones`,
+ *   `GET …/issue-types` (404 for an owner without them), `POST …/issues/{n}/sub_issues`, `DELETE
+ *   …/issues/{n}/sub_issue`, `GET …/issues/{n}/sub_issues`, `GET …/issues/{n}/parent`; an issue's `milestone`,
+ *   `type` and `parent_issue_url`; a PATCH's or create's `milestone` (a number) and `type` (a name), dropped
+ *   without a word when the repository's spec says the token has no push access.
  * - `GET|POST|PUT /repos/{owner}/{repo}/issues/{issue_number}/labels` and `DELETE …/labels/{name}`
  *   ("List/Add/Set/Remove labels for an issue") → an array of `label`.
  * - Errors are `{message, documentation_url, status}` ("status" a string, as api.github.com sends it now);
@@ -41,8 +46,8 @@
  *
  * The parts, in testing/fake-forge/: `types.ts` (the public names, re-exported here), `vendor-data.ts` and
  * `seed-data.ts` (GitHub's fixed values; the seeds), `store.ts` (repositories and issues), `checks.ts` and
- * `listing.ts` (what requests send and ask for), `shapes.ts` (the JSON), `routes.ts` and `comment-routes.ts`
- * (the handlers and their tables), `rate-limits.ts` (the limits and their switches), `server.ts` (HTTP, the contract watch, the helpers).
+ * `listing.ts` (what requests send and ask for), `shapes.ts` (the JSON), `routes.ts`, `comment-routes.ts` and
+ * `planning.ts` (the handlers and their tables), `rate-limits.ts` (the limits and their switches), `server.ts` (HTTP, the contract watch, the helpers).
  */
 export { givenFakeForge, startFakeForge } from "./fake-forge/server.js";
 export type {
@@ -54,6 +59,7 @@ export type {
   FakeForgeRepoSpec,
   FakeForgeRequest,
   IssueEdit,
+  IssueRef,
   IssueSeed,
   StateReason,
 } from "./fake-forge/types.js";

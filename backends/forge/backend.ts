@@ -11,6 +11,9 @@
  *   no-op `git fetch` spends none of the hourly quota.
  * - Comments: `comments()` (backends/forge/comments.ts), through the same wire; `commentSource` adapts it
  *   for the sync and the push (backends/forge/comment-source.ts) unless comments are turned off.
+ * - Milestones, issue types and parents (issue 35): read from the issue objects the listing returns; a push
+ *   that changes them is checked against the repository's milestones and issue types before any write, and
+ *   a parent is set by the sub-issue calls (backends/forge/planning.ts).
  * - Writes: the forge has no `If-Match` for issues. Immediately before each write the issue is read again
  *   (conditionally) and its `updated_at` compared with the base; newer → `fetch first`. A write landing
  *   between that read and the write cannot be detected (README "The forge"); the window is one round trip.
@@ -27,7 +30,9 @@ import type {
   RecordChanges,
   ValidatorStore,
   WritableBackend,
+  WriteCheck,
   WriteOutcome,
+  WriteProblem,
 } from "../backend.js";
 import { stringList } from "../record.js";
 import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
@@ -37,6 +42,7 @@ import { checkForgeProject, type ForgeConfig } from "./config.js";
 import { type ForgeIssue, PULL_REQUEST, toForgeIssue } from "./issue.js";
 import { ForgePages, type ForgeWire, type Pages, queryString, type UpdatedListing } from "./pages.js";
 import { patchFor } from "./patch.js";
+import { ForgePlanning, parentNumber } from "./planning.js";
 import { forgeLimits } from "./quota.js";
 import { FORGE_SCHEMA, type ForgeStatus, forgeStateOf } from "./schema.js";
 import type { CreateIssueBody, ErrorBody, ListIssuesQuery, UpdateIssueBody, WireIssue } from "./wire.js";
@@ -63,6 +69,7 @@ export class ForgeBackend implements WritableBackend {
   private readonly rest: RestClient;
   private readonly wire: ForgeWire;
   private readonly pages: ForgePages;
+  private readonly planning: ForgePlanning;
   /** `options.comments`: false leaves comments out (`svc.comments false`). */
   readonly commentSource: ForgeCommentSource | undefined;
   /** What this process's issue listings saw, for the comment source: when the last began (ms), pull requests. */
@@ -105,6 +112,13 @@ export class ForgeBackend implements WritableBackend {
       failure: (what, response) => this.failure(what, response),
     };
     this.pages = new ForgePages(this.wire);
+    this.planning = new ForgePlanning({
+      pages: this.pages,
+      project,
+      call: (method, url, body) => this.call(method, url, body),
+      repoPath: (rest) => this.repoPath(rest),
+      failure: (what, response) => this.failure(what, response),
+    });
     this.commentSource =
       options.comments === false
         ? undefined
@@ -239,7 +253,7 @@ export class ForgeBackend implements WritableBackend {
       );
     const issues: ForgeIssue[] = [];
     for (const item of value) {
-      const issue = toForgeIssue(item);
+      const issue = toForgeIssue(item, this.project);
       if (issue === PULL_REQUEST) {
         const number = isObject(item) ? item.number : undefined;
         if (typeof number === "number") this.pullRequests.add(String(number));
@@ -312,7 +326,7 @@ export class ForgeBackend implements WritableBackend {
       return undefined;
     }
     if (answer.value === undefined) throw this.failure(what, answer.response);
-    const issue = toForgeIssue(answer.value);
+    const issue = toForgeIssue(answer.value, this.project);
     if (issue === PULL_REQUEST) return undefined;
     if (typeof issue === "string") throw this.malformed(issue, status);
     return issue;
@@ -326,7 +340,7 @@ export class ForgeBackend implements WritableBackend {
   ): Promise<ForgeIssue> {
     const response = await this.call(method, url, body);
     if (response.status !== 200 && response.status !== 201) throw this.failure(what, response);
-    const issue = toForgeIssue(this.rest.parse<WireIssue>(what, response));
+    const issue = toForgeIssue(this.rest.parse<WireIssue>(what, response), this.project);
     if (issue === PULL_REQUEST || typeof issue === "string")
       throw new UnexpectedShapeError(
         `${this.description}: ${what} answered ${response.status} with ${issue === PULL_REQUEST ? "a pull request" : `a malformed issue (${issue})`}`,
@@ -340,24 +354,46 @@ export class ForgeBackend implements WritableBackend {
     return issue;
   }
 
+  /** The milestones and issue types a push's writes name, checked against the repository's lists. */
+  checkWrites(writes: readonly WriteCheck[]): Promise<WriteProblem[]> {
+    return this.planning.problems(writes);
+  }
+
+  /** The number of the milestone titled `title` (checkWrites refused any other before the first write). */
+  private async milestoneLookup(changes: RecordChanges): Promise<(title: string) => number> {
+    if (typeof changes.fields.milestone !== "string") return () => Number.NaN;
+    const numbers = await this.planning.milestoneNumbers();
+    return (title) => {
+      const number = numbers.get(title);
+      if (number === undefined)
+        throw new UserFacingError("SVC_BACKEND", `${this.project} has no milestone ${JSON.stringify(title)}`);
+      return number;
+    };
+  }
+
   async create(changes: RecordChanges): Promise<BackendRecord> {
     const fields = changes.fields;
     const status = (typeof fields.status === "string" ? fields.status : "open") as ForgeStatus;
     const target = forgeStateOf(status);
     const labels = [...stringList(fields.labels), ...(target.label ? [target.label] : [])];
-    const created = await this.send(
-      "POST",
-      this.repoPath("/issues"),
-      {
-        title: typeof fields.title === "string" ? fields.title : "",
-        body: changes.body ?? "",
-        ...(labels.length > 0 ? { labels } : {}),
-        ...(stringList(fields.assignees).length > 0 ? { assignees: stringList(fields.assignees) } : {}),
-      },
-      "creating an issue",
-    );
-    if (target.state === "open") return created.record;
-    // A new issue is open: closing it as done or won't fix is a second request.
+    const milestone =
+      typeof fields.milestone === "string"
+        ? (await this.milestoneLookup(changes))(fields.milestone)
+        : undefined;
+    const body: CreateIssueBody = {
+      title: typeof fields.title === "string" ? fields.title : "",
+      body: changes.body ?? "",
+      ...(labels.length > 0 ? { labels } : {}),
+      ...(stringList(fields.assignees).length > 0 ? { assignees: stringList(fields.assignees) } : {}),
+      ...(milestone === undefined ? {} : { milestone }),
+      ...(typeof fields.type === "string" ? { type: fields.type } : {}),
+    };
+    const created = await this.send("POST", this.repoPath("/issues"), body, "creating an issue");
+    this.checkTaken(created, body);
+    // The parent and a closed status are set by later requests, as on an update.
+    const parent = parentNumber(fields.parent);
+    await this.planning.link(created, undefined, parent);
+    if (target.state === "open") return parent === undefined ? created.record : await this.reread(created);
     const closed = await this.send(
       "PATCH",
       this.repoPath(`/issues/${created.number}`),
@@ -367,18 +403,49 @@ export class ForgeBackend implements WritableBackend {
     return closed.record;
   }
 
+  /** The issue as it is after a write whose answer was not the issue (a sub-issue link). */
+  private async reread(issue: ForgeIssue): Promise<BackendRecord> {
+    const now = await this.read(String(issue.number));
+    if (!now)
+      throw new SvcError("SVC_BACKEND", `${this.description}: issue ${issue.number} is gone after a write`);
+    return now.record;
+  }
+
+  /**
+   * The forge silently drops a milestone or a type a token without push access sends: the answer is
+   * compared with what was sent, and a dropped change is an error (the record is not what the file says).
+   */
+  private checkTaken(answer: ForgeIssue, sent: CreateIssueBody | UpdateIssueBody): void {
+    const dropped: string[] = [];
+    if (sent.milestone !== undefined && answer.milestone !== sent.milestone) dropped.push("milestone");
+    if (sent.type !== undefined && (answer.record.content.fields.type ?? null) !== sent.type)
+      dropped.push("type");
+    if (dropped.length === 0) return;
+    throw new SvcError(
+      "SVC_BACKEND",
+      `the forge took the write of issue ${answer.number} but did not set its ${dropped.join(" and ")} (it drops those without a word for a token without push access to ${this.project}); give FORGE_TOKEN push access, or put the line back as it was`,
+      { data: { status: 403 } },
+    );
+  }
+
   async update(key: string, changes: RecordChanges, base: BaseToken): Promise<WriteOutcome> {
     const found = await readForWrite(() => this.read(key), base);
     if (found.kind !== "current") return found;
     const current = found.value;
-    const patch = patchFor(current, changes);
-    if (Object.keys(patch).length === 0) return { kind: "ok", record: current.record };
+    const patch = patchFor(current, changes, await this.milestoneLookup(changes));
+    const from = parentNumber(current.record.content.fields.parent);
+    const to = changes.fields.parent === undefined ? from : parentNumber(changes.fields.parent);
+    // The links first: the PATCH's answer (when there is one) is then the issue as both left it.
+    await this.planning.link(current, from, to);
+    if (Object.keys(patch).length === 0)
+      return { kind: "ok", record: from === to ? current.record : await this.reread(current) };
     const updated = await this.send(
       "PATCH",
       this.repoPath(`/issues/${current.number}`),
       patch,
       `updating issue ${key}`,
     );
+    this.checkTaken(updated, patch);
     return { kind: "ok", record: updated.record };
   }
 

@@ -90,8 +90,12 @@ test("Link: any header text gives a string or nothing, never a throw", (t) => {
   t.pass();
 });
 
+/** An issue object of acme/widgets. */
+const parseIssue = (value: unknown) => toForgeIssue(value, "acme/widgets");
+
 function issue(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
+    id: 3_000_000_042,
     number: 42,
     title: "Login fails",
     body: "It fails.\r\n",
@@ -106,7 +110,7 @@ function issue(overrides: Record<string, unknown> = {}): Record<string, unknown>
 }
 
 test("an issue becomes a record: status from state, reason and label; status labels never in labels", (t) => {
-  const parsed = toForgeIssue(issue()) as ForgeIssue;
+  const parsed = parseIssue(issue()) as ForgeIssue;
   t.is(parsed.record.path, "issues/0042.md");
   t.deepEqual(parsed.record.content, {
     fields: {
@@ -120,18 +124,79 @@ test("an issue becomes a record: status from state, reason and label; status lab
     },
     body: "It fails.\r\n",
   });
-  t.is((toForgeIssue(issue({ body: null })) as ForgeIssue).record.content.body, "");
+  t.is((parseIssue(issue({ body: null })) as ForgeIssue).record.content.body, "");
   // A status/ label that is no status is a label like any other.
-  const blocked = toForgeIssue(
+  const blocked = parseIssue(
     issue({ labels: [{ name: "status/blocked" }, { name: "status/in-review" }, { name: "bug" }] }),
   ) as ForgeIssue;
   t.is(blocked.record.content.fields.status, "in_review");
   t.deepEqual(blocked.record.content.fields.labels, ["status/blocked", "bug"]);
-  t.is(toForgeIssue(issue({ pull_request: { url: "x" } })), PULL_REQUEST);
-  t.regex(String(toForgeIssue(issue({ state: "merged" }))), /state is neither open nor closed/);
-  t.regex(String(toForgeIssue(issue({ updated_at: "yesterday" }))), /updated_at is not a timestamp/);
-  t.regex(String(toForgeIssue(issue({ labels: [{}] }))), /labels holds an entry without a name/);
-  t.regex(String(toForgeIssue(issue({ number: -1 }))), /bad issue number/);
+  t.is(parseIssue(issue({ pull_request: { url: "x" } })), PULL_REQUEST);
+  t.regex(String(parseIssue(issue({ state: "merged" }))), /state is neither open nor closed/);
+  t.regex(String(parseIssue(issue({ updated_at: "yesterday" }))), /updated_at is not a timestamp/);
+  t.regex(String(parseIssue(issue({ labels: [{}] }))), /labels holds an entry without a name/);
+  t.regex(String(parseIssue(issue({ number: -1 }))), /bad issue number/);
+});
+
+test("milestone, type and parent come from the issue object: title, name, number (another repository's as owner/repo#N)", (t) => {
+  const planned = parseIssue(
+    issue({
+      milestone: { number: 3, title: "v1.0" },
+      type: { id: 7, node_id: "IT_1", name: "Bug", description: null },
+      parent_issue_url: "https://api.github.com/repos/Acme/Widgets/issues/7",
+    }),
+  ) as ForgeIssue;
+  t.like(planned.record.content.fields, { milestone: "v1.0", type: "Bug", parent: 7 });
+  t.deepEqual(Object.keys(planned.record.content.fields), [
+    "id",
+    "title",
+    "status",
+    "labels",
+    "assignees",
+    "milestone",
+    "type",
+    "parent",
+    "created_at",
+    "updated_at",
+  ]);
+  t.is(planned.milestone, 3);
+  t.is(planned.id, 3_000_000_042);
+  const elsewhere = parseIssue(
+    issue({ parent_issue_url: "https://ghe.example/api/v3/repos/acme/gadgets/issues/12" }),
+  ) as ForgeIssue;
+  t.is(elsewhere.record.content.fields.parent, "acme/gadgets#12");
+  // None of them: no line at all (absent, not null), as before issue 35.
+  const plain = parseIssue(issue({ milestone: null, type: null, parent_issue_url: null })) as ForgeIssue;
+  for (const name of ["milestone", "type", "parent"]) t.false(name in plain.record.content.fields, name);
+  t.regex(String(parseIssue(issue({ milestone: { title: "x" } }))), /milestone has no number and title/);
+  t.regex(String(parseIssue(issue({ type: { id: 1 } }))), /type has no name/);
+  t.regex(String(parseIssue(issue({ parent_issue_url: "https://x/y" }))), /parent_issue_url is no issue/);
+  t.regex(String(parseIssue(issue({ id: "x" }))), /id is not a whole number/);
+});
+
+test("a PATCH sends a milestone as its number and a type as its name; removing the line sends null", (t) => {
+  const current = parseIssue(
+    issue({
+      milestone: { number: 3, title: "v1.0" },
+      type: { id: 1, node_id: "n", name: "Bug", description: null },
+    }),
+  ) as ForgeIssue;
+  const numbers = new Map([
+    ["v1.0", 3],
+    ["v2.0", 4],
+  ]);
+  const lookup = (title: string) => numbers.get(title) ?? Number.NaN;
+  t.deepEqual(patchFor(current, { fields: { milestone: "v2.0" } }, lookup), { milestone: 4 });
+  t.deepEqual(patchFor(current, { fields: { milestone: null, type: null } }, lookup), {
+    milestone: null,
+    type: null,
+  });
+  t.deepEqual(patchFor(current, { fields: { milestone: "v1.0", type: "Task" } }, lookup), { type: "Task" });
+  // The parent is no member of the PATCH: the sub-issue calls set it.
+  t.deepEqual(patchFor(current, { fields: { parent: 9 } }, lookup), {});
+  t.throws(() => patchFor(current, { fields: { milestone: "v2.0" } }), {
+    message: /no milestone list was read/,
+  });
 });
 
 test("status mapping: each of the five statuses round-trips through state, reason and label", (t) => {
@@ -144,7 +209,7 @@ test("status mapping: each of the five statuses round-trips through state, reaso
 });
 
 test("a PATCH carries only what changed; labels are a delta that keeps labels added by others", (t) => {
-  const current = toForgeIssue(
+  const current = parseIssue(
     issue({ labels: [{ name: "bug" }, { name: "added-by-someone" }, { name: "status/in-progress" }] }),
   ) as ForgeIssue;
   // The user saw labels [bug] (the base); `added-by-someone` came later.
@@ -169,7 +234,7 @@ test("a PATCH carries only what changed; labels are a delta that keeps labels ad
     state_reason: "completed",
   });
   // Another status/ label follows the file like any label: kept once, added, removed.
-  const blocked = toForgeIssue(
+  const blocked = parseIssue(
     issue({ labels: [{ name: "bug" }, { name: "status/blocked" }, { name: "status/in-progress" }] }),
   ) as ForgeIssue;
   t.deepEqual(patchFor(blocked, { fields: { labels: ["bug", "status/blocked", "ui"] } }), {
@@ -185,9 +250,7 @@ test("a PATCH carries only what changed; labels are a delta that keeps labels ad
     state_reason: "not_planned",
   });
   t.deepEqual(patchFor(base, { fields: { assignees: ["bob", "alice"] } }), { assignees: ["bob", "alice"] });
-  const closed = toForgeIssue(
-    issue({ state: "closed", state_reason: "completed", labels: [] }),
-  ) as ForgeIssue;
+  const closed = parseIssue(issue({ state: "closed", state_reason: "completed", labels: [] })) as ForgeIssue;
   t.deepEqual(patchFor(closed, { fields: { status: "open" } }), { state: "open" });
   t.deepEqual(patchFor(closed, { fields: { status: "wont_fix" } }), {
     state: "closed",

@@ -11,13 +11,23 @@ import type { UpdateIssueBody } from "./wire.js";
 /**
  * The PATCH body for `changes` on the issue as it is now: only what differs. Labels are a delta on the
  * current labels (the user's additions and removals, the status label swapped), so labels someone else
- * added are kept; the status sets state and state reason only when they change.
+ * added are kept; the status sets state and state reason only when they change. A milestone is sent as its
+ * number (`milestoneNumber` of its title; null removes it), a type as its name (null removes it). The parent
+ * is no member of the PATCH: it is the sub-issue calls' (backend.ts).
  */
-export function patchFor(current: ForgeIssue, changes: RecordChanges): UpdateIssueBody {
+export function patchFor(
+  current: ForgeIssue,
+  changes: RecordChanges,
+  milestoneNumber: (title: string) => number = noMilestones,
+): UpdateIssueBody {
   const patch: UpdateIssueBody = {};
   const fields = changes.fields;
   const before = current.record.content.fields;
   if (typeof fields.title === "string" && fields.title !== before.title) patch.title = fields.title;
+  if (fields.milestone !== undefined && fields.milestone !== (before.milestone ?? null))
+    patch.milestone = typeof fields.milestone === "string" ? milestoneNumber(fields.milestone) : null;
+  if (fields.type !== undefined && fields.type !== (before.type ?? null))
+    patch.type = typeof fields.type === "string" ? fields.type : null;
   if (changes.body !== undefined && changes.body !== current.record.content.body) patch.body = changes.body;
   if (fields.assignees !== undefined && !sameList(stringList(fields.assignees), stringList(before.assignees)))
     patch.assignees = stringList(fields.assignees);
@@ -43,6 +53,10 @@ export function patchFor(current: ForgeIssue, changes: RecordChanges): UpdateIss
   }
   if (!sameList(labels, current.labels)) patch.labels = labels;
   return patch;
+}
+
+function noMilestones(title: string): number {
+  throw new Error(`no milestone list was read for the milestone ${title}`);
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -1,8 +1,12 @@
 /**
  * The forge's record shape (DESIGN.md §2 and §6): GitHub issues as `issues/0042.md` (the issue number,
  * zero-padded to four digits like the simulator's ids; wider numbers are written in full), frontmatter
- * `id, title, status, labels, assignees, created_at, updated_at`. The forge has no version number: its
- * `updated_at` is the concurrency token.
+ * `id, title, status, labels, assignees, milestone, type, parent, created_at, updated_at`. The forge has no
+ * version number: its `updated_at` is the concurrency token.
+ *
+ * `milestone` (the milestone's title), `type` (the issue type's name) and `parent` (the parent issue's number,
+ * from `parent_issue_url`; `owner/repo#N` for a parent in another repository, read-only) are each absent when
+ * the issue has none: removing the line clears it (issue 35).
  *
  * Status is the sim's five values mapped onto the forge's state, state reason and two labels:
  *
@@ -52,13 +56,16 @@ export const FORGE_SCHEMA: RecordSchema = {
     }),
     // An issue has at most 10 assignees.
     field("assignees", "string-list", { limit: { maxItems: 10, maxItemLength: 39 } }),
+    field("milestone", "string", { omitWhenAbsent: true, limit: { nonBlank: true } }),
+    field("type", "string", { omitWhenAbsent: true, limit: { nonBlank: true } }),
+    field("parent", "integer", { omitWhenAbsent: true }),
     field("created_at", "timestamp", { serverControlled: true, required: true }),
     field("updated_at", "timestamp", { serverControlled: true, required: true }),
   ],
   tokenFields: { version: undefined, updatedAt: "updated_at" },
   fileName: (key) => forgeFileName(Number(key)),
-  // A new issue is open; a closed status is set by a second request.
-  setAfterCreate: ["status"],
+  // A new issue is open; a closed status is set by a second request, and so is the parent (the sub-issue link).
+  setAfterCreate: ["status", "parent"],
   // The REST API cannot delete an issue: a delete closes it as not planned (backend.ts `remove`).
   deleteDoes: "closed",
   // "body is too long (maximum is 65536 characters)".

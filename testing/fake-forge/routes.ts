@@ -1,7 +1,8 @@
 /**
  * The fake forge's routes, each on a path after the repository (`/repos/{owner}/{repo}` or
  * `/repositories/{id}`): the repository, the issue listing, one issue (get, create, update) and an issue's
- * labels (list, add, set, remove); then the comment routes (comment-routes.ts). A deleted issue answers 410,
+ * labels (list, add, set, remove); then the comment routes (comment-routes.ts) and those of milestones, issue
+ * types and sub-issues (planning.ts). A deleted issue answers 410,
  * an unknown one 404.
  */
 import { type Call, type Route, targetIssue } from "./call.js";
@@ -9,6 +10,7 @@ import { checkBody, checkLabelNames, checkState, checkStateReason, checkTitle } 
 import { COMMENT_ROUTES } from "./comment-routes.js";
 import { type Answer, fail, invalid, parseJsonObject } from "./http.js";
 import { linkHeader, parseListQuery, selectIssues } from "./listing.js";
+import { PLANNING_ROUTES, planningEdit } from "./planning.js";
 import type { IssueEdit, IssueSeed } from "./types.js";
 import { DOCS, ISSUES_DOCS, LABELS_DOCS } from "./vendor-data.js";
 
@@ -47,13 +49,6 @@ function checkAssignees(call: Call, input: Record<string, unknown>, docs: string
   return logins as string[];
 }
 
-/** `milestone`: only null, since this fake has no milestones (a number names one that does not exist). */
-function checkMilestone(input: Record<string, unknown>, docs: string): void {
-  if (input.milestone !== undefined && input.milestone !== null) {
-    invalid(docs, { code: "invalid", field: "milestone", value: input.milestone });
-  }
-}
-
 function createIssue(call: Call): Answer {
   const docs = `${ISSUES_DOCS}#create-an-issue`;
   const input = parseJsonObject(call.text, docs);
@@ -63,9 +58,14 @@ function createIssue(call: Call): Answer {
     labels: input.labels === undefined ? [] : checkLabelNames(input.labels, docs),
     assignees: checkAssignees(call, input, docs) ?? [],
   };
-  checkMilestone(input, docs);
+  const planned = planningEdit(call, input, docs);
   const forge = call.forge;
-  const issue = forge.insertIssue(call.repo, seed, forge.login, forge.nextStamp());
+  const issue = forge.insertIssue(
+    call.repo,
+    { ...seed, milestone: planned.milestone ?? undefined, type: planned.type ?? undefined },
+    forge.login,
+    forge.nextStamp(),
+  );
   return {
     status: 201,
     headers: { location: `${call.shapes.repoApi(call.repo)}/issues/${issue.number}` },
@@ -78,8 +78,8 @@ function updateIssue(call: Call): Answer {
   const docs = `${ISSUES_DOCS}#update-an-issue`;
   const issue = targetIssue(call, docs);
   const input = parseJsonObject(call.text, docs);
-  checkMilestone(input, docs);
   const edit: IssueEdit = {
+    ...planningEdit(call, input, docs),
     title: input.title === undefined ? undefined : checkTitle(input.title, docs),
     body: input.body === undefined ? undefined : checkBody(input.body, docs),
     state: input.state === undefined ? undefined : checkState(input.state, docs),
@@ -175,4 +175,5 @@ export const ROUTES: readonly Route[] = [
     handle: removeIssueLabel,
   },
   ...COMMENT_ROUTES,
+  ...PLANNING_ROUTES,
 ];

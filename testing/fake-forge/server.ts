@@ -12,6 +12,7 @@ import { listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
 import type { Call, Route } from "./call.js";
 import { type Answer, errorAnswer, etagOf, fail, matchesEtag, presentedToken, send } from "./http.js";
+import { parentOf } from "./planning.js";
 import { RateLimits } from "./rate-limits.js";
 import { getRepository, ROUTES } from "./routes.js";
 import { Shapes } from "./shapes.js";
@@ -23,6 +24,7 @@ import type {
   FakeForgeOptions,
   FakeForgeRequest,
   IssueEdit,
+  IssueRef,
   IssueSeed,
 } from "./types.js";
 import { DOCS, SOMEONE_ELSE } from "./vendor-data.js";
@@ -159,6 +161,17 @@ class FakeForgeServer extends FakeVendorServer<FakeForgeRequest> implements Fake
     const found = this.forge.findRepo(repo);
     const issue = this.forge.issueOrThrow(found, number);
     this.forge.edit(found, issue, edit, SOMEONE_ELSE);
+    return copyIssue(issue);
+  }
+
+  setParent(repo: string, number: number, parent: number | IssueRef | null): FakeForgeIssue {
+    const found = this.forge.findRepo(repo);
+    const issue = this.forge.issueOrThrow(found, number);
+    const before = issue.parent && this.forge.issueOrThrow(issue.parent.repo, issue.parent.number);
+    issue.parent = parent === null ? null : parentOf(this.forge, found, parent);
+    const after = issue.parent && this.forge.issueOrThrow(issue.parent.repo, issue.parent.number);
+    for (const touched of [issue, before, after])
+      if (touched) touched.updatedMs = this.forge.nextStamp(touched.updatedMs);
     return copyIssue(issue);
   }
 

@@ -3,6 +3,7 @@
  * `private-user` (`GET /user`) with every member the description requires, API URLs on the fake's origin and web URLs under its `/web`.
  */
 import { isoSeconds } from "./http.js";
+import { planningMembers } from "./planning.js";
 import type { Comment, Forge, Issue, Repo } from "./store.js";
 import { REACTIONS } from "./vendor-data.js";
 
@@ -179,7 +180,7 @@ export class Shapes {
       labels: this.labels(repo, issue),
       assignee: issue.assignees[0] === undefined ? null : this.user(issue.assignees[0]),
       assignees: issue.assignees.map((login) => this.user(login)),
-      milestone: null,
+      ...planningMembers(this, repo, issue),
       locked: false,
       active_lock_reason: null,
       comments: issue.commentCount,

@@ -3,6 +3,7 @@
  * and who may be assigned. Everything the handlers and the test helpers change goes through `Forge`.
  */
 import { floorSecond, isoSeconds } from "./http.js";
+import { milestoneOf, parentOf, typeOf } from "./planning.js";
 import { SEED_ASSIGNEES, SEED_BODIES, SEED_COMMENTS, SEED_LABELS, SEED_TITLES } from "./seed-data.js";
 import type {
   FakeForgeComment,
@@ -12,7 +13,7 @@ import type {
   IssueSeed,
   StateReason,
 } from "./types.js";
-import { DEFAULT_LABELS, HOUR_MS, TEAM } from "./vendor-data.js";
+import { DEFAULT_ISSUE_TYPES, DEFAULT_LABELS, HOUR_MS, TEAM } from "./vendor-data.js";
 
 export interface Label {
   readonly id: number;
@@ -40,6 +41,18 @@ export interface Issue {
   closedBy: string | null;
   /** How many comments it has (the issue's `comments`). */
   commentCount: number;
+  milestone: Milestone | null;
+  /** An issue type's name. */
+  type: string | null;
+  parent: { readonly repo: Repo; readonly number: number } | null;
+}
+
+/** One milestone of a repository. ASSUMPTION: open, without a description or a due date. */
+export interface Milestone {
+  readonly number: number;
+  readonly id: number;
+  readonly title: string;
+  readonly createdMs: number;
 }
 
 export interface Repo {
@@ -55,6 +68,11 @@ export interface Repo {
   /** Comments on its issues and pull requests, by id (a deleted one is gone: GitHub answers 404 for it). */
   readonly comments: Map<number, Comment>;
   nextNumber: number;
+  readonly milestones: readonly Milestone[];
+  /** The names of its owner's issue types; null: none (a user's repository). */
+  readonly issueTypes: readonly string[] | null;
+  /** False: milestone and type changes are dropped without a word. */
+  readonly pushAccess: boolean;
 }
 
 /** One issue comment (on an issue or a pull request). */
@@ -103,6 +121,14 @@ export class Forge {
       labels: new Map(),
       comments: new Map(),
       nextNumber: 1,
+      milestones: (spec.milestones ?? []).map((title, at) => ({
+        number: at + 1,
+        id: 9_000_000 + (1000 + index) * 100 + at,
+        title,
+        createdMs: this.seedEpoch,
+      })),
+      issueTypes: spec.issueTypes === undefined ? DEFAULT_ISSUE_TYPES : spec.issueTypes,
+      pushAccess: spec.pushAccess !== false,
     };
     for (const [name, color, description] of DEFAULT_LABELS) {
       repo.labels.set(name, { id: this.nextLabelId++, name, color, description, default: true });
@@ -185,6 +211,9 @@ export class Forge {
       closedMs: state === "closed" ? updatedMs : null,
       closedBy: state === "closed" ? author : null,
       commentCount: 0,
+      milestone: seed.milestone === undefined ? null : milestoneOf(repo, seed.milestone),
+      type: seed.type === undefined ? null : typeOf(repo, seed.type),
+      parent: seed.parent === undefined ? null : parentOf(this, repo, seed.parent),
     };
     repo.issues.set(number, issue);
     return issue;
@@ -197,6 +226,9 @@ export class Forge {
     if (edit.body !== undefined) issue.body = edit.body;
     if (edit.labels !== undefined) issue.labels = this.uniqueLabels(repo, edit.labels);
     if (edit.assignees !== undefined) issue.assignees = [...new Set(edit.assignees)];
+    if (edit.milestone !== undefined)
+      issue.milestone = edit.milestone === null ? null : milestoneOf(repo, edit.milestone);
+    if (edit.type !== undefined) issue.type = edit.type === null ? null : typeOf(repo, edit.type);
     const stamp = this.nextStamp(issue.updatedMs);
     if (edit.state === "closed") close(issue, edit.stateReason, actor, stamp);
     if (edit.state === "open") reopen(issue);
@@ -356,6 +388,13 @@ export function copyIssue(issue: Issue): FakeForgeIssue {
     createdAt: isoSeconds(issue.createdMs),
     updatedAt: isoSeconds(issue.updatedMs),
     closedAt: issue.closedMs === null ? null : isoSeconds(issue.closedMs),
+    milestone: issue.milestone?.title ?? null,
+    type: issue.type,
+    parent: issue.parent && {
+      repo: `${issue.parent.repo.owner}/${issue.parent.repo.name}`,
+      number: issue.parent.number,
+    },
+    id: issue.id,
   };
 }
 

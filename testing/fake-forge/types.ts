@@ -14,6 +14,18 @@ export interface FakeForgeRepoSpec {
   readonly hidden?: boolean;
   /** Numeric repository id, used in Link URLs (`/repositories/<id>/issues?...`); default 1000 + index. */
   readonly id?: number;
+  /** The titles of its milestones, numbered 1, 2, … in this order (all open); default none. */
+  readonly milestones?: readonly string[];
+  /**
+   * The names of the issue types its owner has; default GitHub's for a new organization (Task, Bug,
+   * Feature). `null`: an owner without issue types (a user): `GET …/issue-types` answers 404.
+   */
+  readonly issueTypes?: readonly string[] | null;
+  /**
+   * `false`: the token has no push access, so the forge drops milestone and type changes without a word
+   * (the description's "Without push access to the repository, … changes are silently dropped").
+   */
+  readonly pushAccess?: false;
 }
 
 export interface FakeForgeOptions {
@@ -56,6 +68,19 @@ export interface FakeForgeIssue {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly closedAt: string | null;
+  /** Its milestone's title, type's name, and parent issue (`owner/name` and number), or null. */
+  readonly milestone: string | null;
+  readonly type: string | null;
+  readonly parent: IssueRef | null;
+  /** Its database id (`id`), which the sub-issue calls name it by. */
+  readonly id: number;
+}
+
+/** An issue of one of the fake's repositories. */
+export interface IssueRef {
+  /** `owner/name`. */
+  readonly repo: string;
+  readonly number: number;
 }
 
 /** The server's state of one issue comment (a copy). */
@@ -84,6 +109,11 @@ export interface IssueSeed {
   readonly labels?: readonly string[];
   readonly assignees?: readonly string[];
   readonly pullRequest?: boolean;
+  /** A milestone's title and an issue type's name the repository has. */
+  readonly milestone?: string;
+  readonly type?: string;
+  /** Its parent: an issue of this repository by number, or of another of the fake's. */
+  readonly parent?: number | IssueRef;
 }
 
 export interface IssueEdit {
@@ -93,6 +123,9 @@ export interface IssueEdit {
   readonly stateReason?: StateReason | null;
   readonly labels?: readonly string[];
   readonly assignees?: readonly string[];
+  /** A milestone's title or an issue type's name the repository has; null removes it. */
+  readonly milestone?: string | null;
+  readonly type?: string | null;
 }
 
 export interface FakeForge {
@@ -115,6 +148,11 @@ export interface FakeForge {
   addIssue(repo: string, seed: IssueSeed): FakeForgeIssue;
   /** Someone else edits it in the browser: updated_at moves to now (strictly later than before, at least +1 s). */
   editIssue(repo: string, number: number, edit: IssueEdit): FakeForgeIssue;
+  /**
+   * Someone makes issue `number` a sub-issue of `parent` (null: of none) in the browser; both issues'
+   * updated_at move.
+   */
+  setParent(repo: string, number: number, parent: number | IssueRef | null): FakeForgeIssue;
   /** Someone adds a label in the browser (updated_at moves, as on GitHub). */
   addLabel(repo: string, number: number, name: string): FakeForgeIssue;
   /**

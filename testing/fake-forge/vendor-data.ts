@@ -8,6 +8,9 @@ import type { StateReason } from "./types.js";
 export const DOCS = "https://docs.github.com/rest";
 export const ISSUES_DOCS = `${DOCS}/issues/issues`;
 export const LABELS_DOCS = `${DOCS}/issues/labels`;
+export const MILESTONES_DOCS = `${DOCS}/issues/milestones`;
+export const SUB_ISSUES_DOCS = `${DOCS}/issues/sub-issues`;
+export const ISSUE_TYPES_DOCS = `${DOCS}/issues/issue-types`;
 export const COMMENTS_DOCS = `${DOCS}/issues/comments`;
 export const USERS_DOCS = `${DOCS}/users/users`;
 export const RATE_DOCS = `${DOCS}/overview/rate-limits-for-the-rest-api`;
@@ -38,5 +41,8 @@ export const DEFAULT_LABELS: readonly (readonly [string, string, string])[] = [
   ["question", "d876e3", "Further information is requested"],
   ["wontfix", "ffffff", "This will not be worked on"],
 ];
+
+/** The issue types GitHub gives a new organization. */
+export const DEFAULT_ISSUE_TYPES: readonly string[] = ["Task", "Bug", "Feature"];
 
 export const REACTIONS = ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"] as const;
