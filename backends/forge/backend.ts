@@ -118,6 +118,7 @@ export class ForgeBackend implements WritableBackend {
       call: (method, url, body) => this.call(method, url, body),
       repoPath: (rest) => this.repoPath(rest),
       failure: (what, response) => this.failure(what, response),
+      foreignParent: async (key) => (await this.read(key))?.foreignParent,
     });
     this.commentSource =
       options.comments === false

@@ -2,8 +2,8 @@
  * One issue object of the forge's REST API (`GET /repos/{owner}/{repo}/issues[/{number}]`) as a record:
  * validated member by member, pull requests told apart (they carry a `pull_request` member), the status
  * read from state, state reason and the two status labels (schema.ts), the body byte for byte (`null` → empty),
- * the milestone's title, the type's name and the parent from `parent_issue_url` (issue 35): all from the
- * object itself, so a listing needs no request per issue.
+ * the milestone's title, the type's name and the parent from `parent_issue_url` (issue 35; a parent in another
+ * repository is kept aside, not shown): all from the object itself, so a listing needs no request per issue.
  */
 import { isObject, RFC3339 } from "../../core/checks.js";
 import { excerpt } from "../../core/errors.js";
@@ -18,6 +18,11 @@ export interface ForgeIssue {
   readonly id: number;
   /** The number of its milestone, or null. */
   readonly milestone: number | null;
+  /**
+   * Its parent when that is in another repository (`owner/repo#N`), which the file does not show: its
+   * `parent` field is a whole number, and the record parser has no type that also takes `owner/repo#N`.
+   */
+  readonly foreignParent: string | undefined;
   readonly state: "open" | "closed";
   readonly stateReason: WireIssue["state_reason"];
   /** Every label name, in the server's order, the status labels included. */
@@ -167,7 +172,7 @@ export function toForgeIssue(value: unknown, home: string): ForgeIssue | typeof 
     assignees: issue.assignees,
     ...(issue.milestone === undefined ? {} : { milestone: issue.milestone.title }),
     ...(issue.type === undefined ? {} : { type: issue.type }),
-    ...(issue.parent === undefined ? {} : { parent: issue.parent }),
+    ...(typeof issue.parent === "number" ? { parent: issue.parent } : {}),
     created_at: issue.created_at,
     updated_at: issue.updated_at,
   };
@@ -175,6 +180,7 @@ export function toForgeIssue(value: unknown, home: string): ForgeIssue | typeof 
     number,
     id: issue.id,
     milestone: issue.milestone?.number ?? null,
+    foreignParent: typeof issue.parent === "string" ? issue.parent : undefined,
     state,
     stateReason,
     labels: issue.labels,

@@ -28,6 +28,8 @@ export interface PlanningWire {
   /** The repository's API URL with `rest` after it. */
   repoPath(rest: string): string;
   failure(what: string, response: RestResponse): SvcError;
+  /** The parent in another repository issue `key` has now (`owner/repo#N`), or undefined. */
+  foreignParent(key: string): Promise<string | undefined>;
 }
 
 /** The most milestones the forge serves per result page. */
@@ -102,23 +104,27 @@ export class ForgePlanning {
             `type ${quoted(said.type)} is not an issue type of ${this.wire.project}; ${named("types", known)}`,
           );
       }
-      const parentProblem = this.parentProblem(write, said.parent);
+      const parentProblem = await this.parentProblem(write, said.parent);
       if (parentProblem) refuse(parentProblem);
     }
     return problems;
   }
 
-  /** Why the parent a write says cannot be written, or undefined. */
-  private parentProblem(write: WriteCheck, said: FieldValue | undefined): string | undefined {
-    if (said === undefined) return undefined;
-    const before = write.original?.fields.parent;
-    if (typeof before === "string")
-      return `its parent ${before} is in another repository, which svc cannot change; put back the line \`parent: "${before}"\``;
-    if (typeof said === "string")
-      return `parent ${quoted(said)} is in another repository; svc links sub-issues of ${this.wire.project} only`;
-    if (typeof said === "number" && said === write.original?.fields.id)
-      return `an issue cannot be its own parent (parent: ${said})`;
-    return undefined;
+  /**
+   * Why the parent a write says cannot be written, or undefined. An update that gives a parent to an issue
+   * whose file shows none asks the forge (one conditional GET) whether it has one in another repository,
+   * which svc cannot change.
+   */
+  private async parentProblem(write: WriteCheck, said: FieldValue | undefined): Promise<string | undefined> {
+    if (typeof said !== "number") return undefined;
+    const id = write.original?.fields.id;
+    if (said === id) return `an issue cannot be its own parent (parent: ${said})`;
+    if (id === undefined || id === null || write.original?.fields.parent !== undefined) return undefined;
+    const foreign = await this.wire.foreignParent(String(id));
+    return (
+      foreign &&
+      `issue ${id} is a sub-issue of ${foreign}, in another repository, which svc cannot change; remove the line \`parent: ${said}\``
+    );
   }
 
   /**
@@ -159,8 +165,9 @@ function milestonesOf(value: unknown, what: string, status: number): { number: n
   });
 }
 
+/** The value in quotes, cut to 80 characters. */
 function quoted(value: string): string {
-  return JSON.stringify(excerpt(value, 80));
+  return excerpt(value, 80);
 }
 
 /** `the milestones: A, B` or `it has no milestones`. */

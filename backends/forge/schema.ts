@@ -5,8 +5,8 @@
  * version number: its `updated_at` is the concurrency token.
  *
  * `milestone` (the milestone's title), `type` (the issue type's name) and `parent` (the parent issue's number,
- * from `parent_issue_url`; `owner/repo#N` for a parent in another repository, read-only) are each absent when
- * the issue has none: removing the line clears it (issue 35).
+ * from `parent_issue_url`) are each absent when the issue has none: removing the line clears it (issue 35).
+ * A parent in another repository is not shown (the line is a number of this repository; issue.ts).
  *
  * Status is the sim's five values mapped onto the forge's state, state reason and two labels:
  *
