@@ -4,7 +4,7 @@
  * sends exactly the request issue 35 lists (asserted on the fake's request log); a milestone title or a type
  * the repository lacks, and a change of a parent in another repository, are refused before any write,
  * naming the file and what exists; a new file takes them; a milestone changed on the forge meanwhile is
- * `fetch first`; a token without push access, whose milestone the forge drops, is told so.
+ * `fetch first`; a token without push access, whose milestone the forge would drop, is refused before any write.
  */
 import test, { type ExecutionContext } from "ava";
 import { type FakeForge, type FakeForgeRepoSpec, givenFakeForge } from "../testing/fake-forge.js";
@@ -219,12 +219,13 @@ test("a milestone changed on the forge since the fetch: fetch first, and nothing
   t.like(forge.issue(REPO, 1), { milestone: "v2.0", type: "Bug" });
 });
 
-test("a token without push access: the forge drops the milestone, and the push says so instead of ok", async (t) => {
+test("a token without push access: a milestone change, which the forge would drop, is refused before any write", async (t) => {
   const { forge, env } = await givenPlannedClone(t, { pushAccess: false });
   editWorkFile(env, "d", issuePath(3), withLine("milestone", "v1.0"));
-  await commitAll(t, env, "d", "Milestone");
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.not(push.code, 0);
-  t.regex(push.stderr, /did not set its milestone .*without push access to acme\/widgets/);
+  const stderr = await refusedPush(t, forge, env);
+  t.regex(
+    stderr,
+    /issues\/0003\.md: FORGE_TOKEN has no push access to acme\/widgets, and the forge drops milestone and type changes/,
+  );
   t.is(forge.issue(REPO, 3)?.milestone, null);
 });

@@ -389,8 +389,10 @@ export class ForgeBackend implements WritableBackend {
       ...(milestone === undefined ? {} : { milestone }),
       ...(typeof fields.type === "string" ? { type: fields.type } : {}),
     };
+    // A create whose milestone or type the forge dropped is not checked here (an error would drop its create
+    // journal row, and the next push would create it again): checkWrites refused it when the token has no
+    // push access.
     const created = await this.send("POST", this.repoPath("/issues"), body, "creating an issue");
-    this.checkTaken(created, body);
     // The parent and a closed status are set by later requests, as on an update.
     const parent = parentNumber(fields.parent);
     await this.planning.link(created, undefined, parent);
@@ -413,10 +415,11 @@ export class ForgeBackend implements WritableBackend {
   }
 
   /**
-   * The forge silently drops a milestone or a type a token without push access sends: the answer is
-   * compared with what was sent, and a dropped change is an error (the record is not what the file says).
+   * The forge silently drops a milestone or a type a token without push access sends (checkWrites refuses
+   * those before any write; this is for a token whose access changed meanwhile): the answer is compared with
+   * what was sent, and a dropped change is an error (the record is not what the file says).
    */
-  private checkTaken(answer: ForgeIssue, sent: CreateIssueBody | UpdateIssueBody): void {
+  private checkTaken(answer: ForgeIssue, sent: UpdateIssueBody): void {
     const dropped: string[] = [];
     if (sent.milestone !== undefined && answer.milestone !== sent.milestone) dropped.push("milestone");
     if (sent.type !== undefined && (answer.record.content.fields.type ?? null) !== sent.type)

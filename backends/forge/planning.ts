@@ -41,6 +41,7 @@ type Parent = number | undefined;
 export class ForgePlanning {
   private milestones: Promise<ReadonlyMap<string, number>> | undefined;
   private issueTypes: Promise<readonly string[] | undefined> | undefined;
+  private canPush: Promise<boolean | undefined> | undefined;
 
   constructor(private readonly wire: PlanningWire) {}
 
@@ -77,15 +78,39 @@ export class ForgePlanning {
   }
 
   /**
-   * The writes of a push that cannot be made, before any is: a milestone title the repository does not
-   * have, an issue type it does not list, a parent in another repository (or the issue itself). The lists
-   * are asked only when a write changes a milestone or a type.
+   * Whether the token may push to the repository (`GET /repos/{o}/{r}`'s `permissions.push`); undefined when
+   * the answer does not say. Asked once per process.
+   */
+  private pushAccess(): Promise<boolean | undefined> {
+    this.canPush ??= (async () => {
+      const response = await this.wire.call("GET", this.wire.repoPath(""));
+      if (response.status !== 200)
+        throw this.wire.failure(`reading repository ${this.wire.project}`, response);
+      const value: unknown = JSON.parse(response.body.toString("utf8"));
+      const permissions = isObject(value) ? value.permissions : undefined;
+      return isObject(permissions) && typeof permissions.push === "boolean" ? permissions.push : undefined;
+    })();
+    return this.canPush;
+  }
+
+  /**
+   * The writes of a push that cannot be made, before any is: a milestone or type change the forge would drop
+   * (no push access), a milestone title the repository does not have, an issue type it does not list, a
+   * parent for an issue that has one in another repository (or the issue itself). The repository and the
+   * lists are asked only when a write changes a milestone or a type.
    */
   async problems(writes: readonly WriteCheck[]): Promise<WriteProblem[]> {
     const problems: WriteProblem[] = [];
     for (const write of writes) {
       const said = write.changes.fields;
       const refuse = (message: string) => problems.push({ path: write.path, message });
+      const plans = said.milestone !== undefined || said.type !== undefined;
+      if (plans && (await this.pushAccess()) === false) {
+        refuse(
+          `FORGE_TOKEN has no push access to ${this.wire.project}, and the forge drops milestone and type changes from such a token without a word; get push access, or put those lines back as they were`,
+        );
+        continue;
+      }
       if (typeof said.milestone === "string") {
         const known = await this.milestoneNumbers();
         if (!known.has(said.milestone))

@@ -60,6 +60,7 @@ export class Shapes {
       open_issues: open,
       open_issues_count: open,
       has_issues: !repo.issuesDisabled,
+      permissions: { admin: false, maintain: false, push: repo.pushAccess, triage: true, pull: true },
       has_projects: false,
       has_wiki: false,
       has_pages: false,
