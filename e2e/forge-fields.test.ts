@@ -168,11 +168,13 @@ test("an unknown milestone or type, and a change of a parent in another reposito
   editWorkFile(env, "d", issuePath(3), withoutLine("milestone"));
   editWorkFile(env, "d", issuePath(2), withoutLine("type"));
   editWorkFile(env, "d", issuePath(4), withLine("parent", "3"));
+  editWorkFile(env, "d", issuePath(3), withLine("parent", "99"));
   stderr = await refusedPush(t, forge, env);
   t.regex(
     stderr,
     /issues\/0004\.md: issue 4 is a sub-issue of acme\/gadgets#1, in another repository, which svc cannot change; remove the line `parent: 3`/,
   );
+  t.regex(stderr, /issues\/0003\.md: parent: 99: acme\/widgets has no issue 99/);
 });
 
 test("an owner without issue types: a type is refused, saying so", async (t) => {

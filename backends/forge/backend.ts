@@ -118,7 +118,7 @@ export class ForgeBackend implements WritableBackend {
       call: (method, url, body) => this.call(method, url, body),
       repoPath: (rest) => this.repoPath(rest),
       failure: (what, response) => this.failure(what, response),
-      foreignParent: async (key) => (await this.read(key))?.foreignParent,
+      issue: (key) => this.read(key),
     });
     this.commentSource =
       options.comments === false
@@ -395,7 +395,7 @@ export class ForgeBackend implements WritableBackend {
     const created = await this.send("POST", this.repoPath("/issues"), body, "creating an issue");
     // The parent and a closed status are set by later requests, as on an update.
     const parent = parentNumber(fields.parent);
-    await this.planning.link(created, undefined, parent);
+    await this.afterCreate(created, () => this.planning.link(created, undefined, parent));
     if (target.state === "open") return parent === undefined ? created.record : await this.reread(created);
     const closed = await this.send(
       "PATCH",
@@ -404,6 +404,24 @@ export class ForgeBackend implements WritableBackend {
       `closing the new issue ${created.number}`,
     );
     return closed.record;
+  }
+
+  /**
+   * A request that completes a create (the parent's link): its failure must not read as a refusal of the
+   * create, which would drop the create's journal row while the issue exists; the next push finds the issue.
+   */
+  private async afterCreate(created: ForgeIssue, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      // Whatever the failure (a refusal, no answer, a redirect): the create was made, and must not look unsent.
+      if (!(error instanceof SvcError)) throw error;
+      throw new SvcError(
+        "SVC_BACKEND",
+        `issue ${created.number} was created, but then ${error.message}; the next push finds the issue (set its parent again after git pull)`,
+        { cause: error },
+      );
+    }
   }
 
   /** The issue as it is after a write whose answer was not the issue (a sub-issue link). */

@@ -4,6 +4,7 @@
  * milestone the forge drops (a token that lost push access after the check) is an error, not `ok`.
  */
 import test, { type ExecutionContext } from "ava";
+import { SvcError } from "../../core/errors.js";
 import { HttpClient } from "../../core/http.js";
 import { type FakeForge, type FakeForgeRepoSpec, givenFakeForge } from "../../testing/fake-forge.js";
 import { ForgeBackend } from "./backend.js";
@@ -83,4 +84,33 @@ test("an update whose milestone the forge drops is an error naming push access, 
     message: /did not set its milestone .*without push access to acme\/widgets/,
   });
   t.like(forge.issue(REPO, 1), { title: "Uno", milestone: null });
+});
+
+test("a parent that is no issue of the repository is refused before any write", async (t) => {
+  const { forge, backend } = await givenBackend(t);
+  forge.addIssue(REPO, { title: "One" });
+  forge.addIssue(REPO, { title: "A pull request", pullRequest: true });
+  const original = { fields: { id: 1, title: "One" }, body: "" };
+  for (const parent of [2, 99])
+    t.deepEqual(
+      await backend.checkWrites([{ path: "issues/0001.md", changes: { fields: { parent } }, original }]),
+      [
+        {
+          path: "issues/0001.md",
+          message: `parent: ${parent}: acme/widgets has no issue ${parent} (a pull request cannot be a parent)`,
+        },
+      ],
+    );
+});
+
+test("a create whose parent link fails after the POST says the issue was made, with no status a refusal would carry", async (t) => {
+  const { forge, backend } = await givenBackend(t);
+  // Bypassing checkWrites (which refuses an unknown parent): the link fails after the issue exists.
+  const error = await t.throwsAsync(backend.create({ fields: { title: "Orphan", parent: 99 }, body: "" }), {
+    message: /^issue 1 was created, but then adding issue 1 to the sub-issues of issue 99: .*404/,
+  });
+  // Neither permanent nor unsent: the push keeps the create's journal row, and the next push finds issue 1.
+  t.true(error instanceof SvcError);
+  t.is((error as SvcError).data.status, undefined);
+  t.is(forge.issue(REPO, 1)?.title, "Orphan");
 });

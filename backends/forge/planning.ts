@@ -6,7 +6,7 @@
  * - Milestones: `GET /repos/{o}/{r}/milestones?state=all&per_page=100` (paged by `Link`): a title is sent as
  *   its milestone's number.
  * - Issue types: `GET /repos/{o}/{r}/issue-types`; a repository whose owner has none answers 404.
- * - Parent: `DELETE /repos/{o}/{r}/issues/{old}/sub_issue` then `POST /repos/{o}/{r}/issues/{new}/sub_issues`,
+ * - Parent: the parent named must be an issue of the repository (a conditional GET of it); `DELETE /repos/{o}/{r}/issues/{old}/sub_issue` then `POST /repos/{o}/{r}/issues/{new}/sub_issues`,
  *   each with `{"sub_issue_id": <the child's database id>}`. The description's `replace_parent` would do both
  *   in one call; issue 35 asks for the removal first, so a refused link leaves no issue under a parent the
  *   user did not name.
@@ -28,8 +28,8 @@ export interface PlanningWire {
   /** The repository's API URL with `rest` after it. */
   repoPath(rest: string): string;
   failure(what: string, response: RestResponse): SvcError;
-  /** The parent in another repository issue `key` has now (`owner/repo#N`), or undefined. */
-  foreignParent(key: string): Promise<string | undefined>;
+  /** Issue `key` as it is now (a conditional GET), or undefined when there is none (or a pull request). */
+  issue(key: string): Promise<ForgeIssue | undefined>;
 }
 
 /** The most milestones the forge serves per result page. */
@@ -136,16 +136,19 @@ export class ForgePlanning {
   }
 
   /**
-   * Why the parent a write says cannot be written, or undefined. An update that gives a parent to an issue
-   * whose file shows none asks the forge (one conditional GET) whether it has one in another repository,
-   * which svc cannot change.
+   * Why the parent a write says cannot be written, or undefined: the issue itself, an issue the repository
+   * does not have (asked: one conditional GET), or an issue whose file shows no parent but which has one in
+   * another repository (asked likewise), which svc cannot change. A link refused after a create's POST would
+   * leave the new issue without it, so it is checked before.
    */
   private async parentProblem(write: WriteCheck, said: FieldValue | undefined): Promise<string | undefined> {
     if (typeof said !== "number") return undefined;
     const id = write.original?.fields.id;
     if (said === id) return `an issue cannot be its own parent (parent: ${said})`;
+    if (!(await this.wire.issue(String(said))))
+      return `parent: ${said}: ${this.wire.project} has no issue ${said} (a pull request cannot be a parent)`;
     if (id === undefined || id === null || write.original?.fields.parent !== undefined) return undefined;
-    const foreign = await this.wire.foreignParent(String(id));
+    const foreign = (await this.wire.issue(String(id)))?.foreignParent;
     return (
       foreign &&
       `issue ${id} is a sub-issue of ${foreign}, in another repository, which svc cannot change; remove the line \`parent: ${said}\``
