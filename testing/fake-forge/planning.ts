@@ -2,18 +2,18 @@
  * What plans an issue on the fake forge (issue 35), in the vendor's shapes: milestones (`GET …/milestones`,
  * paged), issue types (`GET …/issue-types`; 404 for an owner without them), sub-issues (`POST
  * …/issues/{n}/sub_issues`, `DELETE …/issues/{n}/sub_issue`, `GET …/issues/{n}/sub_issues`, `GET
- * …/issues/{n}/parent`), the issue object's `milestone`, `type` and `parent_issue_url`, and the checks of a
- * create's or an update's `milestone` (a number) and `type` (a name).
+ * …/issues/{n}/parent`), and the checks of a create's or an update's `milestone` (a number) and `type` (a
+ * name). The JSON of a milestone, an issue type and the issue's members for them is in shapes.ts; a
+ * repository's milestones, types and an issue's parent in store.ts.
  *
  * ASSUMPTIONS: linking or unlinking a sub-issue moves both issues' updated_at (each gets a timeline event);
  * a link to an issue that already has a parent, without `replace_parent`, answers 422; removing a link the
  * issue does not have answers 404.
  */
 import { type Call, type Route, targetIssue } from "./call.js";
-import { type Answer, fail, invalid, isoSeconds, parseJsonObject } from "./http.js";
-import type { Shapes } from "./shapes.js";
-import type { Forge, Issue, Milestone, Repo } from "./store.js";
-import type { IssueEdit, IssueRef } from "./types.js";
+import { type Answer, fail, invalid, parseJsonObject } from "./http.js";
+import type { Forge, Issue } from "./store.js";
+import type { IssueEdit } from "./types.js";
 import {
   DEFAULT_PER_PAGE,
   ISSUE_TYPES_DOCS,
@@ -21,78 +21,6 @@ import {
   MILESTONES_DOCS,
   SUB_ISSUES_DOCS,
 } from "./vendor-data.js";
-
-/** The milestone titled `title` (the test's seeds and edits name milestones by title). */
-export function milestoneOf(repo: Repo, title: string): Milestone {
-  const found = repo.milestones.find((milestone) => milestone.title === title);
-  if (!found) throw new Error(`the fake forge's ${repo.owner}/${repo.name} has no milestone ${title}`);
-  return found;
-}
-
-/** The issue type named `name`, as its owner spells it. */
-export function typeOf(repo: Repo, name: string): string {
-  const found = repo.issueTypes?.find((type) => type.toLowerCase() === name.toLowerCase());
-  if (!found) throw new Error(`the fake forge's ${repo.owner}/${repo.name} has no issue type ${name}`);
-  return found;
-}
-
-/** The parent a seed names: a number in `repo`, or an issue of another of the fake's repositories. */
-export function parentOf(forge: Forge, repo: Repo, ref: number | IssueRef): { repo: Repo; number: number } {
-  const at = typeof ref === "number" ? repo : forge.findRepo(ref.repo);
-  const number = typeof ref === "number" ? ref : ref.number;
-  forge.issueOrThrow(at, number);
-  return { repo: at, number };
-}
-
-/** The issue object's `milestone`, `type` and `parent_issue_url`. */
-export function planningMembers(shapes: Shapes, repo: Repo, issue: Issue): object {
-  const parent = issue.parent;
-  return {
-    milestone: issue.milestone && milestoneShape(shapes, repo, issue.milestone),
-    type: issue.type && issueTypeShape(repo, issue.type),
-    parent_issue_url: parent && `${shapes.repoApi(parent.repo)}/issues/${parent.number}`,
-  };
-}
-
-/** GitHub's `milestone`. ASSUMPTION: open, no description or due date, its creator the repository's owner. */
-function milestoneShape(shapes: Shapes, repo: Repo, milestone: Milestone): object {
-  const api = `${shapes.repoApi(repo)}/milestones/${milestone.number}`;
-  const issues = [...repo.issues.values()].filter((issue) => issue.milestone === milestone);
-  const created = isoSeconds(milestone.createdMs);
-  return {
-    url: api,
-    html_url: `${new URL(api).origin}/web/${repo.owner}/${repo.name}/milestone/${milestone.number}`,
-    labels_url: `${api}/labels`,
-    id: milestone.id,
-    node_id: `MI_kwDO${Buffer.from(String(milestone.id)).toString("base64url")}`,
-    number: milestone.number,
-    state: "open",
-    title: milestone.title,
-    description: null,
-    creator: shapes.user(repo.owner),
-    open_issues: issues.filter((issue) => issue.state === "open").length,
-    closed_issues: issues.filter((issue) => issue.state === "closed").length,
-    created_at: created,
-    updated_at: created,
-    closed_at: null,
-    due_on: null,
-  };
-}
-
-/** GitHub's `issue-type`. ASSUMPTION: the ids and dates, which svc never reads. */
-function issueTypeShape(repo: Repo, name: string): object {
-  const id = 70_000 + (repo.issueTypes?.indexOf(name) ?? 0);
-  return {
-    id,
-    node_id: `IT_kwDO${Buffer.from(String(id)).toString("base64url")}`,
-    name,
-    description: null,
-    color: "gray",
-    created_at: "2020-01-01T00:00:00Z",
-    updated_at: "2020-01-01T00:00:00Z",
-    is_enabled: true,
-  };
-}
 
 /**
  * A create's or an update's `milestone` (a number; null removes it) and `type` (a name; null removes it),
@@ -145,14 +73,14 @@ function listMilestones(call: Call): Answer {
     headers: link === undefined ? {} : { link },
     body: selected
       .slice((page - 1) * perPage, page * perPage)
-      .map((milestone) => milestoneShape(call.shapes, call.repo, milestone)),
+      .map((milestone) => call.shapes.milestone(call.repo, milestone)),
   };
 }
 
 function listIssueTypes(call: Call): Answer {
   const types = call.repo.issueTypes;
   if (types === null) fail(404, "Not Found", `${ISSUE_TYPES_DOCS}#list-issue-types-for-a-repository`);
-  return { status: 200, body: types.map((name) => issueTypeShape(call.repo, name)) };
+  return { status: 200, body: types.map((name) => call.shapes.issueType(call.repo, name)) };
 }
 
 /** The issue whose database id a sub-issue call's body names (`sub_issue_id`), in a repository of the same owner. */

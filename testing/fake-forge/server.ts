@@ -12,11 +12,10 @@ import { listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
 import type { Call, Route } from "./call.js";
 import { type Answer, errorAnswer, etagOf, fail, matchesEtag, presentedToken, send } from "./http.js";
-import { parentOf } from "./planning.js";
 import { RateLimits } from "./rate-limits.js";
 import { getRepository, ROUTES } from "./routes.js";
 import { Shapes } from "./shapes.js";
-import { copyComment, copyIssue, Forge, type Repo } from "./store.js";
+import { copyComment, copyIssue, Forge, parentOf, type Repo } from "./store.js";
 import type {
   FakeForge,
   FakeForgeComment,

@@ -3,8 +3,7 @@
  * `private-user` (`GET /user`) with every member the description requires, API URLs on the fake's origin and web URLs under its `/web`.
  */
 import { isoSeconds } from "./http.js";
-import { planningMembers } from "./planning.js";
-import type { Comment, Forge, Issue, Repo } from "./store.js";
+import type { Comment, Forge, Issue, Milestone, Repo } from "./store.js";
 import { REACTIONS } from "./vendor-data.js";
 
 /** GitHub's JSON for the state (the OpenAPI `issue`, `label`, `simple-user`), with API URLs on the fake's origin. */
@@ -181,7 +180,7 @@ export class Shapes {
       labels: this.labels(repo, issue),
       assignee: issue.assignees[0] === undefined ? null : this.user(issue.assignees[0]),
       assignees: issue.assignees.map((login) => this.user(login)),
-      ...planningMembers(this, repo, issue),
+      ...this.planningMembers(repo, issue),
       locked: false,
       active_lock_reason: null,
       comments: issue.commentCount,
@@ -199,6 +198,56 @@ export class Shapes {
         total_count: 0,
         ...Object.fromEntries(REACTIONS.map((r) => [r, 0])),
       },
+    };
+  }
+
+  /** The issue object's `milestone`, `type` and `parent_issue_url` (issue 35). */
+  private planningMembers(repo: Repo, issue: Issue): object {
+    const parent = issue.parent;
+    return {
+      milestone: issue.milestone && this.milestone(repo, issue.milestone),
+      type: issue.type && this.issueType(repo, issue.type),
+      parent_issue_url: parent && `${this.repoApi(parent.repo)}/issues/${parent.number}`,
+    };
+  }
+
+  /** GitHub's `milestone`. ASSUMPTION: open, no description or due date, its creator the repository's owner. */
+  milestone(repo: Repo, milestone: Milestone): object {
+    const api = `${this.repoApi(repo)}/milestones/${milestone.number}`;
+    const issues = [...repo.issues.values()].filter((issue) => issue.milestone === milestone);
+    const created = isoSeconds(milestone.createdMs);
+    return {
+      url: api,
+      html_url: `${this.web}/${repo.owner}/${repo.name}/milestone/${milestone.number}`,
+      labels_url: `${api}/labels`,
+      id: milestone.id,
+      node_id: `MI_kwDO${Buffer.from(String(milestone.id)).toString("base64url")}`,
+      number: milestone.number,
+      state: "open",
+      title: milestone.title,
+      description: null,
+      creator: this.user(repo.owner),
+      open_issues: issues.filter((issue) => issue.state === "open").length,
+      closed_issues: issues.filter((issue) => issue.state === "closed").length,
+      created_at: created,
+      updated_at: created,
+      closed_at: null,
+      due_on: null,
+    };
+  }
+
+  /** GitHub's `issue-type`. ASSUMPTION: the ids and dates, which svc never reads. */
+  issueType(repo: Repo, name: string): object {
+    const id = 70_000 + (repo.issueTypes?.indexOf(name) ?? 0);
+    return {
+      id,
+      node_id: `IT_kwDO${Buffer.from(String(id)).toString("base64url")}`,
+      name,
+      description: null,
+      color: "gray",
+      created_at: "2020-01-01T00:00:00Z",
+      updated_at: "2020-01-01T00:00:00Z",
+      is_enabled: true,
     };
   }
 

@@ -1,15 +1,15 @@
 /**
- * The fake forge's state: repositories, their issues (pull requests among them), comments, labels and deleted numbers,
- * and who may be assigned. Everything the handlers and the test helpers change goes through `Forge`.
+ * The fake forge's state: repositories, their issues (pull requests among them), comments, labels, milestones,
+ * issue types and deleted numbers, and who may be assigned. Everything the handlers and the test helpers change goes through `Forge`.
  */
 import { floorSecond, isoSeconds } from "./http.js";
-import { milestoneOf, parentOf, typeOf } from "./planning.js";
 import { SEED_ASSIGNEES, SEED_BODIES, SEED_COMMENTS, SEED_LABELS, SEED_TITLES } from "./seed-data.js";
 import type {
   FakeForgeComment,
   FakeForgeIssue,
   FakeForgeRepoSpec,
   IssueEdit,
+  IssueRef,
   IssueSeed,
   StateReason,
 } from "./types.js";
@@ -373,6 +373,28 @@ function reopen(issue: Issue): void {
   issue.stateReason = "reopened";
   issue.closedMs = null;
   issue.closedBy = null;
+}
+
+/** The milestone titled `title` (the test's seeds and edits name milestones by title). */
+export function milestoneOf(repo: Repo, title: string): Milestone {
+  const found = repo.milestones.find((milestone) => milestone.title === title);
+  if (!found) throw new Error(`the fake forge's ${repo.owner}/${repo.name} has no milestone ${title}`);
+  return found;
+}
+
+/** The issue type named `name`, as its owner spells it. */
+export function typeOf(repo: Repo, name: string): string {
+  const found = repo.issueTypes?.find((type) => type.toLowerCase() === name.toLowerCase());
+  if (!found) throw new Error(`the fake forge's ${repo.owner}/${repo.name} has no issue type ${name}`);
+  return found;
+}
+
+/** The parent a seed names: a number in `repo`, or an issue of another of the fake's repositories. */
+export function parentOf(forge: Forge, repo: Repo, ref: number | IssueRef): { repo: Repo; number: number } {
+  const at = typeof ref === "number" ? repo : forge.findRepo(ref.repo);
+  const number = typeof ref === "number" ? ref : ref.number;
+  forge.issueOrThrow(at, number);
+  return { repo: at, number };
 }
 
 export function copyIssue(issue: Issue): FakeForgeIssue {
