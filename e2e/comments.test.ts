@@ -86,3 +86,32 @@ test("svc.comments false and svc init --no-comments clone without comments; the 
     paths.join(" "),
   );
 });
+
+test("svc init --at and svc log of a clone without comments read the cache its fetches use", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  await postComment(sim.url, "demo", 1, "alice@example.com", "A thread.");
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  // Only the cache without comments exists on this machine.
+  const init = await svc(env, ["init", "sim::demo", "without", "--origin", sim.url, "--no-comments"]);
+  t.is(init.code, 0, init.stderr);
+  const state = (await git(env, ["rev-parse", "origin/main"], { cwd: "without" })).stdout.trim();
+  const at = new Date().toISOString();
+
+  const log = await svc(env, ["log", "without"]);
+  t.is(log.code, 0, log.stderr);
+  t.regex(log.stdout, /^state \w+ {2}seen \S+ {2}first listing {2}2 records\n$/);
+
+  for (const [dir, args] of [
+    ["then", ["--no-comments"]],
+    ["then-global", []],
+  ] as const) {
+    if (dir === "then-global") await git(env, ["config", "--global", "svc.comments", "false"]);
+    const past = await svc(env, ["init", "sim::demo", dir, "--origin", sim.url, "--at", at, ...args]);
+    t.is(past.code, 0, past.stderr);
+    t.regex(past.stderr, new RegExp(`${dir} shows .* as this machine's cache saw it at `));
+    t.is((await git(env, ["rev-parse", "HEAD"], { cwd: dir })).stdout.trim(), state, dir);
+    t.deepEqual(readdirSync(join(env.dir, dir, "issues")), ["0001.md", "0002.md"], dir);
+    t.false(existsSync(join(env.dir, dir, "comments")), dir);
+  }
+});
