@@ -106,7 +106,7 @@ export async function refusal(
 }
 
 /** What a push deletes, in words: `3 records and 12 comments`, `1 record`, `2 comments`. */
-export function deletedWhat(comments: number, deletes: number): string {
+function deletedWhat(comments: number, deletes: number): string {
   const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
   const records = deletes - comments;
   if (comments === 0) return counted(records, "record");
