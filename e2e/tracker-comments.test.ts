@@ -196,6 +196,46 @@ test("someone else's comment edited is refused before any write; the printed com
   );
 });
 
+test("someone else's comment deleted is refused before any write; the printed command restores it and the next push goes through", async (t) => {
+  const { tracker, env, theirs } = await givenThread(t);
+  const path = `comments/TEST-2/${theirs}.md`;
+  const original = readWorkFile(env, "d", path);
+  await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete theirs");
+  const from = tracker.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.is(push.code, 1, push.stderr);
+  t.true(
+    push.stderr.includes(
+      `${path}: this is Alice Example (${ALICE})'s comment, deleted here; svc never rewrites or deletes anyone else's comment (you are svc bot (${ME}))`,
+    ),
+    push.stderr,
+  );
+  t.deepEqual(trackerWrites(tracker, from), [], "nothing was written");
+  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
+  if (!command) return t.fail(push.stderr);
+  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
+  t.is(fixed.code, 0, fixed.stderr);
+  t.is(readWorkFile(env, "d", path), original);
+  t.deepEqual(tracker.comment(theirs)?.body, paragraph("I can reproduce it."));
+  t.deepEqual(trackerWrites(tracker, from), []);
+
+  writeWorkFile(env, "d", "comments/TEST-2/mine.md", "Mine.\n");
+  await commitAll(t, env, "d", "Comment on TEST-2");
+  const writes = await pushAccepted(t, tracker, env, /1 created, 0 updated, 0 deleted/);
+  t.deepEqual(
+    writes.map((write) => `${write.method} ${write.path}`),
+    ["POST /rest/api/3/issue/TEST-2/comment"],
+  );
+  t.deepEqual(
+    tracker.comments("TEST-2").map((comment) => [comment.author, comment.body]),
+    [
+      [ALICE, paragraph("I can reproduce it.")],
+      [ME, paragraph("Mine.")],
+    ],
+  );
+});
+
 test("your comment changed on the server since your base: fetch first, then pull merges, then the push goes through", async (t) => {
   const { tracker, env } = await givenThread(t);
   const mine = tracker.addComment("TEST-1", paragraph("First line.", "Second line."), { author: ME }).id;
