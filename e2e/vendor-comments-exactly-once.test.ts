@@ -118,7 +118,9 @@ test("tracker: a push killed while the answer to its comment POST is held posts 
     env,
     proxy,
     record: "TEST-1",
-    text: "Only once, please.\n",
+    // Markdown the ADF round trip respells (`*` → `_`, `*` items → `-`): the journal compares what the
+    // server gives back with the text as the server will spell it.
+    text: "Only *once*, please:\n\n* one\n* two",
     postPath: "/rest/api/3/issue/TEST-1/comment",
     requests: () => tracker.requests,
     posted: () => onlyId(tracker.comments("TEST-1")),
