@@ -10,9 +10,10 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { refusedThenRestored } from "../testing/comments.js";
 import { type FakeForge, type FakeForgeComment, givenFakeForge } from "../testing/fake-forge.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
-import { type GitEnv, git, gitOk, run } from "../testing/git.js";
+import { type GitEnv, git, gitOk } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
@@ -141,16 +142,13 @@ test("someone else's comment edited is refused before any write; the printed com
   editWorkFile(env, "d", path, (text) => text.replace("reproduce", "not reproduce"));
   writeWorkFile(env, "d", "comments/0002/new.md", "A new comment of mine.\n");
   await commitAll(t, env, "d", "Edit theirs, add mine");
-  const from = forge.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(push.stderr.includes(`${path}: this is alice's comment, edited here`), push.stderr);
-  t.deepEqual(forgeWrites(forge, from), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
-  t.regex(fixed.stderr, /1 created, 0 updated, 0 closed/);
+  const fixed = await refusedThenRestored(
+    t,
+    env,
+    `${path}: this is alice's comment, edited here`,
+    () => forgeWrites(forge).length,
+  );
+  t.regex(fixed?.stderr ?? "", /1 created, 0 updated, 0 closed/);
   t.is(readWorkFile(env, "d", path), expectedFile(theirs));
   t.deepEqual(
     forge.comments(REPO, 2).map((comment) => [comment.author, comment.body]),
@@ -167,16 +165,14 @@ test("someone else's comment deleted is refused before any write; the printed co
   await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
   await commitAll(t, env, "d", "Delete theirs");
   const from = forge.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(push.stderr.includes(`${path}: this is alice's comment, deleted here`), push.stderr);
-  t.deepEqual(forgeWrites(forge, from), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
+  await refusedThenRestored(
+    t,
+    env,
+    `${path}: this is alice's comment, deleted here`,
+    () => forgeWrites(forge).length,
+  );
   t.is(readWorkFile(env, "d", path), expectedFile(theirs));
-  t.deepEqual(forgeWrites(forge, from), []);
+  t.deepEqual(forgeWrites(forge, from), [], "restoring it writes nothing");
 
   writeWorkFile(env, "d", "comments/0002/mine.md", "Mine.\n");
   await commitAll(t, env, "d", "Comment on issue 2");

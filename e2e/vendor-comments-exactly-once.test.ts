@@ -12,10 +12,10 @@ import { givenFakeForge } from "../testing/fake-forge.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { givenFakeWiki } from "../testing/fake-wiki.js";
 import { type FaultProxy, givenFaultProxy } from "../testing/fault-proxy.js";
-import { forgeRemote, givenForgeEnv } from "../testing/forge.js";
+import { forgeRemote, givenProxiedForgeEnv } from "../testing/forge.js";
 import { type GitEnv, git, gitOk } from "../testing/git.js";
 import { commitAll, readWorkFile, writeWorkFile } from "../testing/push.js";
-import { givenTrackerEnv, trackerRemote } from "../testing/tracker.js";
+import { givenProxiedTrackerEnv, trackerRemote } from "../testing/tracker.js";
 import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
 
 /** A request the fake saw: enough to count comment creates. */
@@ -88,10 +88,7 @@ test("forge: a push killed while the answer to its comment POST is held posts th
   const forge = await givenFakeForge(t);
   forge.addIssue(REPO, { title: "First", body: "" });
   const proxy = await givenFaultProxy(t, forge.url);
-  const env = givenForgeEnv(t, forge, {
-    SVC_FORGE_BASE_URL: proxy.url,
-    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
-  });
+  const env = givenProxiedForgeEnv(t, forge, proxy.url);
   await gitOk(t, env, ["clone", "-q", forgeRemote(proxy.url, REPO), "d"]);
   await postedOnceUnderKill(t, {
     env,
@@ -109,10 +106,7 @@ test("tracker: a push killed while the answer to its comment POST is held posts 
   const tracker = await givenFakeTracker(t);
   tracker.addIssue("TEST", { summary: "First" });
   const proxy = await givenFaultProxy(t, tracker.url);
-  const env = givenTrackerEnv(t, tracker, {
-    SVC_TRACKER_BASE_URL: proxy.url,
-    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
-  });
+  const env = givenProxiedTrackerEnv(t, tracker, proxy.url);
   await gitOk(t, env, ["clone", "-q", trackerRemote(proxy.url, "TEST"), "d"]);
   await postedOnceUnderKill(t, {
     env,

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { refusedThenRestored } from "../testing/comments.js";
 import {
   ACCOUNT_DISPLAY_NAME,
   ACCOUNT_ID,
@@ -17,7 +18,7 @@ import {
   OTHER_DISPLAY_NAME,
 } from "../testing/fake-wiki/vendor-data.js";
 import { type FakeWiki, type FakeWikiRequest, givenFakeWiki } from "../testing/fake-wiki.js";
-import { type GitEnv, git, gitOk, run, svc } from "../testing/git.js";
+import { type GitEnv, git, gitOk, svc } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
 
@@ -130,25 +131,20 @@ test("a new comment is posted once and after git pull is <id>.md; edit and delet
   t.is(wiki.comment(mine.id), undefined);
 });
 
+/** The refusal of the other account's comment `path` changed (`what`): it names the file and the author. */
+function refusal(path: string, what: "edited" | "deleted"): string {
+  return `${path}: this is ${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})'s comment, ${what} here`;
+}
+
 test("someone else's comment edited is refused before any write; the printed command restores it", async (t) => {
   const { wiki, env, ids, theirs } = await givenThread(t);
   const path = `comments/${ids[1]}/${theirs}.md`;
-  writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("reproduce", "not reproduce"));
+  const original = readWorkFile(env, "d", path);
+  writeWorkFile(env, "d", path, original.replace("reproduce", "not reproduce"));
   await commitAll(t, env, "d", "Edit theirs");
   const before = wiki.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(
-    push.stderr.includes(
-      `${path}: this is ${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})'s comment, edited here`,
-    ),
-    push.stderr,
-  );
-  t.deepEqual(commentWrites(wiki, before), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
+  await refusedThenRestored(t, env, refusal(path, "edited"), () => commentWrites(wiki, 0).length);
+  t.is(readWorkFile(env, "d", path), original, "the file is back");
   t.is(wiki.comment(theirs)?.body, THEIRS);
   t.is(wiki.comment(theirs)?.version.number, 1);
   t.deepEqual(commentWrites(wiki, before), []);
@@ -161,22 +157,10 @@ test("someone else's comment deleted is refused before any write; the printed co
   await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
   await commitAll(t, env, "d", "Delete theirs");
   const before = wiki.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(
-    push.stderr.includes(
-      `${path}: this is ${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})'s comment, deleted here`,
-    ),
-    push.stderr,
-  );
-  t.deepEqual(commentWrites(wiki, before), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
+  await refusedThenRestored(t, env, refusal(path, "deleted"), () => commentWrites(wiki, 0).length);
   t.is(readWorkFile(env, "d", path), original, "the file is back");
   t.is(wiki.comment(theirs)?.body, THEIRS);
-  t.deepEqual(commentWrites(wiki, before), []);
+  t.deepEqual(commentWrites(wiki, before), [], "restoring it writes nothing");
 
   // The next push goes through: a comment of one's own on the same page is posted.
   writeWorkFile(env, "d", `comments/${ids[1]}/mine.md`, "<p>Mine.</p>");
