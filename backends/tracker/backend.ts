@@ -36,6 +36,7 @@ import type {
   ValidatorStore,
   WritableBackend,
   WriteOutcome,
+  WriteToCheck,
 } from "../backend.js";
 import { type FieldValue, type RecordSchema, stringList } from "../record.js";
 import {
@@ -51,6 +52,7 @@ import { approximateCount } from "./approximate-count.js";
 import { TrackerCommentSource } from "./comment-source.js";
 import { TrackerComments } from "./comments.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
+import { checkTrackerWrites, extraFieldsFor, withSlugs } from "./edit-check.js";
 import { errorCollectionText, trackerErrorText } from "./error-text.js";
 import { FieldListKeeper } from "./field-catalog.js";
 import {
@@ -152,6 +154,11 @@ export class TrackerBackend implements WritableBackend {
    */
   get schema(): RecordSchema {
     return this.fieldList.catalog.schema;
+  }
+
+  /** Read-only fields, and the fields of issue 35 against each issue's edit screen (edit-check.ts). */
+  async checkWrites(writes: readonly WriteToCheck[]): Promise<{ path: string; message: string }[]> {
+    return await checkTrackerWrites(this.site, await this.fieldList.load(), writes);
   }
 
   /** The cache's store, where the field list is kept (field-catalog.ts). */
@@ -437,7 +444,7 @@ export class TrackerBackend implements WritableBackend {
       fields.assignee = typeof given.assignee === "string" ? { accountId: given.assignee } : null;
     if (given.parent !== undefined && (current || given.parent !== null))
       fields.parent = typeof given.parent === "string" ? { key: given.parent } : null;
-    return fields;
+    return { ...fields, ...extraFieldsFor(changes, await this.fieldList.load(), !current) };
   }
 
   /** The workflow transition of `issue` whose target is `status` (case-insensitive); refuses when none. */
@@ -491,7 +498,13 @@ export class TrackerBackend implements WritableBackend {
     if (labels.length > 0) Object.assign(fields, { labels });
     const request: IssueEdit = { fields };
     const response = await this.mutate("POST", this.api("/issue"), request);
-    if (response.status !== 201 && response.status !== 200) throw this.failure(what, response);
+    if (response.status !== 201 && response.status !== 200) {
+      // The server names the fields it refused by id: their slugs go beside them.
+      const failure = this.failure(what, response);
+      throw new SvcError(failure.code, withSlugs(failure.message, this.fieldList.catalog), {
+        data: failure.data,
+      });
+    }
     const value = this.parse<Partial<CreatedIssue>>(what, response);
     const key = typeof value.key === "string" ? value.key : undefined;
     if (key === undefined || !ISSUE_KEY.test(key))
