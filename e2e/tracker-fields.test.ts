@@ -8,7 +8,7 @@
 import test from "ava";
 import type { FakeTrackerCustomField } from "../testing/fake-tracker.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
-import { gitOk } from "../testing/git.js";
+import { gitOk, svc } from "../testing/git.js";
 import { readWorkFile } from "../testing/push.js";
 import { givenTrackerEnv, trackerPath, trackerRemote } from "../testing/tracker.js";
 
@@ -99,4 +99,14 @@ test("a clone shows components, versions, due, reporter, resolution and the cust
   await gitOk(t, env, ["pull", "-q", "--no-rebase"], { cwd: "d" });
   t.regex(readWorkFile(env, "d", trackerPath("TEST-2")), /\nstory_points: 8\n/);
   t.is(fieldLists().length, 1);
+
+  // svc log reads the cache's files with the kept field list: the change names the custom field.
+  const log = await svc(env, ["log", "--json"], { cwd: "d" });
+  t.is(log.code, 0, log.stderr);
+  const states = (
+    JSON.parse(log.stdout) as { states: { changes: { path: string; fields: string[] | null }[] }[] }
+  ).states;
+  t.deepEqual(states[0]?.changes, [
+    { ...states[0]?.changes[0], path: trackerPath("TEST-2"), fields: ["story_points"] },
+  ] as (typeof states)[0]["changes"]);
 });

@@ -124,8 +124,19 @@ function keptField(value: unknown): KeptField | undefined {
   };
 }
 
-/** The etag a kept field list is stored with (the field list answer has none: the store needs one). */
+/**
+ * Where the field list is kept in the validator store: a key of svc's own (as the comments' state), not the
+ * list's URL, so that what reads a cache without the tracker's settings (`svc log`) finds it too. The etag
+ * is a fixed word (the field list's answer has none; the store needs one).
+ */
+const KEPT_URL = "svc:tracker-field-list";
 const KEPT = "svc-field-list";
+
+/** The schema of the field list kept in `store`, or of the fixed fields when none is kept (`svc log`). */
+export function keptTrackerSchema(store: ValidatorStore | undefined): RecordSchema {
+  const kept = store?.lookup(KEPT_URL);
+  return new FieldCatalog(kept ? (JSON.parse(kept.payload) as KeptField[]) : []).schema;
+}
 
 /**
  * The field list of the site, kept in the cache's validator store when the backend was handed one: read
@@ -148,15 +159,11 @@ export class FieldListKeeper {
     return this.current;
   }
 
-  private url(): string {
-    return this.site.api("/field");
-  }
-
   /** The kept list, or the server's when none is kept or `fresh`. Asked at most once per backend instance. */
   async load(fresh = false): Promise<FieldCatalog> {
     if (!fresh && this.current && this.current.list.length > 0) return this.current;
     if (!fresh && !this.asked) {
-      const kept = this.store?.lookup(this.url());
+      const kept = this.store?.lookup(KEPT_URL);
       const list = kept ? (JSON.parse(kept.payload) as KeptField[]) : undefined;
       if (list) {
         this.current = new FieldCatalog(list);
@@ -172,7 +179,7 @@ export class FieldListKeeper {
 
   private async ask(): Promise<FieldCatalog> {
     const what = "reading the tracker's field list (/rest/api/3/field)";
-    const response = await this.site.call("GET", this.url());
+    const response = await this.site.call("GET", this.site.api("/field"));
     if (response.status !== 200) throw this.site.failure(what, response);
     const entries = this.site.rest.parse<unknown[]>(what, response, (value) =>
       Array.isArray(value) ? undefined : "not a list of fields",
@@ -187,7 +194,7 @@ export class FieldListKeeper {
 
   /** The list as the validator a listing hands to the cache (`Listing.validators`). */
   validator(catalog: FieldCatalog): Validator {
-    return { url: this.url(), etag: KEPT, payload: JSON.stringify(catalog.list) };
+    return { url: KEPT_URL, etag: KEPT, payload: JSON.stringify(catalog.list) };
   }
 
   /** The catalog that knows every custom field `fields` carries: asked again (and kept) when one is unknown. */
