@@ -136,6 +136,19 @@ test("story points changed on the server meanwhile: fetch first, nothing written
   t.is(tracker.issue("TEST-1")?.custom.customfield_10016, 13);
 });
 
+test("with svc.autoMerge, a team edit merges with story points changed on the server meanwhile", async (t) => {
+  const { tracker, env } = await givenClone(t);
+  await gitOk(t, env, ["config", "svc.autoMerge", "true"], { cwd: "d" });
+  tracker.editIssue("TEST-1", { custom: { customfield_10016: 13 } });
+  const merged = await push(t, tracker, env, (text) => setField(text, "team", "Core"));
+  t.is(merged.result.code, 0, merged.result.stderr);
+  t.deepEqual(
+    merged.writes.map((request) => fieldsOf(request)),
+    [{ customfield_10050: { value: "Core" } }],
+  );
+  t.like(tracker.issue("TEST-1")?.custom, { customfield_10016: 13, customfield_10050: "Core" });
+});
+
 test("a new file with story points, a team and components is one POST carrying them", async (t) => {
   const { tracker, env } = await givenClone(t);
   writeWorkFile(

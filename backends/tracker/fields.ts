@@ -17,6 +17,7 @@
  */
 import { isObject } from "../../core/checks.js";
 import { type FieldSpec, type FieldValue, field } from "../record.js";
+import { TRACKER_SCHEMA } from "./schema.js";
 
 /** One entry of the field list as svc keeps it (the members of `FieldDetails` it reads). */
 export interface KeptField {
@@ -64,25 +65,8 @@ const TEXT_AREA = "com.atlassian.jira.plugin.system.customfieldtypes:textarea";
 /** Mappings whose values svc shows but never writes. */
 export const READ_ONLY_MAPPINGS: ReadonlySet<Mapping> = new Set(["sprint", "json"]);
 
-/** The frontmatter names a custom field can never take (the tracker's fixed fields, issue.ts). */
-export const FIXED_NAMES: ReadonlySet<string> = new Set([
-  "id",
-  "key",
-  "type",
-  "title",
-  "status",
-  "priority",
-  "labels",
-  "assignee",
-  "parent",
-  "created_at",
-  "updated_at",
-  "components",
-  "fix_versions",
-  "due",
-  "reporter",
-  "resolution",
-]);
+/** The frontmatter names a custom field can never take: the tracker's fixed fields (schema.ts). */
+export const FIXED_NAMES: ReadonlySet<string> = new Set(TRACKER_SCHEMA.fields.map((spec) => spec.name));
 
 /** "Story Points" → `story_points`. */
 export function slugOf(name: string): string {

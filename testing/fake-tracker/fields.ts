@@ -8,11 +8,16 @@
  * cascading select's `{value, child}`) and rendered as Jira sends it.
  */
 import { isObject, type JsonObject } from "./http.js";
-import type { Change, Issue, Project, Tracker } from "./store.js";
+import type { Change, Issue, Project } from "./model.js";
 import type { FakeTrackerCustomField, TrackerIssueEdit } from "./types.js";
 import { API } from "./vendor-data.js";
 
 type FieldType = FakeTrackerCustomField["kind"];
+
+/** What of the site (store.ts `Tracker`, which imports this file) the fields need: its custom fields. */
+interface FieldSite {
+  readonly customFields: readonly FakeTrackerCustomField[];
+}
 
 /** A field value a write refuses; the message goes under `errors[<field>]` (writes.ts). */
 export class FieldError extends Error {}
@@ -85,7 +90,7 @@ export function fieldList(customs: readonly FakeTrackerCustomField[]): JsonObjec
 export class FieldShapes {
   constructor(
     private readonly origin: string,
-    private readonly tracker: Tracker,
+    private readonly tracker: FieldSite,
     private readonly user: (accountId: string) => JsonObject,
   ) {}
 
@@ -228,7 +233,7 @@ function customChange(field: FakeTrackerCustomField, value: unknown): unknown {
  * A custom field off the edit screen has none (Jira: "cannot be set … not on the appropriate screen").
  */
 export function extraSetter(
-  tracker: Tracker,
+  tracker: FieldSite,
   name: string,
 ): ((value: unknown, project: Project) => Change) | undefined {
   if (name === "components")
@@ -248,7 +253,7 @@ export function extraSetter(
 
 /** A test helper's fields of issue 35 as a `Change` (unknown custom field ids are the test's bug). */
 export function extraHelperChange(
-  tracker: Tracker,
+  tracker: FieldSite,
   edit: TrackerIssueEdit & { readonly reporter?: string | null },
 ): Change {
   const change: Change = {};
