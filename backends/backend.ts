@@ -161,7 +161,28 @@ export type DeleteOutcome =
   | { readonly kind: "ok"; readonly record?: BackendRecord; readonly note?: string }
   | Exclude<WriteOutcome, { kind: "ok" }>;
 
+/** A record write a push plans, as a backend's check before the push's writes sees it (`checkWrites`). */
+export interface WriteToCheck {
+  readonly kind: "create" | "update";
+  /** The file the write comes from. */
+  readonly path: string;
+  /** An update's record key. */
+  readonly key?: string;
+  readonly changes: RecordChanges;
+  /** An update's record as the user's base had it. */
+  readonly original?: RecordContent;
+}
+
 export interface WritableBackend extends Backend {
+  /**
+   * Why some of a push's planned record writes would be refused by rules only the server knows (the
+   * tracker: a field off the issue's edit screen, a value not among its allowed values, a read-only field):
+   * asked once per push, after planning and before any write; each problem refuses the push as a planner's
+   * problem does (helper/push-check.ts), naming its file. Reads only. Backends without such rules leave it out.
+   */
+  checkWrites?(
+    writes: readonly WriteToCheck[],
+  ): Promise<readonly { readonly path: string; readonly message: string }[]>;
   create(content: RecordChanges): Promise<BackendRecord>;
   /**
    * Writes `changes` if the record is still at `base`. `desired` is the whole record as the user wants it

@@ -7,6 +7,7 @@ import { schemaOf } from "../backends/create.js";
 import { cacheFolderName, ProjectCache } from "../cache/cache.js";
 import type { TipRow } from "../cache/db.js";
 import { type HistoryEntry, type RecordChange, readHistory, stateAt } from "../cache/history.js";
+import { validatorStore } from "../cache/listing.js";
 import { COMMENTLESS_SUFFIX } from "../cache/open.js";
 import { cacheRoot } from "../cache/root.js";
 import { shellWord, UserFacingError } from "../core/errors.js";
@@ -66,7 +67,7 @@ export async function showLog(request: LogRequest): Promise<void> {
   const syncCommand = `svc sync${dir === "." ? "" : ` ${shellWord(dir)}`}`;
   const cache = existingCache(remote, syncCommand, !(await commentsOn(dir)));
   try {
-    const schema = await schemaOf(remote.kind);
+    const schema = await schemaOf(remote.kind, validatorStore(cache));
     const entries = await readHistory(cache, schema, { sinceMs, paths });
     const lastSyncMs = cache.db.syncState().last_sync_ms;
     if (request.json) {

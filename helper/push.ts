@@ -25,6 +25,7 @@ import { staleTemporaryRefs } from "../git/refs.js";
 import { userGit, userRefCommit } from "../git/user-git.js";
 import { journalLookup, resolveUnfinishedCreates, worktreeId } from "./create-journal.js";
 import { loadChanges, settleAbandonedCreates } from "./push-changes.js";
+import { withBackendCheck } from "./push-check.js";
 import { planWithComments } from "./push-comments.js";
 import {
   type PushContext,
@@ -157,7 +158,9 @@ async function integrate(
     mergeBase,
   );
   if (!("plan" in planned)) return planned;
-  const { plan } = planned;
+  // The backend's own rules (the tracker's edit screen), asked before any write.
+  const plan = await withBackendCheck(context, planned.plan, mergeBase);
+  if (!("writes" in plan)) return plan;
   // Who pushes, for the comment writes (push-comments.ts).
   const run: PushRun = { ...context, ...planned.context, tally: context.tally };
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);
