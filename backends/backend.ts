@@ -161,26 +161,29 @@ export type DeleteOutcome =
   | { readonly kind: "ok"; readonly record?: BackendRecord; readonly note?: string }
   | Exclude<WriteOutcome, { kind: "ok" }>;
 
-/** One create or update of a push, as a backend checks it before any write (`WritableBackend.checkWrites`). */
-export interface WriteCheck {
+/** A record write a push plans, as a backend's check before the push's writes sees it (`checkWrites`). */
+export interface WriteToCheck {
+  readonly kind: "create" | "update";
+  /** The file the write comes from. */
   readonly path: string;
+  /** An update's record key. */
+  readonly key?: string;
   readonly changes: RecordChanges;
-  /** The record as the user's base had it; undefined for a create. */
+  /** An update's record as the user's base had it. */
   readonly original?: RecordContent;
-}
-
-/** Why one write of a push cannot be made, said about its file. */
-export interface WriteProblem {
-  readonly path: string;
-  readonly message: string;
 }
 
 export interface WritableBackend extends Backend {
   /**
-   * What the server will not take among a push's creates and updates, found before any write by asking it
-   * what it allows (the forge's milestones and issue types); every write is refused when one is.
+   * Why some of a push's planned record writes would be refused by rules only the server knows (the
+   * tracker: a field off the issue's edit screen, a value not among its allowed values, a read-only field;
+   * the forge: a milestone title or an issue type the repository lacks, no push access):
+   * asked once per push, after planning and before any write; each problem refuses the push as a planner's
+   * problem does (helper/push-check.ts), naming its file. Reads only. Backends without such rules leave it out.
    */
-  checkWrites?(writes: readonly WriteCheck[]): Promise<WriteProblem[]>;
+  checkWrites?(
+    writes: readonly WriteToCheck[],
+  ): Promise<readonly { readonly path: string; readonly message: string }[]>;
   create(content: RecordChanges): Promise<BackendRecord>;
   /**
    * Writes `changes` if the record is still at `base`. `desired` is the whole record as the user wants it

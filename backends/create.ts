@@ -8,7 +8,7 @@
 
 import { HttpClient } from "../core/http.js";
 import type { RemoteUrl } from "../core/remote-url.js";
-import type { Backend } from "./backend.js";
+import type { Backend, ValidatorStore } from "./backend.js";
 import type { RecordSchema } from "./record.js";
 
 /** `options.comments`: false leaves the records' comments out (`git config svc.comments false`). */
@@ -68,10 +68,14 @@ export async function createBackend(
   );
 }
 
-/** The record schema of a backend kind, without its configuration or a request (`svc log` needs no server). */
-export async function schemaOf(kind: RemoteUrl["kind"]): Promise<RecordSchema> {
+/**
+ * The record schema of a backend kind, without its configuration or a request (`svc log` needs no server).
+ * `kept`: the project's cache's validators, where the tracker keeps the field list its schema is built from
+ * (backends/tracker/field-catalog.ts); without it, the tracker's fixed fields only.
+ */
+export async function schemaOf(kind: RemoteUrl["kind"], kept?: ValidatorStore): Promise<RecordSchema> {
   if (kind === "sim") return (await import("./sim/schema.js")).SIM_SCHEMA;
   if (kind === "wiki") return (await import("./wiki/schema.js")).WIKI_SCHEMA;
   if (kind === "forge") return (await import("./forge/schema.js")).FORGE_SCHEMA;
-  return (await import("./tracker/schema.js")).TRACKER_SCHEMA;
+  return (await import("./tracker/field-catalog.js")).keptTrackerSchema(kept);
 }

@@ -42,7 +42,16 @@ export type FieldType =
   /** An RFC 3339 timestamp, kept as the server spelled it. */
   | "timestamp"
   /** A list of strings, rendered as a YAML flow sequence. */
-  | "string-list";
+  | "string-list"
+  /** A finite number, whole or not (a tracker's story points: `5`, `0.5`). */
+  | "number"
+  /** A calendar date `YYYY-MM-DD`, rendered plain (a JSON-schema YAML reader keeps it a string). */
+  | "date"
+  /**
+   * A value svc shows but cannot map (a tracker's cascading select): its JSON on one line, kept as that
+   * text, rendered single-quoted when it can be (`'{"value":"A"}'`), double-quoted otherwise.
+   */
+  | "json";
 
 export interface FieldSpec {
   readonly name: string;
@@ -220,9 +229,29 @@ function renderValue(spec: FieldSpec, value: FieldValue): string {
     if (Number.isSafeInteger(Number(value))) return value;
   }
   if (typeof value === "number") return String(value);
+  if (spec.type === "date" && typeof value === "string" && isCalendarDate(value)) return value;
+  if (spec.type === "json" && typeof value === "string") return renderJsonText(value);
   if (typeof value === "string") return renderYamlString(value);
   if (value.length === 0) return "[]";
   return `[${value.map(renderYamlString).join(", ")}]`;
+}
+
+/** A valid calendar date written `YYYY-MM-DD`. */
+export function isCalendarDate(value: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!match) return false;
+  const [, y, m, d] = match.map(Number);
+  const date = new Date(Date.UTC(y ?? 0, (m ?? 0) - 1, d ?? 0));
+  return date.getUTCFullYear() === y && date.getUTCMonth() + 1 === m && date.getUTCDate() === d;
+}
+
+/**
+ * JSON text as a YAML scalar: single-quoted (only `'` doubled) when it holds nothing a YAML reader would
+ * refuse or fold, which JSON.stringify's output nearly always is; double-quoted with escapes otherwise.
+ */
+function renderJsonText(value: string): string {
+  if (NEEDS_ESCAPE.test(value.replace(/["\\]/g, ""))) return renderYamlString(value);
+  return `'${value.replace(/'/g, "''")}'`;
 }
 
 /**
@@ -346,6 +375,24 @@ function checkValue(path: string, spec: FieldSpec, value: unknown): FieldValue {
     case "string-list":
       if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value as string[];
       throw wrong(`a list of strings, for example \`${spec.name}: [bug, "needs triage"]\``);
+    case "number":
+      if (typeof value === "number" && Number.isFinite(value)) return value;
+      throw wrong(`a number, for example \`${spec.name}: 5\``);
+    case "date":
+      if (typeof value === "string" && isCalendarDate(value)) return value;
+      throw wrong(`a date YYYY-MM-DD, for example \`${spec.name}: 2026-12-24\``);
+    case "json":
+      if (typeof value === "string" && isJson(value)) return value;
+      throw wrong(`the JSON text svc wrote, on one line in quotes (this field is read-only)`);
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -5,6 +5,7 @@
  * server's own audit trail: two server edits between two syncs are one change here, and a record created
  * and deleted between them is not seen at all.
  */
+import { COMMENTS_FOLDER, commentSchema, isCommentPath } from "../backends/comment.js";
 import { parseRecordFile, type RecordSchema } from "../backends/record.js";
 import { jsonEqual } from "../core/checks.js";
 import { identityOf, parseCommit, parseCommitObject } from "../git/objects.js";
@@ -143,7 +144,7 @@ async function diffConsecutive(
       pairs.push(`${current.commit_oid} ${previous.commit_oid}\n`);
   }
   if (pairs.length === 0) return new Map();
-  const pathspecs = paths && paths.length > 0 ? paths : [schema.folder];
+  const pathspecs = paths && paths.length > 0 ? paths : [schema.folder, COMMENTS_FOLDER];
   const { stdout } = await runGit(
     cache.repo,
     [
@@ -168,30 +169,50 @@ function describeChange(
   changedBy: ReadonlyMap<string, string>,
 ): RecordChange {
   const change = raw.status === "A" ? "created" : raw.status === "D" ? "deleted" : "changed";
-  const before = parsed(schema, raw.path, contents.get(raw.oldOid));
-  const after = parsed(schema, raw.path, contents.get(raw.oid));
-  const updated = after?.fields[schema.tokenFields.updatedAt];
+  const before = parsedFile(schema, raw.path, contents.get(raw.oldOid));
+  const after = parsedFile(schema, raw.path, contents.get(raw.oid));
+  // A comment's token fields and field order are its schema's (the versioned one names them all).
+  const fileSchema = isCommentPath(raw.path) ? commentSchema(schema, true) : schema;
+  const updated = after?.fields[fileSchema.tokenFields.updatedAt];
+  // A comment's new version is its author's: only the author edits a comment on every backend.
+  const author = isCommentPath(raw.path) ? after?.fields.author : undefined;
   const base = {
     path: raw.path,
     change,
     updatedAt: typeof updated === "string" ? updated : undefined,
-    changedBy: change === "deleted" ? undefined : changedBy.get(raw.oid),
+    changedBy:
+      change === "deleted" ? undefined : typeof author === "string" ? author : changedBy.get(raw.oid),
   } as const;
   if (change !== "changed") {
     return { ...base, fields: [], bodyChanged: false, detailed: change === "deleted" || after !== undefined };
   }
   if (!before || !after) return { ...base, fields: [], bodyChanged: false, detailed: false };
-  const token = new Set([schema.tokenFields.updatedAt, schema.tokenFields.version]);
+  const token = new Set([fileSchema.tokenFields.updatedAt, fileSchema.tokenFields.version]);
   const names = [...new Set([...Object.keys(before.fields), ...Object.keys(after.fields)])];
   // In the schema's order, so every change of the same record reads the same way.
-  const order = new Map(schema.fields.map((field, i) => [field.name, i]));
+  const order = new Map(fileSchema.fields.map((field, i) => [field.name, i]));
   const fields = names
     .filter((name) => !token.has(name) && !jsonEqual(before.fields[name], after.fields[name]))
     .sort((a, b) => (order.get(a) ?? Number.MAX_SAFE_INTEGER) - (order.get(b) ?? Number.MAX_SAFE_INTEGER));
   return { ...base, fields, bodyChanged: before.body !== after.body, detailed: true };
 }
 
-/** A version's frontmatter and body, or undefined when the cache lacks it or it cannot be read. */
+/**
+ * A version's frontmatter and body, or undefined when the cache lacks it or it cannot be read: a record by
+ * `schema`, a comment by its schema (with `version` where the backend's comments have one, so both are tried).
+ */
+function parsedFile(
+  schema: RecordSchema,
+  path: string,
+  content: Buffer | undefined,
+): { fields: Record<string, unknown>; body: string } | undefined {
+  if (!isCommentPath(path)) return parsed(schema, path, content);
+  return (
+    parsed(commentSchema(schema, true), path, content) ?? parsed(commentSchema(schema, false), path, content)
+  );
+}
+
+/** A version's frontmatter and body by `schema`, or undefined when the cache lacks it or it cannot be read. */
 function parsed(
   schema: RecordSchema,
   path: string,

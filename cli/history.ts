@@ -7,19 +7,23 @@ import { schemaOf } from "../backends/create.js";
 import { cacheFolderName, ProjectCache } from "../cache/cache.js";
 import type { TipRow } from "../cache/db.js";
 import { type HistoryEntry, type RecordChange, readHistory, stateAt } from "../cache/history.js";
+import { validatorStore } from "../cache/listing.js";
+import { COMMENTLESS_SUFFIX } from "../cache/open.js";
 import { cacheRoot } from "../cache/root.js";
 import { shellWord, UserFacingError } from "../core/errors.js";
 import type { RemoteUrl } from "../core/remote-url.js";
+import { readFlag } from "../core/settings.js";
 import { parseTimeArgument } from "../core/time-arg.js";
-import { userGit } from "../git/user-git.js";
+import { userGit, userGitOutput } from "../git/user-git.js";
 import { svcRemoteOf } from "./working-tree.js";
 
 /**
- * The healthy cache of `remote` on this machine; refuses an absent or broken one, naming `fix` (the command
- * that makes one, whose history begins then).
+ * The healthy cache of `remote` on this machine (`withoutComments`: the one a clone with `svc.comments`
+ * false uses, cache/open.ts `COMMENTLESS_SUFFIX`); refuses an absent or broken one, naming `fix` (the
+ * command that makes one, whose history begins then).
  */
-export function existingCache(remote: RemoteUrl, fix: string): ProjectCache {
-  const dir = join(cacheRoot(), cacheFolderName(remote));
+export function existingCache(remote: RemoteUrl, fix: string, withoutComments = false): ProjectCache {
+  const dir = join(cacheRoot(), cacheFolderName(remote) + (withoutComments ? COMMENTLESS_SUFFIX : ""));
   const found = ProjectCache.check(dir, {
     backend: remote.kind,
     project: remote.project,
@@ -33,6 +37,16 @@ export function existingCache(remote: RemoteUrl, fix: string): ProjectCache {
       ? `this machine has no cache of ${what} (looked in ${dir}), so it has no history of it; ${fix} makes one, and its history begins then`
       : `the cache of ${what} in ${dir} is broken (${found.why}), so its history cannot be read; ${fix} rebuilds it, and its history begins again`,
   );
+}
+
+/**
+ * Whether a clone lists comments: `git config svc.comments` (on unless false) as git reads it in the clone
+ * at `dir`, or for a clone not made yet (`undefined`) the user's global setting, which its helper will read.
+ */
+export async function commentsOn(dir: string | undefined): Promise<boolean> {
+  const args =
+    dir === undefined ? ["config", "--global", "--get", "svc.comments"] : ["config", "--get", "svc.comments"];
+  return readFlag("git config svc.comments", (await userGitOutput(args, { cwd: dir }))?.trim(), true);
 }
 
 export interface LogRequest {
@@ -51,9 +65,9 @@ export async function showLog(request: LogRequest): Promise<void> {
   const sinceMs = request.since === undefined ? undefined : parseTimeArgument("--since", request.since);
   const paths = await treePaths(dir, request.files);
   const syncCommand = `svc sync${dir === "." ? "" : ` ${shellWord(dir)}`}`;
-  const cache = existingCache(remote, syncCommand);
+  const cache = existingCache(remote, syncCommand, !(await commentsOn(dir)));
   try {
-    const schema = await schemaOf(remote.kind);
+    const schema = await schemaOf(remote.kind, validatorStore(cache));
     const entries = await readHistory(cache, schema, { sinceMs, paths });
     const lastSyncMs = cache.db.syncState().last_sync_ms;
     if (request.json) {
@@ -162,9 +176,14 @@ async function treePaths(dir: string, files: readonly string[]): Promise<string[
  * The state of `remote` that this machine's cache held at `at` (svc init --at), or a refusal naming the times
  * it can show.
  */
-export function stateOfCacheAt(remote: RemoteUrl, at: string, fix: string): { tip: TipRow; atMs: number } {
+export function stateOfCacheAt(
+  remote: RemoteUrl,
+  at: string,
+  fix: string,
+  withoutComments: boolean,
+): { tip: TipRow; atMs: number } {
   const atMs = parseTimeArgument("--at", at);
-  const cache = existingCache(remote, fix);
+  const cache = existingCache(remote, fix, withoutComments);
   try {
     const tips = cache.db.tips();
     const tip = stateAt(tips, atMs);

@@ -191,9 +191,9 @@ test("a comment on a record the same push creates is refused: push the record fi
   t.deepEqual(readdirSync(join(env.dir, "d", "comments", "0004")), ["first.md"]);
 });
 
-test("the bulk-delete guard counts comments; an edit of a comment's frontmatter is ignored and said", async (t) => {
+test("the bulk-delete guard counts comments and says so; an edit of a comment's frontmatter is ignored and said", async (t) => {
   const sim = await givenSim(t);
-  await givenProject(sim.url, "demo", manyIssues(1));
+  await givenProject(sim.url, "demo", manyIssues(3));
   const mine = [];
   for (const body of ["One.", "Two.", "Three."]) mine.push(await postComment(sim.url, "demo", 1, ME, body));
   const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0", SVC_BULK_DELETE_LIMIT: "2" });
@@ -209,18 +209,28 @@ test("the bulk-delete guard counts comments; an edit of a comment's frontmatter 
   t.true(ignored.stderr.includes(first), ignored.stderr);
   await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
 
-  await gitOk(t, env, ["rm", "-q", "-r", "comments"], { cwd: "d" });
-  await commitAll(t, env, "d", "Delete my three comments");
+  await gitOk(t, env, ["rm", "-q", "-r", "comments", "issues/0002.md", "issues/0003.md"], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete my three comments and two issues");
   const before = lastSimAuditId(sim);
   const refused = await git(env, ["push"], { cwd: "d" });
   t.is(refused.code, 1, refused.stderr);
-  t.regex(
+  t.true(
+    refused.stderr.includes(
+      "svc: this push deletes 2 records and 3 comments, more than SVC_BULK_DELETE_LIMIT=2; nothing was written.\n" +
+        "  If you mean it, say so in a commit message and push again:\n" +
+        '  git commit --allow-empty -m "Delete 2 records and 3 comments [allow-bulk-delete]" && git push\n',
+    ),
     refused.stderr,
-    /this push deletes 3 records, more than SVC_BULK_DELETE_LIMIT=2; nothing was written/,
   );
   t.deepEqual(simWrites(sim, before), []);
-  await gitOk(t, env, ["commit", "-q", "--allow-empty", "-m", "Delete 3 [allow-bulk-delete]"], { cwd: "d" });
-  const deletes = await pushAccepted(t, env, sim, /0 created, 0 updated, 3 deleted/);
-  t.is(deletes.filter((write) => write.method === "DELETE").length, 3);
+  const ran = await run(
+    env,
+    "sh",
+    ["-c", 'git commit --allow-empty -m "Delete 2 records and 3 comments [allow-bulk-delete]" && git push'],
+    { cwd: "d", env: { GIT_EDITOR: "false" } },
+  );
+  t.is(ran.code, 0, ran.stderr);
+  t.regex(ran.stderr, /0 created, 0 updated, 5 deleted/);
+  t.is(simWrites(sim, before).filter((write) => write.method === "DELETE").length, 5);
   t.deepEqual(await commentsOnServer(sim.url, "demo"), []);
 });

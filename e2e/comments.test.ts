@@ -86,3 +86,72 @@ test("svc.comments false and svc init --no-comments clone without comments; the 
     paths.join(" "),
   );
 });
+
+test("svc init --at and svc log of a clone without comments read the cache its fetches use", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  await postComment(sim.url, "demo", 1, "alice@example.com", "A thread.");
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  // Only the cache without comments exists on this machine.
+  const init = await svc(env, ["init", "sim::demo", "without", "--origin", sim.url, "--no-comments"]);
+  t.is(init.code, 0, init.stderr);
+  const state = (await git(env, ["rev-parse", "origin/main"], { cwd: "without" })).stdout.trim();
+  const at = new Date().toISOString();
+
+  const log = await svc(env, ["log", "without"]);
+  t.is(log.code, 0, log.stderr);
+  t.regex(log.stdout, /^state \w+ {2}seen \S+ {2}first listing {2}2 records\n$/);
+
+  for (const [dir, args] of [
+    ["then", ["--no-comments"]],
+    ["then-global", []],
+  ] as const) {
+    if (dir === "then-global") await git(env, ["config", "--global", "svc.comments", "false"]);
+    const past = await svc(env, ["init", "sim::demo", dir, "--origin", sim.url, "--at", at, ...args]);
+    t.is(past.code, 0, past.stderr);
+    t.regex(past.stderr, new RegExp(`${dir} shows .* as this machine's cache saw it at `));
+    t.is((await git(env, ["rev-parse", "HEAD"], { cwd: dir })).stdout.trim(), state, dir);
+    t.deepEqual(readdirSync(join(env.dir, dir, "issues")), ["0001.md", "0002.md"], dir);
+    t.false(existsSync(join(env.dir, dir, "comments")), dir);
+  }
+});
+
+test("svc log shows a comment's changes as a record's: created, its body changed, deleted, and by whom", async (t) => {
+  const sim = await givenSim(t);
+  await givenProject(sim.url, "demo", manyIssues(2));
+  const first = await postComment(sim.url, "demo", 1, "alice@example.com", "A thread.\n");
+  const env = givenGitEnv(t, { SVC_SYNC_INTERVAL: "0" });
+  await givenClone(t, env, sim.url, "demo", "d");
+
+  const edited = await patchComment(sim.url, "demo", first.id, "A thread, edited.\n");
+  t.is((await git(env, ["fetch", "-q"], { cwd: "d" })).code, 0);
+  const second = await postComment(sim.url, "demo", 2, "bob@example.com", "Another.\n");
+  t.is((await git(env, ["fetch", "-q"], { cwd: "d" })).code, 0);
+  await deleteComment(sim.url, "demo", second.id);
+  t.is((await git(env, ["fetch", "-q"], { cwd: "d" })).code, 0);
+
+  const text = await svc(env, ["log", "d"]);
+  t.is(text.code, 0, text.stderr);
+  const changes = text.stdout.split("\n").filter((line) => line.startsWith("  "));
+  t.deepEqual(changes, [
+    `  deleted  comments/0002/${second.id}.md`,
+    `  created  comments/0002/${second.id}.md  at ${second.updated_at}  by bob@example.com`,
+    `  changed  comments/0001/${first.id}.md  body  at ${edited.updated_at}  by alice@example.com`,
+  ]);
+  const json = await svc(env, ["log", "d", "--json", "--", `comments/0001/${first.id}.md`]);
+  t.is(json.code, 0, json.stderr);
+  const states = (JSON.parse(json.stdout) as { states: { changes: unknown[] }[] }).states;
+  t.deepEqual(
+    states.flatMap((state) => state.changes),
+    [
+      {
+        path: `comments/0001/${first.id}.md`,
+        change: "changed",
+        fields: [],
+        bodyChanged: true,
+        updatedAt: edited.updated_at,
+        changedBy: "alice@example.com",
+      },
+    ],
+  );
+});

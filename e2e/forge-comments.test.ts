@@ -3,16 +3,17 @@
  * thread under `comments/<issue file stem>/<id>.md` (pull requests' comments left out), and a no-op fetch
  * after it is all `304`; a new comment file is a POST and after `git pull` is `<id>.md`; one's own comment
  * edited is one PATCH and deleted one DELETE (each after a read of the comment: the forge has no
- * `If-Match`); someone else's edited is refused before any write, and the command printed restores it; a
+ * `If-Match`); someone else's edited or deleted is refused before any write, and the command printed restores it; a
  * comment changed on the forge since the fetch is `fetch first`; an issue edited and commented in one push
  * is written before its comment; `svc.comments false` clones none.
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { refusedThenRestored } from "../testing/comments.js";
 import { type FakeForge, type FakeForgeComment, givenFakeForge } from "../testing/fake-forge.js";
 import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
-import { type GitEnv, git, gitOk, run } from "../testing/git.js";
+import { type GitEnv, git, gitOk } from "../testing/git.js";
 import {
   commitAll,
   editWorkFile,
@@ -141,22 +142,48 @@ test("someone else's comment edited is refused before any write; the printed com
   editWorkFile(env, "d", path, (text) => text.replace("reproduce", "not reproduce"));
   writeWorkFile(env, "d", "comments/0002/new.md", "A new comment of mine.\n");
   await commitAll(t, env, "d", "Edit theirs, add mine");
-  const from = forge.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(push.stderr.includes(`${path}: this is alice's comment, edited here`), push.stderr);
-  t.deepEqual(forgeWrites(forge, from), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
-  t.regex(fixed.stderr, /1 created, 0 updated, 0 closed/);
+  const fixed = await refusedThenRestored(
+    t,
+    env,
+    `${path}: this is alice's comment, edited here`,
+    () => forgeWrites(forge).length,
+  );
+  t.regex(fixed?.stderr ?? "", /1 created, 0 updated, 0 closed/);
   t.is(readWorkFile(env, "d", path), expectedFile(theirs));
   t.deepEqual(
     forge.comments(REPO, 2).map((comment) => [comment.author, comment.body]),
     [
       ["alice", "I can reproduce it.\n"],
       [ME, "A new comment of mine.\n"],
+    ],
+  );
+});
+
+test("someone else's comment deleted is refused before any write; the printed command restores it and the next push goes through", async (t) => {
+  const { forge, env, theirs } = await givenThread(t);
+  const path = `comments/0002/${theirs.id}.md`;
+  await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete theirs");
+  const from = forge.requests.length;
+  await refusedThenRestored(
+    t,
+    env,
+    `${path}: this is alice's comment, deleted here`,
+    () => forgeWrites(forge).length,
+  );
+  t.is(readWorkFile(env, "d", path), expectedFile(theirs));
+  t.deepEqual(forgeWrites(forge, from), [], "restoring it writes nothing");
+
+  writeWorkFile(env, "d", "comments/0002/mine.md", "Mine.\n");
+  await commitAll(t, env, "d", "Comment on issue 2");
+  t.deepEqual(await pushAccepted(t, env, forge, /1 created, 0 updated, 0 closed/), [
+    `POST /repos/${REPO}/issues/2/comments`,
+  ]);
+  t.deepEqual(
+    forge.comments(REPO, 2).map((comment) => [comment.author, comment.body]),
+    [
+      ["alice", "I can reproduce it.\n"],
+      [ME, "Mine.\n"],
     ],
   );
 });

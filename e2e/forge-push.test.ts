@@ -11,7 +11,7 @@ import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
-import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
+import { forgeRemote, forgeWrites, givenForgeEnv, givenProxiedForgeEnv } from "../testing/forge.js";
 import { type GitEnv, git, gitOk, run } from "../testing/git.js";
 import {
   commitAll,
@@ -229,10 +229,7 @@ test("a push killed while the answer to its POST is on its way creates the issue
   const forge = await givenFakeForge(t);
   forge.addIssue(REPO, { title: "First", body: "" });
   const proxy = await givenFaultProxy(t, forge.url);
-  const env = givenForgeEnv(t, forge, {
-    SVC_FORGE_BASE_URL: proxy.url,
-    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
-  });
+  const env = givenProxiedForgeEnv(t, forge, proxy.url);
   await gitOk(t, env, ["clone", "-q", forgeRemote(proxy.url, REPO), "d"]);
   writeWorkFile(env, "d", "issues/new.md", "---\ntitle: Only once\nstatus: done\n---\nPlease.\n");
   await commitAll(t, env, "d", "A new issue, already done");

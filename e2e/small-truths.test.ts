@@ -15,7 +15,7 @@ import test, { type ExecutionContext } from "ava";
 import { type FakeForge, givenFakeForge } from "../testing/fake-forge.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { GARBAGE_BODY, givenFaultProxy } from "../testing/fault-proxy.js";
-import { forgeRemote, forgeWrites, givenForgeEnv } from "../testing/forge.js";
+import { forgeRemote, forgeWrites, givenForgeEnv, givenProxiedForgeEnv } from "../testing/forge.js";
 import { expectedIssueFile, type GitEnv, git, gitOk, manyIssues, run, svcUrl } from "../testing/git.js";
 import {
   commitAll,
@@ -29,7 +29,7 @@ import {
   simWrites,
   writeWorkFile,
 } from "../testing/push.js";
-import { givenTrackerEnv, trackerPath, trackerRemote, trackerWrites } from "../testing/tracker.js";
+import { givenProxiedTrackerEnv, trackerPath, trackerRemote, trackerWrites } from "../testing/tracker.js";
 
 const REPO = "acme/widgets";
 
@@ -165,8 +165,7 @@ test("forge: an answer that is not JSON is a server fault; fetch, push and clone
   const forge = await givenFakeForge(t);
   forge.addIssue(REPO, { title: "First", body: "" });
   const proxy = await givenFaultProxy(t, forge.url);
-  const vars = { SVC_FORGE_BASE_URL: proxy.url, SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*" };
-  const env = givenForgeEnv(t, forge, vars);
+  const env = givenProxiedForgeEnv(t, forge, proxy.url);
   const remote = forgeRemote(proxy.url, REPO);
   await gitOk(t, env, ["clone", "-q", remote, "d"]);
   editWorkFile(env, "d", issuePath(1), (text) => setField(text, "title", "First, edited"));
@@ -204,7 +203,7 @@ test("forge: an answer that is not JSON is a server fault; fetch, push and clone
   );
   t.deepEqual(forgeWrites(forge, from), []);
 
-  const fresh = givenForgeEnv(t, forge, vars);
+  const fresh = givenProxiedForgeEnv(t, forge, proxy.url);
   const clone = await git(fresh, ["clone", remote, "e"]);
   t.is(clone.code, 128, clone.stderr);
   t.is(
@@ -225,10 +224,7 @@ test("tracker: an answer that is not JSON is a server fault; the push says when 
   const tracker = await givenFakeTracker(t);
   tracker.addIssue("TEST", { summary: "First" });
   const proxy = await givenFaultProxy(t, tracker.url);
-  const env = givenTrackerEnv(t, tracker, {
-    SVC_TRACKER_BASE_URL: proxy.url,
-    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
-  });
+  const env = givenProxiedTrackerEnv(t, tracker, proxy.url);
   const remote = trackerRemote(proxy.url, "TEST");
   await gitOk(t, env, ["clone", "-q", remote, "d"]);
   editWorkFile(env, "d", trackerPath("TEST-1"), (text) => setField(text, "title", "First, edited"));

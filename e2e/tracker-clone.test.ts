@@ -43,7 +43,9 @@ test("svc init tracker::TEST clones 180 issues over four search pages, asking on
   t.true(searches.every((request) => request.method === "POST" && request.status === 200));
   for (const request of searches) {
     const body = JSON.parse(request.body) as { fields?: string[]; jql?: string };
-    t.deepEqual([...(body.fields ?? [])].sort(), [...RECORD_FIELDS].sort());
+    // The record's fields and the custom fields of the site's field list (issue 35: the fake's defaults).
+    const customs = ["customfield_10016", "customfield_10020", "customfield_10050"];
+    t.deepEqual([...(body.fields ?? [])].sort(), [...RECORD_FIELDS, ...customs].sort());
     t.regex(body.jql ?? "", /^project = "TEST"/);
   }
   const basic = `Basic ${Buffer.from(`${tracker.email}:${tracker.apiToken}`).toString("base64")}`;
@@ -273,8 +275,9 @@ test("an issue deleted on the tracker leaves the working tree with a plain git p
   );
   t.is(await gitOk(t, env, ["status", "--porcelain"], { cwd: "d" }), "");
   t.notRegex(pull.stderr, /svc sync --reconcile/);
-  // The delta, its count (4 issues, the cache 5), then the full listing: the count is not asked again.
-  t.deepEqual(asked(tracker, from), [...DELTA_FETCH, "POST /rest/api/3/search/jql"]);
+  // The delta, its count (4 issues, the cache 5), then the full listing: the count is not asked again; the
+  // field list is (a full listing asks it, issue 35).
+  t.deepEqual(asked(tracker, from), [...DELTA_FETCH, "GET /rest/api/3/field", "POST /rest/api/3/search/jql"]);
   const [delta = "", full = ""] = tracker.requests
     .slice(from)
     .filter((request) => request.path === "/rest/api/3/search/jql" && !isCommentSearch(request))
@@ -318,6 +321,7 @@ test("an approximate count that lags behind a delete makes no full listing on ev
   t.false(existsSync(file));
   t.deepEqual(asked(tracker, from), [
     "POST /rest/api/3/search/approximate-count",
+    "GET /rest/api/3/field",
     "POST /rest/api/3/search/jql",
   ]);
 
@@ -344,7 +348,11 @@ test("an approximate count that lags behind a delete makes no full listing on ev
   tracker.deleteIssue("TEST-4");
   const deleted = tracker.requests.length;
   await gitOk(t, env, ["pull", "-q"], { cwd: "d" });
-  t.deepEqual(asked(tracker, deleted), [...DELTA_FETCH, "POST /rest/api/3/search/jql"]);
+  t.deepEqual(asked(tracker, deleted), [
+    ...DELTA_FETCH,
+    "GET /rest/api/3/field",
+    "POST /rest/api/3/search/jql",
+  ]);
   t.false(existsSync(join(env.dir, "d", trackerPath("TEST-4"))));
   t.true((tracker.contract.operations.get("countIssues") ?? 0) > 0);
 });

@@ -10,8 +10,9 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { refusedThenRestored } from "../testing/comments.js";
 import { type AdfJson, type FakeTracker, givenFakeTracker } from "../testing/fake-tracker.js";
-import { type GitEnv, git, gitOk, run } from "../testing/git.js";
+import { type GitEnv, git, gitOk } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { givenTrackerEnv, trackerRemote, trackerWrites } from "../testing/tracker.js";
 
@@ -166,6 +167,11 @@ test("a new comment file is posted as ADF and after git pull is <id>.md; edit yo
   );
 });
 
+/** The refusal of alice's comment `path` changed (`what`): it names the file, the author and you. */
+function refusal(path: string, what: "edited" | "deleted"): string {
+  return `${path}: this is Alice Example (${ALICE})'s comment, ${what} here; svc never rewrites or deletes anyone else's comment (you are svc bot (${ME}))`;
+}
+
 test("someone else's comment edited is refused before any write; the printed command restores it and the push goes through", async (t) => {
   const { tracker, env, theirs } = await givenThread(t);
   const path = `comments/TEST-2/${theirs}.md`;
@@ -173,26 +179,46 @@ test("someone else's comment edited is refused before any write; the printed com
   mkdirSync(join(env.dir, "d", "comments", "TEST-3"));
   writeWorkFile(env, "d", "comments/TEST-3/new.md", "A new comment of mine.\n");
   await commitAll(t, env, "d", "Edit theirs, add mine");
-  const from = tracker.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(
-    push.stderr.includes(
-      `${path}: this is Alice Example (${ALICE})'s comment, edited here; svc never rewrites or deletes anyone else's comment (you are svc bot (${ME}))`,
-    ),
-    push.stderr,
+  const fixed = await refusedThenRestored(
+    t,
+    env,
+    refusal(path, "edited"),
+    () => trackerWrites(tracker).length,
   );
-  t.deepEqual(trackerWrites(tracker, from), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
-  t.regex(fixed.stderr, /1 created, 0 updated, 0 deleted/);
+  t.regex(fixed?.stderr ?? "", /1 created, 0 updated, 0 deleted/);
   t.true(readWorkFile(env, "d", path).endsWith("---\nI can reproduce it.\n"));
   t.deepEqual(tracker.comment(theirs)?.body, paragraph("I can reproduce it."));
   t.deepEqual(
     tracker.comments("TEST-3").map((comment) => [comment.author, comment.body]),
     [[ME, paragraph("A new comment of mine.")]],
+  );
+});
+
+test("someone else's comment deleted is refused before any write; the printed command restores it and the next push goes through", async (t) => {
+  const { tracker, env, theirs } = await givenThread(t);
+  const path = `comments/TEST-2/${theirs}.md`;
+  const original = readWorkFile(env, "d", path);
+  await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete theirs");
+  const from = tracker.requests.length;
+  await refusedThenRestored(t, env, refusal(path, "deleted"), () => trackerWrites(tracker).length);
+  t.is(readWorkFile(env, "d", path), original);
+  t.deepEqual(tracker.comment(theirs)?.body, paragraph("I can reproduce it."));
+  t.deepEqual(trackerWrites(tracker, from), [], "restoring it writes nothing");
+
+  writeWorkFile(env, "d", "comments/TEST-2/mine.md", "Mine.\n");
+  await commitAll(t, env, "d", "Comment on TEST-2");
+  const writes = await pushAccepted(t, tracker, env, /1 created, 0 updated, 0 deleted/);
+  t.deepEqual(
+    writes.map((write) => `${write.method} ${write.path}`),
+    ["POST /rest/api/3/issue/TEST-2/comment"],
+  );
+  t.deepEqual(
+    tracker.comments("TEST-2").map((comment) => [comment.author, comment.body]),
+    [
+      [ALICE, paragraph("I can reproduce it.")],
+      [ME, paragraph("Mine.")],
+    ],
   );
 });
 

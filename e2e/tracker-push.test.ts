@@ -21,6 +21,7 @@ import {
   writeWorkFile,
 } from "../testing/push.js";
 import {
+  givenProxiedTrackerEnv,
   givenTrackerEnv,
   RICH_DESCRIPTION,
   trackerPath,
@@ -298,10 +299,7 @@ test("a push killed while the create's answer is on its way creates the issue on
   const tracker = await givenFakeTracker(t);
   tracker.addIssue("TEST", { summary: "First" });
   const proxy = await givenFaultProxy(t, tracker.url);
-  const env = givenTrackerEnv(t, tracker, {
-    SVC_TRACKER_BASE_URL: proxy.url,
-    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
-  });
+  const env = givenProxiedTrackerEnv(t, tracker, proxy.url);
   await gitOk(t, env, ["clone", "-q", trackerRemote(proxy.url, "TEST"), "d"]);
   writeWorkFile(
     env,

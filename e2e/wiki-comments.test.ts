@@ -3,13 +3,14 @@
  * thread as `comments/<page id>/<comment id>.md` (storage XHTML byte for byte, `author` the display name with
  * the account id, quoted: it holds a colon); a new comment file is one POST and after `git pull` is
  * `<id>.md`; an edit of one's own comment is one PUT with the next version; `git rm` of one's own one DELETE;
- * someone else's comment edited is refused before any write, and the printed command restores it; a comment
+ * someone else's comment edited or deleted is refused before any write, and the printed command restores it; a comment
  * changed on the server since the base is `fetch first`; a comment deleted on the wiki leaves at the next
  * full listing; `svc.comments false` clones without comments.
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
+import { refusedThenRestored } from "../testing/comments.js";
 import {
   ACCOUNT_DISPLAY_NAME,
   ACCOUNT_ID,
@@ -17,7 +18,7 @@ import {
   OTHER_DISPLAY_NAME,
 } from "../testing/fake-wiki/vendor-data.js";
 import { type FakeWiki, type FakeWikiRequest, givenFakeWiki } from "../testing/fake-wiki.js";
-import { type GitEnv, git, gitOk, run, svc } from "../testing/git.js";
+import { type GitEnv, git, gitOk, svc } from "../testing/git.js";
 import { commitAll, FETCH_FIRST, readWorkFile, writeWorkFile } from "../testing/push.js";
 import { givenWikiEnv, wikiRemote } from "../testing/wiki.js";
 
@@ -130,28 +131,45 @@ test("a new comment is posted once and after git pull is <id>.md; edit and delet
   t.is(wiki.comment(mine.id), undefined);
 });
 
+/** The refusal of the other account's comment `path` changed (`what`): it names the file and the author. */
+function refusal(path: string, what: "edited" | "deleted"): string {
+  return `${path}: this is ${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})'s comment, ${what} here`;
+}
+
 test("someone else's comment edited is refused before any write; the printed command restores it", async (t) => {
   const { wiki, env, ids, theirs } = await givenThread(t);
   const path = `comments/${ids[1]}/${theirs}.md`;
-  writeWorkFile(env, "d", path, readWorkFile(env, "d", path).replace("reproduce", "not reproduce"));
+  const original = readWorkFile(env, "d", path);
+  writeWorkFile(env, "d", path, original.replace("reproduce", "not reproduce"));
   await commitAll(t, env, "d", "Edit theirs");
   const before = wiki.requests.length;
-  const push = await git(env, ["push"], { cwd: "d" });
-  t.is(push.code, 1, push.stderr);
-  t.true(
-    push.stderr.includes(
-      `${path}: this is ${OTHER_DISPLAY_NAME} (${OTHER_ACCOUNT_ID})'s comment, edited here`,
-    ),
-    push.stderr,
-  );
-  t.deepEqual(commentWrites(wiki, before), [], "nothing was written");
-  const command = /^ {2}(git checkout [0-9a-f]{40} -- .*&& git push)$/m.exec(push.stderr)?.[1];
-  if (!command) return t.fail(push.stderr);
-  const fixed = await run(env, "sh", ["-c", command], { cwd: "d" });
-  t.is(fixed.code, 0, fixed.stderr);
+  await refusedThenRestored(t, env, refusal(path, "edited"), () => commentWrites(wiki, 0).length);
+  t.is(readWorkFile(env, "d", path), original, "the file is back");
   t.is(wiki.comment(theirs)?.body, THEIRS);
   t.is(wiki.comment(theirs)?.version.number, 1);
   t.deepEqual(commentWrites(wiki, before), []);
+});
+
+test("someone else's comment deleted is refused before any write; the printed command restores it and the next push goes through", async (t) => {
+  const { wiki, env, ids, theirs } = await givenThread(t);
+  const path = `comments/${ids[1]}/${theirs}.md`;
+  const original = readWorkFile(env, "d", path);
+  await gitOk(t, env, ["rm", "-q", path], { cwd: "d" });
+  await commitAll(t, env, "d", "Delete theirs");
+  const before = wiki.requests.length;
+  await refusedThenRestored(t, env, refusal(path, "deleted"), () => commentWrites(wiki, 0).length);
+  t.is(readWorkFile(env, "d", path), original, "the file is back");
+  t.is(wiki.comment(theirs)?.body, THEIRS);
+  t.deepEqual(commentWrites(wiki, before), [], "restoring it writes nothing");
+
+  // The next push goes through: a comment of one's own on the same page is posted.
+  writeWorkFile(env, "d", `comments/${ids[1]}/mine.md`, "<p>Mine.</p>");
+  await commitAll(t, env, "d", "Comment on page 2");
+  await pushedOne(t, env, wiki, /1 created, 0 updated, 0 deleted/, ["POST", "/wiki/api/v2/footer-comments"]);
+  t.deepEqual(
+    wiki.comments(ids[1] as string).map((comment) => comment.body),
+    [THEIRS, "<p>Mine.</p>"],
+  );
 });
 
 test("your comment edited on the server since your base: the push is fetch first and writes nothing", async (t) => {

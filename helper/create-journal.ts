@@ -106,8 +106,9 @@ function matches(
 ): boolean {
   const content = cachedContent(cache, backend, candidate);
   if (!content) return false;
-  // A comment is its body (its fields are all the server's; `parent` is where it went, its folder).
-  if (isCommentKey(candidate.key)) return content.body === planned.body;
+  // A comment is its body as the server gives it back (the tracker respells Markdown through ADF); its
+  // fields are all the server's, and its folder says where it went.
+  if (isCommentKey(candidate.key)) return content.body === canonicalBody(backend, planned.body);
   const unique = backend.schema.uniqueFields;
   if (unique) return unique.every((name) => content.fields[name] === planned.fields[name]);
   const later = backend.schema.setAfterCreate ?? [];

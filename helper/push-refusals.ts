@@ -86,7 +86,8 @@ export async function refusal(
     cache.db.audit({ op: "push-reject", oid: commit, detail: { problems: plan.problems.length } });
     return { ok: false, reason: problemSummary(plan.problems) };
   }
-  const deletes = plan.writes.filter((write) => write.kind === "delete").length;
+  const deleted = plan.writes.filter((write) => write.kind === "delete");
+  const deletes = deleted.length;
   if (context.bulkDeleteLimit === 0 || deletes <= context.bulkDeleteLimit) return undefined;
   const messages = (
     await runGit(cache.repo, ["log", "--format=%B", `${mergeBase}..${commit}`])
@@ -94,13 +95,23 @@ export async function refusal(
   if (messages.includes(ALLOW_BULK_DELETE)) return undefined;
   // A new (empty) commit carries the permission: any message of the pushed commits counts, and an amend
   // would open an editor or drop the user's own message.
+  const what = deletedWhat(deleted.filter((write) => isCommentKey(write.key)).length, deletes);
   log(
-    `svc: this push deletes ${deletes} records, more than SVC_BULK_DELETE_LIMIT=${context.bulkDeleteLimit}; nothing was written.\n` +
+    `svc: this push deletes ${what}, more than SVC_BULK_DELETE_LIMIT=${context.bulkDeleteLimit}; nothing was written.\n` +
       `  If you mean it, say so in a commit message and push again:\n` +
-      `  git commit --allow-empty -m "Delete ${deletes} records ${ALLOW_BULK_DELETE}" && git push`,
+      `  git commit --allow-empty -m "Delete ${what} ${ALLOW_BULK_DELETE}" && git push`,
   );
   cache.db.audit({ op: "push-reject", oid: commit, detail: { deletes } });
   return { ok: false, reason: `${deletes} deletes; add ${ALLOW_BULK_DELETE} to the commit message to allow` };
+}
+
+/** What a push deletes, in words: `3 records and 12 comments`, `1 record`, `2 comments`. */
+function deletedWhat(comments: number, deletes: number): string {
+  const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+  const records = deletes - comments;
+  if (comments === 0) return counted(records, "record");
+  if (records === 0) return counted(comments, "comment");
+  return `${counted(records, "record")} and ${counted(comments, "comment")}`;
 }
 
 /** The user's folder inside the working tree (`sub/`; empty at the top), where printed commands run. */

@@ -25,6 +25,7 @@ import { staleTemporaryRefs } from "../git/refs.js";
 import { userGit, userRefCommit } from "../git/user-git.js";
 import { journalLookup, resolveUnfinishedCreates, worktreeId } from "./create-journal.js";
 import { loadChanges, settleAbandonedCreates } from "./push-changes.js";
+import { withBackendCheck } from "./push-check.js";
 import { planWithComments } from "./push-comments.js";
 import {
   type PushContext,
@@ -38,7 +39,6 @@ import { crashPoint } from "./push-crash.js";
 import { notReached, refusal, staleRefusal } from "./push-refusals.js";
 import { respelledBodies, respelledNotes } from "./push-respelled.js";
 import { alreadyOnServer, commitResult, reportIgnoredEdits } from "./push-result.js";
-import { withServerProblems } from "./push-server-checks.js";
 import { judge } from "./push-stale.js";
 import { applyWrites, localFaultReply } from "./push-writes.js";
 
@@ -158,9 +158,9 @@ async function integrate(
     mergeBase,
   );
   if (!("plan" in planned)) return planned;
-  const checked = await withServerProblems(context, planned.plan);
-  if ("reply" in checked) return checked.reply;
-  const { plan } = checked;
+  // The backend's own rules (the tracker's edit screen, the forge's milestones), asked before any write.
+  const plan = await withBackendCheck(context, planned.plan, mergeBase);
+  if (!("writes" in plan)) return plan;
   // Who pushes, for the comment writes (push-comments.ts).
   const run: PushRun = { ...context, ...planned.context, tally: context.tally };
   context.trace(`planned ${plan.writes.length} writes, ${plan.problems.length} problems`);

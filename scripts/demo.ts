@@ -1,8 +1,9 @@
 /**
  * `npm run demo`: an ephemeral simulator seeded with fixtures/demo-seed.json, then the read path as a user
  * walks it: `svc init`, `ls`, `cat`, `grep`, a change made on the server, `git pull`, then an edit that
- * `git push` turns into a PATCH. Each command is
- * printed before it runs. Everything happens in a temporary folder with its own git configuration, and the
+ * `git push` turns into a PATCH, then a comment round trip: a new file under `comments/0001/` that
+ * `git push` posts and `git pull` brings back as `<id>.md`. Each command is
+ * printed before it runs, exactly as it runs (a shell line runs with `sh -c`). Everything happens in a temporary folder with its own git configuration, and the
  * simulator is stopped at the end.
  */
 import { spawn } from "node:child_process";
@@ -17,9 +18,15 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "bin");
 const out = (text: string) => process.stdout.write(text);
 
-function show(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<void> {
+function show(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  line?: string,
+): Promise<void> {
   const shown = command === process.execPath ? ["svc", ...args.slice(1)] : [command, ...args];
-  out(`\n$ ${shown.map(shellWord).join(" ")}\n`);
+  out(`\n$ ${line ?? shown.map(shellWord).join(" ")}\n`);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, cwd, stdio: ["ignore", "inherit", "inherit"] });
     child.on("error", reject);
@@ -89,12 +96,33 @@ async function main(): Promise<number> {
       headers: { "x-svc-agent": "svc-demo" },
     });
     out(`${after.status} ${await after.text()}\n`);
+    await commentRoundTrip(env, demo);
     out("\nsvc demo: done; the simulator is stopped and the temporary folder removed\n");
     return 0;
   } finally {
     await sim.stop();
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * A comment as a new file (the text alone will do): `git push` posts it, `git pull` brings it back named by
+ * the id the server gave it, with the server's frontmatter.
+ */
+async function commentRoundTrip(env: NodeJS.ProcessEnv, demo: string): Promise<void> {
+  await show("ls", ["comments/0001"], env, demo);
+  const line = "printf 'Confirmed: a password with a colon fails the same way.\\n' > comments/0001/reply.md";
+  await show("sh", ["-c", line], env, demo, line);
+  await show("git", ["add", "comments/0001/reply.md"], env, demo);
+  await show("git", ["commit", "-qm", "Reply on the login bug"], env, demo);
+  await show("git", ["push"], env, demo);
+  await show("git", ["pull"], env, demo);
+  await show("ls", ["comments/0001"], env, demo);
+  const newest =
+    readdirSync(join(demo, "comments", "0001"))
+      .sort()
+      .at(-1) ?? "";
+  await show("cat", [`comments/0001/${newest}`], env, demo);
 }
 
 process.exitCode = await main().catch((error: Error) => {

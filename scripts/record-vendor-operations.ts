@@ -106,6 +106,8 @@ export const RECORDED_OPERATIONS: Readonly<Record<string, readonly string[]>> = 
     "getProject",
     "getCreateIssueMetaIssueTypes",
     "getPriorities",
+    "getFields",
+    "getEditIssueMeta",
     "getComments",
     "addComment",
     "getComment",

@@ -65,8 +65,10 @@
 export { givenFakeTracker, startFakeTracker } from "./fake-tracker/server.js";
 export type {
   AdfJson,
+  FakeCustomValue,
   FakeTracker,
   FakeTrackerComment,
+  FakeTrackerCustomField,
   FakeTrackerIssue,
   FakeTrackerIssueType,
   FakeTrackerOptions,

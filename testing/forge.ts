@@ -24,6 +24,11 @@ export function givenForgeEnv(
   return givenGitEnv(t, { ...forgeVars(forge), SVC_SYNC_INTERVAL: "0", ...extra });
 }
 
+/** `givenForgeEnv` with svc sent to `forge` through the proxy at `proxyUrl` (e.g. a fault proxy). */
+export function givenProxiedForgeEnv(t: ExecutionContext, forge: FakeForge, proxyUrl: string): GitEnv {
+  return givenForgeEnv(t, forge, { SVC_FORGE_BASE_URL: proxyUrl, SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*" });
+}
+
 /** `svc::<base>/forge/projects/<owner>/<repo>`: the URL `svc init forge::<owner>/<repo>` writes. */
 export function forgeRemote(baseUrl: string, repo: string): string {
   return `svc::${baseUrl}/forge/projects/${repo}`;

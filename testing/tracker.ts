@@ -26,6 +26,14 @@ export function givenTrackerEnv(
   return givenGitEnv(t, { ...trackerVars(tracker), SVC_SYNC_INTERVAL: "0", ...extra });
 }
 
+/** `givenTrackerEnv` with svc sent to `tracker` through the proxy at `proxyUrl` (e.g. a fault proxy). */
+export function givenProxiedTrackerEnv(t: ExecutionContext, tracker: FakeTracker, proxyUrl: string): GitEnv {
+  return givenTrackerEnv(t, tracker, {
+    SVC_TRACKER_BASE_URL: proxyUrl,
+    SVC_ALLOWED_ORIGINS: "http://127.0.0.1:*",
+  });
+}
+
 /** `svc::<base>/tracker/projects/<KEY>`: the URL `svc init tracker::<KEY>` writes. */
 export function trackerRemote(baseUrl: string, key: string): string {
   return `svc::${baseUrl}/tracker/projects/${key}`;

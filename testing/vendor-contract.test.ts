@@ -97,6 +97,8 @@ test("the descriptions name their title, version and source; the fixtures hold e
     "getComments",
     "getCreateIssueMetaIssueTypes",
     "getCurrentUser",
+    "getEditIssueMeta",
+    "getFields",
     "getIssue",
     "getPriorities",
     "getProject",

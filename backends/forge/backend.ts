@@ -30,9 +30,8 @@ import type {
   RecordChanges,
   ValidatorStore,
   WritableBackend,
-  WriteCheck,
   WriteOutcome,
-  WriteProblem,
+  WriteToCheck,
 } from "../backend.js";
 import { stringList } from "../record.js";
 import { RestClient, type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
@@ -356,7 +355,7 @@ export class ForgeBackend implements WritableBackend {
   }
 
   /** The milestones and issue types a push's writes name, checked against the repository's lists. */
-  checkWrites(writes: readonly WriteCheck[]): Promise<WriteProblem[]> {
+  checkWrites(writes: readonly WriteToCheck[]): Promise<readonly { path: string; message: string }[]> {
     return this.planning.problems(writes);
   }
 

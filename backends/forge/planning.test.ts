@@ -32,13 +32,17 @@ const asked = (forge: FakeForge, part: string) =>
 test("checkWrites asks nothing for writes that change no milestone or type, and each list once for many that do", async (t) => {
   const { forge, backend } = await givenBackend(t);
   t.deepEqual(
-    await backend.checkWrites([{ path: "issues/0001.md", changes: { fields: { title: "x" } } }]),
+    await backend.checkWrites([
+      { kind: "update", key: "1", path: "issues/0001.md", changes: { fields: { title: "x" } } },
+    ]),
     [],
   );
   t.is(forge.requests.length, 0);
   // A removal needs no list, only the push access the forge would drop it without.
   t.deepEqual(
-    await backend.checkWrites([{ path: "issues/0001.md", changes: { fields: { milestone: null } } }]),
+    await backend.checkWrites([
+      { kind: "update", key: "1", path: "issues/0001.md", changes: { fields: { milestone: null } } },
+    ]),
     [],
   );
   t.deepEqual(
@@ -46,9 +50,19 @@ test("checkWrites asks nothing for writes that change no milestone or type, and 
     ["/repos/acme/widgets"],
   );
   const problems = await backend.checkWrites([
-    { path: "issues/0001.md", changes: { fields: { milestone: "v2.0", type: "Bug" } } },
-    { path: "issues/0002.md", changes: { fields: { milestone: "v9", type: "bug" } } },
-    { path: "issues/new.md", changes: { fields: { title: "New", type: "Epic" } } },
+    {
+      kind: "update",
+      key: "1",
+      path: "issues/0001.md",
+      changes: { fields: { milestone: "v2.0", type: "Bug" } },
+    },
+    {
+      kind: "update",
+      key: "2",
+      path: "issues/0002.md",
+      changes: { fields: { milestone: "v9", type: "bug" } },
+    },
+    { kind: "create", path: "issues/new.md", changes: { fields: { title: "New", type: "Epic" } } },
   ]);
   t.deepEqual(problems, [
     {
@@ -69,7 +83,13 @@ test("checkWrites asks nothing for writes that change no milestone or type, and 
   const self = { fields: { id: 4, title: "Self" }, body: "" };
   t.deepEqual(
     await backend.checkWrites([
-      { path: "issues/0004.md", changes: { fields: { parent: 4 } }, original: self },
+      {
+        kind: "update",
+        key: "4",
+        path: "issues/0004.md",
+        changes: { fields: { parent: 4 } },
+        original: self,
+      },
     ]),
     [{ path: "issues/0004.md", message: "an issue cannot be its own parent (parent: 4)" }],
   );
@@ -93,7 +113,9 @@ test("a parent that is no issue of the repository is refused before any write", 
   const original = { fields: { id: 1, title: "One" }, body: "" };
   for (const parent of [2, 99])
     t.deepEqual(
-      await backend.checkWrites([{ path: "issues/0001.md", changes: { fields: { parent } }, original }]),
+      await backend.checkWrites([
+        { kind: "update", key: "1", path: "issues/0001.md", changes: { fields: { parent } }, original },
+      ]),
       [
         {
           path: "issues/0001.md",

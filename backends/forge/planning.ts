@@ -13,7 +13,7 @@
  */
 import { isObject } from "../../core/checks.js";
 import { excerpt, type SvcError } from "../../core/errors.js";
-import type { WriteCheck, WriteProblem } from "../backend.js";
+import type { WriteToCheck } from "../backend.js";
 import type { FieldValue } from "../record.js";
 import { type RestResponse, UnexpectedShapeError } from "../rest.js";
 import type { ForgeIssue } from "./issue.js";
@@ -30,6 +30,12 @@ export interface PlanningWire {
   failure(what: string, response: RestResponse): SvcError;
   /** Issue `key` as it is now (a conditional GET), or undefined when there is none (or a pull request). */
   issue(key: string): Promise<ForgeIssue | undefined>;
+}
+
+/** Why one write of a push cannot be made, said about its file. */
+interface WriteProblem {
+  readonly path: string;
+  readonly message: string;
 }
 
 /** The most milestones the forge serves per result page. */
@@ -99,7 +105,7 @@ export class ForgePlanning {
    * parent for an issue that has one in another repository (or the issue itself). The repository and the
    * lists are asked only when a write changes a milestone or a type.
    */
-  async problems(writes: readonly WriteCheck[]): Promise<WriteProblem[]> {
+  async problems(writes: readonly WriteToCheck[]): Promise<WriteProblem[]> {
     const problems: WriteProblem[] = [];
     for (const write of writes) {
       const said = write.changes.fields;
@@ -141,17 +147,20 @@ export class ForgePlanning {
    * another repository (asked likewise), which svc cannot change. A link refused after a create's POST would
    * leave the new issue without it, so it is checked before.
    */
-  private async parentProblem(write: WriteCheck, said: FieldValue | undefined): Promise<string | undefined> {
+  private async parentProblem(
+    write: WriteToCheck,
+    said: FieldValue | undefined,
+  ): Promise<string | undefined> {
     if (typeof said !== "number") return undefined;
-    const id = write.original?.fields.id;
-    if (said === id) return `an issue cannot be its own parent (parent: ${said})`;
+    const key = write.key;
+    if (String(said) === key) return `an issue cannot be its own parent (parent: ${said})`;
     if (!(await this.wire.issue(String(said))))
       return `parent: ${said}: ${this.wire.project} has no issue ${said} (a pull request cannot be a parent)`;
-    if (id === undefined || id === null || write.original?.fields.parent !== undefined) return undefined;
-    const foreign = (await this.wire.issue(String(id)))?.foreignParent;
+    if (key === undefined || write.original?.fields.parent !== undefined) return undefined;
+    const foreign = (await this.wire.issue(key))?.foreignParent;
     return (
       foreign &&
-      `issue ${id} is a sub-issue of ${foreign}, in another repository, which svc cannot change; remove the line \`parent: ${said}\``
+      `issue ${key} is a sub-issue of ${foreign}, in another repository, which svc cannot change; remove the line \`parent: ${said}\``
     );
   }
 

@@ -13,7 +13,10 @@ import { jsonEqual } from "../../core/checks.js";
 import { UserFacingError } from "../../core/errors.js";
 import { holds } from "../../testing/fuzz.js";
 import { type AdfDoc, adfToMarkdown, markdownToAdf } from "./adf.js";
+import { FieldCatalog } from "./field-catalog.js";
 import { toTrackerIssue } from "./issue.js";
+
+const NO_FIELDS = new FieldCatalog([]);
 
 const ISSUE = {
   id: "10042",
@@ -92,7 +95,7 @@ test("property: any JSON description gives an issue whose Markdown reads back as
   holds(
     t,
     fc.property(anyJson, (description) => {
-      const issue = toTrackerIssue({ ...ISSUE, fields: { ...ISSUE.fields, description } });
+      const issue = toTrackerIssue({ ...ISSUE, fields: { ...ISSUE.fields, description } }, NO_FIELDS);
       const isDoc =
         description === null ||
         (typeof description === "object" &&

@@ -24,7 +24,7 @@
  * - Mutations are spaced at least `MUTATION_GAP_MS` apart (Document 3: about 5 a second at most);
  *   `429` with `Retry-After` is waited out by the HTTP client's gate for the origin.
  */
-import { jsonEqual } from "../../core/checks.js";
+import { isObject, jsonEqual } from "../../core/checks.js";
 import { SvcError, UserFacingError } from "../../core/errors.js";
 import { HttpClient } from "../../core/http.js";
 import type {
@@ -33,10 +33,12 @@ import type {
   DeleteOutcome,
   Listing,
   RecordChanges,
+  ValidatorStore,
   WritableBackend,
   WriteOutcome,
+  WriteToCheck,
 } from "../backend.js";
-import { type FieldValue, stringList } from "../record.js";
+import { type FieldValue, type RecordSchema, stringList } from "../record.js";
 import {
   AN_OBJECT,
   basicJsonHeaders,
@@ -50,7 +52,9 @@ import { approximateCount } from "./approximate-count.js";
 import { TrackerCommentSource } from "./comment-source.js";
 import { TrackerComments } from "./comments.js";
 import { checkProjectKey, type TrackerConfig } from "./config.js";
+import { checkTrackerWrites, extraFieldsFor, withSlugs } from "./edit-check.js";
 import { errorCollectionText, trackerErrorText } from "./error-text.js";
+import { FieldListKeeper } from "./field-catalog.js";
 import {
   labelUpdate,
   RECORD_FIELDS,
@@ -60,7 +64,7 @@ import {
   toTrackerIssue,
 } from "./issue.js";
 import { jqlDateTime, jqlString } from "./jql.js";
-import { ISSUE_KEY, TRACKER_SCHEMA, trackerFileName } from "./schema.js";
+import { ISSUE_KEY, trackerFileName } from "./schema.js";
 import { searchPages, type TrackerSite } from "./search.js";
 import type {
   CountRequest,
@@ -88,7 +92,6 @@ export interface TrackerBackendOptions {
 
 export class TrackerBackend implements WritableBackend {
   readonly kind = "tracker";
-  readonly schema = TRACKER_SCHEMA;
   /** JQL dates have minute precision and the search index trails writes by seconds: two minutes back. */
   readonly overlapMs = 120_000;
   /** 32,767 characters of description, each at most 4 bytes of UTF-8 and Markdown around it, plus fences. */
@@ -104,6 +107,8 @@ export class TrackerBackend implements WritableBackend {
   private types: Promise<readonly IssueType[]> | undefined;
   /** The comments (comment-source.ts), unless `options.comments` is false. */
   readonly commentSource: TrackerCommentSource | undefined;
+  /** The project's field list, kept in the cache (field-catalog.ts). */
+  private readonly fieldList: FieldListKeeper;
 
   constructor(
     private readonly config: TrackerConfig,
@@ -139,6 +144,26 @@ export class TrackerBackend implements WritableBackend {
       checkProject: (what) => this.issueTypes(what),
     };
     this.commentSource = options.comments === false ? undefined : new TrackerCommentSource(this.comments());
+    this.fieldList = new FieldListKeeper(this.site);
+  }
+
+  /**
+   * The record schema of the field list loaded last (field-catalog.ts): the fixed fields, then the custom
+   * fields by slug. A listing loads the list before it reads an issue, and a fetch or a push lists before it
+   * renders or parses a file, so both see the schema of the list the issues were read with.
+   */
+  get schema(): RecordSchema {
+    return this.fieldList.catalog.schema;
+  }
+
+  /** Read-only fields, and the fields of issue 35 against each issue's edit screen (edit-check.ts). */
+  async checkWrites(writes: readonly WriteToCheck[]): Promise<{ path: string; message: string }[]> {
+    return await checkTrackerWrites(this.site, await this.fieldList.load(), writes);
+  }
+
+  /** The cache's store, where the field list is kept (field-catalog.ts). */
+  useValidators(store: ValidatorStore): void {
+    this.fieldList.use(store);
   }
 
   /** The backend of `project` at `config.baseUrl`, its origin checked against the allowlist first. */
@@ -261,13 +286,19 @@ export class TrackerBackend implements WritableBackend {
   }
 
   /** Every result page of `jql`, or the first `limit` issues and whether there are more. */
-  private async walk(jql: string, what: string, limit?: number): Promise<Listing & { more: boolean }> {
+  private async walk(
+    jql: string,
+    what: string,
+    options: { limit?: number; freshFields?: boolean } = {},
+  ): Promise<Listing & { more: boolean }> {
+    const { limit } = options;
     const byKey = new Map<string, BackendRecord>();
     let startedAt: string | undefined;
-    for await (const page of searchPages(this.site, jql, RECORD_FIELDS, what)) {
+    const catalog = await this.fieldList.load(options.freshFields);
+    for await (const page of searchPages(this.site, jql, [...RECORD_FIELDS, ...catalog.ids()], what)) {
       startedAt ??= serverTime(page.date);
       for (const item of page.issues) {
-        const issue = toTrackerIssue(item);
+        const issue = toTrackerIssue(item, catalog);
         if (typeof issue === "string") throw this.malformed(issue, page.status);
         byKey.set(issue.key, issue.record);
       }
@@ -279,6 +310,8 @@ export class TrackerBackend implements WritableBackend {
       complete: true,
       more: false,
       ...(startedAt === undefined ? {} : { cursorCeiling: startedAt }),
+      // The field list asked for this listing, kept by the cache with it (field-catalog.ts).
+      ...(options.freshFields ? { validators: [this.fieldList.validator(catalog)] } : {}),
     };
   }
 
@@ -289,7 +322,10 @@ export class TrackerBackend implements WritableBackend {
   }
 
   async listAll(): Promise<Listing> {
-    return await this.walk(this.jql(), `listing the issues of project ${this.project}`);
+    // A full listing asks for the field list again: a field added or renamed since shows in this sync.
+    return await this.walk(this.jql(), `listing the issues of project ${this.project}`, {
+      freshFields: true,
+    });
   }
 
   async listChangedSince(since: string): Promise<Listing> {
@@ -326,7 +362,7 @@ export class TrackerBackend implements WritableBackend {
 
   /** The first `limit` issues and whether there are more (for `svc list`). */
   async listSome(limit: number): Promise<{ records: BackendRecord[]; more: boolean }> {
-    const listing = await this.walk(this.jql(), `listing the issues of project ${this.project}`, limit);
+    const listing = await this.walk(this.jql(), `listing the issues of project ${this.project}`, { limit });
     return { records: listing.records.slice(0, limit), more: listing.more };
   }
 
@@ -346,9 +382,10 @@ export class TrackerBackend implements WritableBackend {
   /** The issue as it is now (its subtasks too), or undefined when it is gone. */
   async read(key: string): Promise<TrackerIssue | undefined> {
     const what = `reading issue ${key}`;
+    const known = await this.fieldList.load();
     const response = await this.call(
       "GET",
-      `${this.issuePath(key)}?fields=${[...RECORD_FIELDS, "subtasks"].join(",")}`,
+      `${this.issuePath(key)}?fields=${[...RECORD_FIELDS, ...known.ids(), "subtasks"].join(",")}`,
     );
     if (response.status === 404) {
       // A project the account can no longer see answers 404 for its issues too: that is no deleted issue.
@@ -356,7 +393,9 @@ export class TrackerBackend implements WritableBackend {
       return undefined;
     }
     if (response.status !== 200) throw this.failure(what, response);
-    const issue = toTrackerIssue(this.parse<WireIssue>(what, response));
+    const wire = this.parse<WireIssue>(what, response);
+    const catalog = isObject(wire.fields) ? await this.fieldList.covering(wire.fields) : known;
+    const issue = toTrackerIssue(wire, catalog);
     if (typeof issue === "string") throw this.malformed(issue, response.status);
     if (issue.key !== key) return undefined; // moved to another project (or renamed): not this record any more
     return issue;
@@ -405,7 +444,7 @@ export class TrackerBackend implements WritableBackend {
       fields.assignee = typeof given.assignee === "string" ? { accountId: given.assignee } : null;
     if (given.parent !== undefined && (current || given.parent !== null))
       fields.parent = typeof given.parent === "string" ? { key: given.parent } : null;
-    return fields;
+    return { ...fields, ...extraFieldsFor(changes, await this.fieldList.load(), !current) };
   }
 
   /** The workflow transition of `issue` whose target is `status` (case-insensitive); refuses when none. */
@@ -459,7 +498,13 @@ export class TrackerBackend implements WritableBackend {
     if (labels.length > 0) Object.assign(fields, { labels });
     const request: IssueEdit = { fields };
     const response = await this.mutate("POST", this.api("/issue"), request);
-    if (response.status !== 201 && response.status !== 200) throw this.failure(what, response);
+    if (response.status !== 201 && response.status !== 200) {
+      // The server names the fields it refused by id: their slugs go beside them.
+      const failure = this.failure(what, response);
+      throw new SvcError(failure.code, withSlugs(failure.message, this.fieldList.catalog), {
+        data: failure.data,
+      });
+    }
     const value = this.parse<Partial<CreatedIssue>>(what, response);
     const key = typeof value.key === "string" ? value.key : undefined;
     if (key === undefined || !ISSUE_KEY.test(key))

@@ -10,6 +10,7 @@ import { serverClockFloor } from "../../core/http.js";
 import type { BackendRecord } from "../backend.js";
 import { type FieldValue, stringList } from "../record.js";
 import { adfToMarkdown } from "./adf.js";
+import { EXTRA_SYSTEM_FIELDS, type FieldCatalog, readExtraFields } from "./field-catalog.js";
 import { ISSUE_KEY, trackerFileName } from "./schema.js";
 
 /** The fields a record needs, asked for by name (a listing sends nothing more). */
@@ -24,6 +25,7 @@ export const RECORD_FIELDS = [
   "issuetype",
   "created",
   "updated",
+  ...EXTRA_SYSTEM_FIELDS,
 ] as const;
 
 /** An issue as svc needs it. */
@@ -69,8 +71,11 @@ function nameOf(value: unknown): string | null | undefined {
   return isObject(value) && typeof value.name === "string" ? value.name : undefined;
 }
 
-/** Validates one issue object; returns the reason it is malformed, or the issue. */
-export function toTrackerIssue(value: unknown): TrackerIssue | string {
+/**
+ * Validates one issue object; returns the reason it is malformed, or the issue. Its fields beyond the fixed
+ * ones are read by `catalog` (the project's field list).
+ */
+export function toTrackerIssue(value: unknown, catalog: FieldCatalog): TrackerIssue | string {
   if (!isObject(value)) return "an issue must be an object";
   const { id, key } = value;
   if (typeof key !== "string" || !ISSUE_KEY.test(key)) return `bad issue key ${excerpt(String(key), 40)}`;
@@ -100,7 +105,9 @@ export function toTrackerIssue(value: unknown): TrackerIssue | string {
   const subtasks = Array.isArray(f.subtasks)
     ? f.subtasks.flatMap((task) => (isObject(task) && typeof task.key === "string" ? [task.key] : []))
     : [];
-  const fields = {
+  const extra = readExtraFields(key, f, catalog);
+  if (typeof extra === "string") return extra;
+  const fields: Record<string, FieldValue> = {
     id,
     key,
     type,
@@ -112,6 +119,7 @@ export function toTrackerIssue(value: unknown): TrackerIssue | string {
     parent: parent === null ? null : (parent.key as string),
     created_at: created,
     updated_at: updated,
+    ...extra,
   };
   const description = f.description ?? null;
   if (description !== null && !(isObject(description) && description.type === "doc"))

@@ -3,7 +3,9 @@
  * issue key; frontmatter `id, key, type, title, status, priority, labels, assignee, parent, created_at,
  * updated_at`. `status` is the workflow status name as the server spells it (`In Progress`), `type` the
  * issue type's name, `priority` its name, `assignee` an account id (what writes accept), `parent` the parent's
- * key. There is no version number: `updated_at` is the concurrency token. The body is the description
+ * key. Then (issue 35) `components`, `fix_versions` (names), `due` (YYYY-MM-DD), `reporter` (an account id) and
+ * `resolution` (its name), each absent when the issue has none; the custom fields follow, named and typed by
+ * the project's field list (field-catalog.ts builds the whole schema: `TrackerBackend.schema`). There is no version number: `updated_at` is the concurrency token. The body is the description
  * converted from ADF (adf.ts), lossless.
  */
 import { formatCount } from "../../core/count.js";
@@ -37,6 +39,12 @@ export const TRACKER_SCHEMA: RecordSchema = {
     field("parent", "string", { nullable: true }),
     field("created_at", "timestamp", { serverControlled: true, required: true }),
     field("updated_at", "timestamp", { serverControlled: true, required: true }),
+    // Issue 35: absent when the issue has none. The project's custom fields follow (field-catalog.ts).
+    field("components", "string-list", { nullable: true, omitWhenAbsent: true }),
+    field("fix_versions", "string-list", { nullable: true, omitWhenAbsent: true }),
+    field("due", "date", { nullable: true, omitWhenAbsent: true }),
+    field("reporter", "string", { serverControlled: true, omitWhenAbsent: true }),
+    field("resolution", "string", { serverControlled: true, omitWhenAbsent: true }),
   ],
   tokenFields: { version: undefined, updatedAt: "updated_at" },
   // Records are known by their issue key, as their files are named.

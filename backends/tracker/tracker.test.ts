@@ -14,7 +14,11 @@ import {
   trackerConfig,
   trackerRemoteUrl,
 } from "./config.js";
+import { FieldCatalog } from "./field-catalog.js";
 import { canonicalTime, toTrackerIssue } from "./issue.js";
+
+const NO_FIELDS = new FieldCatalog([]);
+
 import { jqlDateTime, jqlString } from "./jql.js";
 import { TRACKER_SCHEMA } from "./schema.js";
 
@@ -120,7 +124,7 @@ const ISSUE = {
 };
 
 test("an issue becomes a record in the schema's fields, its description Markdown", (t) => {
-  const issue = toTrackerIssue(ISSUE);
+  const issue = toTrackerIssue(ISSUE, NO_FIELDS);
   if (typeof issue === "string") return t.fail(issue);
   t.is(issue.record.path, "issues/TEST-42.md");
   t.deepEqual(issue.subtasks, ["TEST-43"]);
@@ -154,13 +158,18 @@ test("an issue becomes a record in the schema's fields, its description Markdown
       "parent",
       "created_at",
       "updated_at",
+      "components",
+      "fix_versions",
+      "due",
+      "reporter",
+      "resolution",
     ],
   );
 });
 
 test("a hostile or malformed issue is refused with the reason, never turned into a path", (t) => {
   const bad = (change: Record<string, unknown>, fields: Record<string, unknown> = {}) =>
-    toTrackerIssue({ ...ISSUE, ...change, fields: { ...ISSUE.fields, ...fields } });
+    toTrackerIssue({ ...ISSUE, ...change, fields: { ...ISSUE.fields, ...fields } }, NO_FIELDS);
   t.regex(String(bad({ key: "../../etc/passwd" })), /bad issue key/);
   t.regex(String(bad({ key: "TEST-1/../../x" })), /bad issue key/);
   t.regex(String(bad({ id: "12a" })), /bad id/);
@@ -168,10 +177,13 @@ test("a hostile or malformed issue is refused with the reason, never turned into
   t.regex(String(bad({}, { description: "plain text" })), /description is not an ADF document/);
   t.regex(String(bad({}, { labels: [1] })), /labels/);
   t.regex(String(bad({}, { parent: { key: "../x" } })), /parent has no key/);
-  const bare = toTrackerIssue({
-    ...ISSUE,
-    fields: { ...ISSUE.fields, description: null, priority: null, assignee: null, parent: undefined },
-  });
+  const bare = toTrackerIssue(
+    {
+      ...ISSUE,
+      fields: { ...ISSUE.fields, description: null, priority: null, assignee: null, parent: undefined },
+    },
+    NO_FIELDS,
+  );
   if (typeof bare === "string") return t.fail(bare);
   t.is(bare.record.content.body, "");
   t.is(bare.record.content.fields.priority, null);

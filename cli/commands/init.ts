@@ -214,10 +214,17 @@ export class InitCommand extends SvcCommand {
       );
     }
     // Which state --at shows is settled before anything is cloned: a time the cache never saw is refused.
+    // A clone without comments reads the cache of its own that its fetches use (cache/open.ts).
+    const history = this.at === undefined ? undefined : await import("../history.js");
     const past =
-      this.at === undefined
+      history === undefined || this.at === undefined
         ? undefined
-        : (await import("../history.js")).stateOfCacheAt(parseRemoteUrl(url), this.at, this.again(dir));
+        : history.stateOfCacheAt(
+            parseRemoteUrl(url),
+            this.at,
+            this.again(dir),
+            this.noComments || !(await history.commentsOn(undefined)),
+          );
     const { helperEnvironment, ownBinDir } = await import("../helper-path.js");
     const { env, helperOnPath } = helperEnvironment();
     const cloned = await this.clone(url, dir, env, past !== undefined);
@@ -236,7 +243,14 @@ export class InitCommand extends SvcCommand {
 
   /** This command again, into `folder` (and with `--origin origin`), for the messages. */
   private again(folder: string, origin = this.origin): string {
-    return ["svc", "init", this.spec, folder, ...(origin ? ["--origin", origin] : [])]
+    return [
+      "svc",
+      "init",
+      this.spec,
+      folder,
+      ...(origin ? ["--origin", origin] : []),
+      ...(this.noComments ? ["--no-comments"] : []),
+    ]
       .map(shellWord)
       .join(" ");
   }

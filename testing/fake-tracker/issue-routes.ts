@@ -3,6 +3,7 @@
  * An issue the account cannot see answers 404 as one that does not exist.
  */
 import { type Call, queryList } from "./call.js";
+import { fieldList } from "./fields.js";
 import { type Answer, fail, failFields, isObject, parseJsonObject, reference } from "./http.js";
 import { type IssueField, selectFields } from "./shapes.js";
 import type { Issue } from "./store.js";
@@ -45,6 +46,16 @@ export function editIssue(call: Call): Answer {
   call.tracker.touch(issue);
   if (call.url.searchParams.get("returnIssue") !== "true") return { status: 204 };
   return { status: 200, body: call.shapes.issue(issue, selectFields([], "*all")) };
+}
+
+/** `IssueUpdateMetadata` of the issue: the fields on its edit screen, with allowed values (fields.ts). */
+export function getEditMeta(call: Call): Answer {
+  return { status: 200, body: call.shapes.extra.editMeta(issueOr404(call)) };
+}
+
+/** The site's field list: `FieldDetails[]` (fields.ts). */
+export function getFields(call: Call): Answer {
+  return { status: 200, body: fieldList(call.tracker.customFields) };
 }
 
 export function deleteIssue(call: Call): Answer {

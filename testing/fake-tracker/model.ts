@@ -14,6 +14,8 @@ export interface Project {
   readonly issueTypes: readonly FakeTrackerIssueType[];
   readonly statuses: readonly FakeTrackerStatus[];
   readonly transitions: readonly FakeTrackerTransition[];
+  readonly components: readonly string[];
+  readonly versions: readonly string[];
   /** By number; numbers only grow, so insertion order is key order. */
   readonly issues: Map<number, Issue>;
   nextNumber: number;
@@ -32,6 +34,13 @@ export interface Issue {
   labels: string[];
   assignee: string | null;
   parent: Issue | null;
+  components: string[];
+  fixVersions: string[];
+  duedate: string | null;
+  reporter: string | null;
+  resolution: string | null;
+  /** Custom field values by id (fields.ts). */
+  readonly custom: Map<string, unknown>;
   /** Issues whose `parent` is this one (subtasks, or the children of an epic). */
   readonly children: Set<Issue>;
   /** Its comments, oldest first (comment-store.ts). */
@@ -61,4 +70,11 @@ export interface Change {
   assignee?: string | null;
   parent?: Issue | null;
   type?: FakeTrackerIssueType;
+  components?: string[];
+  fixVersions?: string[];
+  duedate?: string | null;
+  reporter?: string | null;
+  resolution?: string | null;
+  /** Custom field values by id; null clears. */
+  custom?: Record<string, unknown>;
 }

@@ -10,6 +10,8 @@ import {
   deleteIssue,
   doTransition,
   editIssue,
+  getEditMeta,
+  getFields,
   getIssue,
   getTransitions,
 } from "./issue-routes.js";
@@ -79,4 +81,6 @@ export const ROUTES: readonly Route[] = [
     handle: getCreateMetaIssueTypes,
   },
   { method: "GET", path: /^\/rest\/api\/3\/priority$/, handle: getPriorities },
+  { method: "GET", path: /^\/rest\/api\/3\/field$/, handle: getFields },
+  { method: "GET", path: /^\/rest\/api\/3\/issue\/([^/]+)\/editmeta$/, handle: getEditMeta },
 ];

@@ -17,6 +17,7 @@ import {
 import { listenOnLoopback } from "../loopback.js";
 import { ContractWatch } from "../vendor-contract.js";
 import { copyComment, plainDocument } from "./comment-store.js";
+import { DEFAULT_CUSTOM_FIELDS } from "./fields.js";
 import { type Answer, authenticates, errorCollection, send } from "./http.js";
 import { ROUTES } from "./routes.js";
 import { Search } from "./search.js";
@@ -273,6 +274,7 @@ export async function startFakeTracker(options: FakeTrackerOptions = {}): Promis
     now: options.now ?? Date.now,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
     commentPageSize: options.commentPageSize ?? DEFAULT_COMMENT_PAGE_SIZE,
+    customFields: options.customFields ?? DEFAULT_CUSTOM_FIELDS,
   });
   const server = createServer();
   const origin = await listenOnLoopback(server);

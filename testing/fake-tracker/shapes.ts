@@ -3,6 +3,8 @@
  * `fields` parameter selects, and the statuses, priorities, issue types, users, projects and transitions
  * nested in it or answered alone, with `self` URLs on the fake's origin.
  */
+
+import { FieldShapes } from "./fields.js";
 import type { JsonObject } from "./http.js";
 import type { Comment, Issue, Project, Tracker } from "./store.js";
 import { formatTimestamp } from "./time.js";
@@ -27,10 +29,17 @@ const ISSUE_FIELDS = [
 export type IssueField = (typeof ISSUE_FIELDS)[number];
 const ISSUE_FIELD_NAMES: ReadonlySet<string> = new Set(ISSUE_FIELDS);
 
-/** Which fields an issue is rendered with; `idsOnly` renders `{id}` alone (search/jql's default). */
+/**
+ * Which fields an issue is rendered with; `idsOnly` renders `{id}` alone (search/jql's default). `extra`: the
+ * fields of issue 35 (fields.ts) by id, `*all` for every one.
+ */
 export type Selection =
   | { readonly idsOnly: true }
-  | { readonly idsOnly: false; readonly fields: ReadonlySet<IssueField> };
+  | {
+      readonly idsOnly: false;
+      readonly fields: ReadonlySet<IssueField>;
+      readonly extra?: ReadonlySet<string>;
+    };
 
 /**
  * The `fields` parameter: entries may be repeated and comma-separated. `*all` and `*navigable` (all the fake
@@ -43,6 +52,7 @@ export function selectFields(entries: readonly string[], fallback: "id" | "*all"
   const list = named.length === 0 ? [fallback] : named;
   if (list.every((item) => item === "id")) return { idsOnly: true };
   const included = new Set<IssueField>();
+  const extra = new Set<string>();
   const excluded = new Set<string>();
   let includes = false;
   for (const item of list) {
@@ -51,22 +61,36 @@ export function selectFields(entries: readonly string[], fallback: "id" | "*all"
       continue;
     }
     includes = true;
-    if (item === "*all" || item === "*navigable") for (const field of ISSUE_FIELDS) included.add(field);
-    else if (ISSUE_FIELD_NAMES.has(item)) included.add(item as IssueField);
+    if (item === "*all" || item === "*navigable") {
+      for (const field of ISSUE_FIELDS) included.add(field);
+      extra.add("*all");
+    } else if (ISSUE_FIELD_NAMES.has(item)) included.add(item as IssueField);
+    else extra.add(item);
   }
-  if (!includes) for (const field of ISSUE_FIELDS) included.add(field);
-  for (const field of excluded) included.delete(field as IssueField);
-  return { idsOnly: false, fields: included };
+  if (!includes) {
+    for (const field of ISSUE_FIELDS) included.add(field);
+    extra.add("*all");
+  }
+  for (const field of excluded) {
+    included.delete(field as IssueField);
+    extra.delete(field);
+  }
+  return { idsOnly: false, fields: included, extra };
 }
 
 /** The `expand` value Jira puts on an issue rendered with its fields. */
 const ISSUE_EXPAND = "renderedFields,names,schema,operations,editmeta,changelog,versionedRepresentations";
 
 export class Shapes {
+  /** The shapes of issue 35's fields. */
+  readonly extra: FieldShapes;
+
   constructor(
     readonly origin: string,
     private readonly tracker: Tracker,
-  ) {}
+  ) {
+    this.extra = new FieldShapes(origin, tracker, (accountId) => this.user(accountId));
+  }
 
   private api(path: string): string {
     return `${this.origin}${API}${path}`;
@@ -92,6 +116,11 @@ export class Shapes {
       // Jira leaves `parent` out of an issue that has none.
       if (value !== undefined) fields[name] = value;
     }
+    const extra = selection.extra ?? new Set<string>();
+    Object.assign(
+      fields,
+      this.extra.extraFields(issue, (id) => extra.has(id) || extra.has("*all")),
+    );
     return { expand: ISSUE_EXPAND, id: issue.id, self: this.issueUrl(issue), key: issue.key, fields };
   }
 

@@ -50,9 +50,33 @@ export interface FakeTrackerProjectSpec {
    * "Done" In Progress → Done (id 31), "Reopen" Done → To Do (id 41). So To Do → Done takes two steps.
    */
   readonly transitions?: readonly FakeTrackerTransition[];
+  /** The project's components (names); default API, Web, CLI. */
+  readonly components?: readonly string[];
+  /** The project's versions (names), what fixVersions may name; default 1.0, 2.0. */
+  readonly versions?: readonly string[];
   /** The token cannot see it: project GET 404, issue GETs 404, JQL naming it 400 (as Jira answers). */
   readonly hidden?: boolean;
 }
+
+/** A custom field of the site (issue 35): Story Points, Team, Sprint, … */
+export interface FakeTrackerCustomField {
+  readonly id: string; // "customfield_10016"
+  readonly name: string; // "Story Points"
+  /** number, text field, single select, multi select, Jira Software's sprint, cascading select. */
+  readonly kind: "number" | "string" | "option" | "options" | "sprint" | "cascading";
+  /** The options of a select. */
+  readonly options?: readonly string[];
+  /** False: not on the edit screen (editmeta leaves it out; an edit setting it is a 400). Default true. */
+  readonly onEditScreen?: boolean;
+}
+
+/** What a custom field holds as the fake stores it: a number, an option's value, values, sprint names, a cascade. */
+export type FakeCustomValue =
+  | number
+  | string
+  | readonly string[]
+  | { readonly value: string; readonly child: string }
+  | null;
 
 export interface FakeTrackerUser {
   readonly accountId: string;
@@ -86,6 +110,8 @@ export interface FakeTrackerOptions {
   readonly commentPageSize?: number;
   /** Known accounts (assignee values); default the bot (accountId "557058:bot-0001") and alice ("557058:alice-0002"). */
   readonly users?: readonly FakeTrackerUser[];
+  /** The site's custom fields; default Story Points (customfield_10016), Sprint (10020), Team (10050). */
+  readonly customFields?: readonly FakeTrackerCustomField[];
   /**
    * `false`: exchanges are not judged against the vendor's description (the benchmarks, which time svc);
    * every test leaves it on.
@@ -109,6 +135,13 @@ export interface FakeTrackerIssue {
   readonly parent: string | null; // parent issue key
   /** Keys of its subtasks. */
   readonly subtasks: readonly string[];
+  readonly components: readonly string[];
+  readonly fixVersions: readonly string[];
+  readonly duedate: string | null;
+  readonly reporter: string | null;
+  readonly resolution: string | null;
+  /** Custom field values by id (those with a value). */
+  readonly custom: Readonly<Record<string, FakeCustomValue>>;
   /** Epoch ms. */
   readonly created: number;
   readonly updated: number;
@@ -150,6 +183,13 @@ export interface TrackerIssueSeed {
   readonly labels?: readonly string[];
   readonly assignee?: string | null;
   readonly parent?: string | null;
+  readonly components?: readonly string[];
+  readonly fixVersions?: readonly string[];
+  readonly duedate?: string | null;
+  /** Default none (the fake's simplification). */
+  readonly reporter?: string | null;
+  readonly resolution?: string | null;
+  readonly custom?: Readonly<Record<string, FakeCustomValue>>;
 }
 
 export interface TrackerIssueEdit {
@@ -159,6 +199,11 @@ export interface TrackerIssueEdit {
   readonly priority?: string | null;
   readonly labels?: readonly string[];
   readonly assignee?: string | null;
+  readonly components?: readonly string[];
+  readonly fixVersions?: readonly string[];
+  readonly duedate?: string | null;
+  readonly resolution?: string | null;
+  readonly custom?: Readonly<Record<string, FakeCustomValue>>;
 }
 
 export interface FakeTracker {

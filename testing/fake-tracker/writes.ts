@@ -4,6 +4,7 @@
  * hierarchy (a subtask needs a parent one level up, in the same project).
  */
 import { adfSchemaProblem } from "../adf-schema.js";
+import { extraSetter, FieldError } from "./fields.js";
 import {
   fail,
   failFields,
@@ -25,9 +26,6 @@ import {
   SUMMARY_TOO_LONG,
   WRONG_HIERARCHY,
 } from "./vendor-data.js";
-
-/** A field value a write refuses; the message goes under `errors[<field>]`. */
-class FieldError extends Error {}
 
 export interface EditTarget {
   readonly tracker: Tracker;
@@ -115,6 +113,12 @@ const FIELD_SETTERS: ReadonlyMap<string, FieldSetter> = new Map<string, FieldSet
   ["issuetype", setIssueType],
 ]);
 
+/** The setter of field `name`: a fixed one, or one of issue 35's (fields.ts). */
+function setterOf(target: EditTarget, name: string): FieldSetter | undefined {
+  const extra = extraSetter(target.tracker, name);
+  return FIELD_SETTERS.get(name) ?? (extra && ((value, edit) => extra(value, edit.project)));
+}
+
 /** `update.labels` operations on top of `labels`: `add`, `remove`, `set`. */
 function applyLabelOperations(labels: readonly string[], operations: readonly JsonObject[]): string[] {
   let result = [...labels];
@@ -142,19 +146,25 @@ export function collectChanges(
   let change: Change = {};
   const attempt = (name: string, write: () => Change) => {
     try {
-      change = { ...change, ...write() };
+      const next = write();
+      // Each custom field's setter names its own: they add up.
+      change = {
+        ...change,
+        ...next,
+        ...(next.custom ? { custom: { ...change.custom, ...next.custom } } : {}),
+      };
     } catch (error) {
       if (!(error instanceof FieldError)) throw error;
       errors[name] = error.message;
     }
   };
   for (const [name, value] of Object.entries(fields)) {
-    const setter = FIELD_SETTERS.get(name);
+    const setter = setterOf(target, name);
     if (setter) attempt(name, () => setter(value, target));
     else errors[name] = cannotBeSet(name);
   }
   for (const [name, operations] of Object.entries(update)) {
-    const setter = FIELD_SETTERS.get(name);
+    const setter = setterOf(target, name);
     // ASSUMPTION: the wording for a field named in both `fields` and `update` (documented as a 400).
     if (name in fields) errors[name] = `Field '${name}' cannot be set in both 'fields' and 'update'.`;
     else if (setter) attempt(name, () => updateOperations(name, operations, setter, target, change));

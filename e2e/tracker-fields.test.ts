@@ -1,0 +1,112 @@
+/**
+ * The tracker's fields beyond the fixed ones (issue 35), read: real git against the fake tracker, whose site
+ * has Story Points (a number), Sprint, Team (a single select) and, here, a second field named Team, a
+ * multi select and a cascading select. The clone shows components, fix versions, due date, reporter,
+ * resolution and each custom field with a value, sorted by slug, in pinned bytes; the field list is asked
+ * once and kept in the cache (a fetch does not ask it again).
+ */
+import test from "ava";
+import type { FakeTrackerCustomField } from "../testing/fake-tracker.js";
+import { givenFakeTracker } from "../testing/fake-tracker.js";
+import { gitOk, svc } from "../testing/git.js";
+import { readWorkFile } from "../testing/push.js";
+import { givenTrackerEnv, trackerPath, trackerRemote } from "../testing/tracker.js";
+
+const FIELDS: readonly FakeTrackerCustomField[] = [
+  { id: "customfield_10016", name: "Story Points", kind: "number" },
+  { id: "customfield_10020", name: "Sprint", kind: "sprint" },
+  { id: "customfield_10050", name: "Team", kind: "option", options: ["Core", "Platform", "Web"] },
+  { id: "customfield_10060", name: "team", kind: "string" },
+  { id: "customfield_10070", name: "Platforms", kind: "options", options: ["Linux", "macOS"] },
+  { id: "customfield_10080", name: "Area / Sub-area", kind: "cascading", options: ["Backend", "Storage"] },
+  { id: "customfield_10090", name: "Labels", kind: "string" },
+  { id: "customfield_10100", name: "Approver", kind: "string", onEditScreen: false },
+];
+
+test("a clone shows components, versions, due, reporter, resolution and the custom fields by slug, in canonical bytes", async (t) => {
+  const tracker = await givenFakeTracker(t, { customFields: FIELDS });
+  tracker.addIssue(
+    "TEST",
+    {
+      summary: "Planned work",
+      labels: ["api"],
+      components: ["API", "Web"],
+      fixVersions: ["2.0"],
+      duedate: "2026-12-24",
+      reporter: "557058:alice-0002",
+      resolution: "Done",
+      custom: {
+        customfield_10016: 3,
+        customfield_10020: ["Sprint 7"],
+        customfield_10050: "Core",
+        customfield_10060: "the other team",
+        customfield_10070: ["Linux", "macOS"],
+        customfield_10080: { value: "Backend", child: "Storage" },
+        customfield_10090: "x",
+      },
+    },
+    Date.UTC(2026, 10, 20, 10, 0, 0),
+  );
+  tracker.addIssue("TEST", { summary: "Plain" }, Date.UTC(2026, 10, 20, 11, 0, 0));
+  const env = givenTrackerEnv(t, tracker);
+  await gitOk(t, env, ["clone", "-q", trackerRemote(tracker.url, "TEST"), "d"]);
+
+  t.is(
+    readWorkFile(env, "d", trackerPath("TEST-1")),
+    [
+      "---",
+      "id: 10001",
+      "key: TEST-1",
+      "type: Task",
+      'title: "Planned work"',
+      'status: "To Do"',
+      "priority: Medium",
+      "labels: [api]",
+      "assignee: null",
+      "parent: null",
+      "created_at: 2026-11-20T10:00:00.000Z",
+      "updated_at: 2026-11-20T10:00:00.000Z",
+      "components: [API, Web]",
+      'fix_versions: ["2.0"]',
+      "due: 2026-12-24",
+      'reporter: "557058:alice-0002"',
+      "resolution: Done",
+      `area_sub_area: '{"child":{"id":"100801","self":"${tracker.url}/rest/api/3/customFieldOption/100801","value":"Storage"},"id":"100800","self":"${tracker.url}/rest/api/3/customFieldOption/100800","value":"Backend"}'`,
+      "labels_10090: x",
+      "platforms: [Linux, macOS]",
+      'sprint: ["Sprint 7"]',
+      "story_points: 3",
+      "team: Core",
+      'team_10060: "the other team"',
+      "---",
+      "",
+    ].join("\n"),
+  );
+  // An issue without them has none of the lines.
+  t.notRegex(readWorkFile(env, "d", trackerPath("TEST-2")), /components|due|story_points|team|sprint/);
+
+  const fieldLists = () => tracker.requests.filter((request) => request.path === "/rest/api/3/field");
+  t.is(fieldLists().length, 1);
+  const search = tracker.requests.find(
+    (request) => request.path === "/rest/api/3/search/jql" && !request.body.includes('"comment"'),
+  );
+  const asked = (JSON.parse(search?.body ?? "{}") as { fields?: string[] }).fields ?? [];
+  t.true(FIELDS.every((field) => asked.includes(field.id)));
+  t.false(asked.includes("*all"));
+
+  // A fetch (a delta listing) reads the kept list: the field list is not asked again.
+  tracker.editIssue("TEST-2", { custom: { customfield_10016: 8 } });
+  await gitOk(t, env, ["pull", "-q", "--no-rebase"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", trackerPath("TEST-2")), /\nstory_points: 8\n/);
+  t.is(fieldLists().length, 1);
+
+  // svc log reads the cache's files with the kept field list: the change names the custom field.
+  const log = await svc(env, ["log", "--json"], { cwd: "d" });
+  t.is(log.code, 0, log.stderr);
+  const states = (
+    JSON.parse(log.stdout) as { states: { changes: { path: string; fields: string[] | null }[] }[] }
+  ).states;
+  t.deepEqual(states[0]?.changes, [
+    { ...states[0]?.changes[0], path: trackerPath("TEST-2"), fields: ["story_points"] },
+  ] as (typeof states)[0]["changes"]);
+});
