@@ -54,6 +54,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
 async function givenSite(t: ExecutionContext): Promise<Site> {
   const site: Site = { origin: "", port: 0, hits: [], answer: () => ({ body: {} }) };
   const server = createServer(async (req, res) => {
+    // The tracker's field list, which its full listing asks first: no custom fields, and no hit of the walk.
+    if (req.url === "/rest/api/3/field") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("[]");
+      return;
+    }
     const hit = { path: req.url ?? "", body: await readBody(req) };
     site.hits.push(hit);
     const answer = site.answer(hit, site.hits.length - 1);

@@ -122,6 +122,14 @@ export interface RecordSchema {
    * type, priority, default assignee): a lost create is recognised whatever the server chose for them.
    */
   readonly serverDefaults?: readonly string[];
+  /**
+   * How this schema renders a record, as a word that changes whenever the same server record would render
+   * to other bytes (a field added, a value shown otherwise; the tracker's also names its custom fields and
+   * their slugs). The cache keeps the word it rendered with; a sync that finds another one lists every record
+   * again, without HTTP validators, and renders each anew, so an old cache shows what a new clone shows
+   * (cache/sync.ts). Absent: the first rendering.
+   */
+  readonly rendering?: string;
   /** The longest body the server accepts, in UTF-16 code units as JSON counts them (the forge: 65,536). */
   readonly bodyMaxLength?: number;
   /**

@@ -13,6 +13,7 @@ import {
   ceiledCursor,
   emptyListingCursor,
   keepCommentsState,
+  keepRendering,
   keepValidators,
   knownRecords,
   listRecords,
@@ -129,6 +130,7 @@ export async function importListing(
   if (commentListing) options.trace?.(`listed ${commentListing.records.length} comments (full)`);
   return cache.db.exclusive(() => {
     keepValidators(cache, said);
+    keepRendering(cache, backend);
     if (commentListing) {
       importComments(cache, backend, commentListing, now, options.kept, ceiledCursor(cursor, null, said));
       keepCommentsState(cache, said);

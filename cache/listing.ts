@@ -51,6 +51,38 @@ export function storeRecord(
   });
 }
 
+/**
+ * Where the cache keeps the `rendering` of the schema its record files were rendered with
+ * (`RecordSchema.rendering`; "" for the first rendering): a sync that finds another renders every record anew.
+ */
+export const RENDERING_KEY = "svc:rendering";
+
+/** The `rendering` the cache's record files were rendered with ("" when none is kept: the first). */
+export function renderedWith(cache: ProjectCache): string {
+  return cache.db.validator(RENDERING_KEY)?.etag ?? "";
+}
+
+/** The `rendering` of `backend`'s schema now ("" for the first). */
+export function renderingOf(backend: Backend): string {
+  return backend.schema.rendering ?? "";
+}
+
+/** Keeps that the cache's record files are rendered as `backend`'s schema renders them now (same transaction). */
+export function keepRendering(cache: ProjectCache, backend: Backend): void {
+  cache.db.keepValidator({ url: RENDERING_KEY, etag: renderingOf(backend), payload: "" });
+}
+
+/**
+ * The cache's validators without those of HTTP answers (svc's own entries, `svc:…`, stay): a listing made
+ * with it is answered whole, never `304`, so every record it lists can be rendered anew.
+ */
+export function ownEntriesOnly(store: ValidatorStore): ValidatorStore {
+  return {
+    lookup: (url) => (url.startsWith("svc:") ? store.lookup(url) : undefined),
+    remember: (validator) => store.remember(validator),
+  };
+}
+
 /** The cache's HTTP validators, as a backend that makes conditional requests uses them. */
 export function validatorStore(cache: ProjectCache): ValidatorStore {
   return {

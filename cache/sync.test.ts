@@ -1,16 +1,21 @@
 import test, { type ExecutionContext } from "ava";
-import type { Backend, BackendRecord, RemovedRecords } from "../backends/backend.js";
+import type { Backend, BackendRecord, RemovedRecords, ValidatorStore } from "../backends/backend.js";
+import type { RecordSchema } from "../backends/record.js";
 import { SIM_SCHEMA } from "../backends/sim/schema.js";
 import { givenScriptedCache, issueRecord } from "../testing/cache.js";
 import type { ProjectCache } from "./cache.js";
 import { syncCache } from "./sync.js";
 
+const PAGE_URL = "http://127.0.0.1:1/page?1";
+
 /** A server of records whose count (and removed records) a test sets; it notes what it was asked. */
 class ScriptedServer implements Backend {
   readonly kind = "sim";
   readonly project = "demo";
-  readonly schema = SIM_SCHEMA;
+  schema: RecordSchema = SIM_SCHEMA;
   readonly description = "scripted project demo";
+  /** What the validator store handed at each sync said of `PAGE_URL`. */
+  readonly pageValidator: (string | undefined)[] = [];
   readonly maxRecordBytes = 1 << 20;
   readonly overlapMs = 0;
   readonly records = new Map<string, BackendRecord>();
@@ -47,6 +52,10 @@ class ScriptedServer implements Backend {
   async countLive() {
     this.asked.push("count");
     return { count: this.countSays ?? this.records.size, approximate: this.counting === "approximate" };
+  }
+
+  useValidators(store: ValidatorStore): void {
+    this.pageValidator.push(store.lookup(PAGE_URL)?.etag);
   }
 
   async listRemoved() {
@@ -219,4 +228,33 @@ test("a server with neither a count nor removed records leaves deletions uncheck
   const cache = await givenCache(t, server);
   server.records.delete("1");
   await syncOnce(t, cache, server, { asked: ["delta"], deletions: "unchecked", live: 3 });
+});
+
+test("files rendered by another schema rendering are listed whole, without validators, and rendered anew once", async (t) => {
+  const server = new ScriptedServer(3, "none");
+  const cache = await givenCache(t, server);
+  cache.db.keepValidator({ url: PAGE_URL, etag: '"page-1"', payload: "" });
+  await syncOnce(t, cache, server, { asked: ["delta"], changed: 0 });
+  // The same records render to other bytes now (no labels line): an older cache must show what a new one shows.
+  server.schema = {
+    ...SIM_SCHEMA,
+    fields: SIM_SCHEMA.fields.filter((spec) => spec.name !== "labels"),
+    rendering: "2",
+  };
+  server.pageValidator.length = 0;
+  await syncOnce(t, cache, server, { asked: ["full"], changed: 3, deleted: 0 });
+  t.deepEqual(server.pageValidator, ['"page-1"', undefined], "the listing is made without HTTP validators");
+  const tree = cache.db.liveRecordsOf("records");
+  t.is(tree.size, 3);
+  for (const { rendered_oid } of tree.values()) {
+    t.false(cache.db.blob(rendered_oid)?.content.toString("utf8").includes("labels:"));
+  }
+  await syncOnce(t, cache, server, { asked: ["delta"], changed: 0 });
+});
+
+test("a new cache keeps the rendering it was made with: its next sync is a delta", async (t) => {
+  const server = new ScriptedServer(2, "none");
+  server.schema = { ...SIM_SCHEMA, rendering: "2" };
+  const cache = await givenCache(t, server);
+  await syncOnce(t, cache, server, { asked: ["delta"], changed: 0 });
 });

@@ -20,11 +20,15 @@ import {
   ceiledCursor,
   emptyListingCursor,
   keepCommentsState,
+  keepRendering,
   keepValidators,
   knownRecords,
   type ListingSource,
   listRecords,
+  ownEntriesOnly,
   rememberRecord,
+  renderedWith,
+  renderingOf,
   validatorStore,
 } from "./listing.js";
 import { commitSync } from "./state-commit.js";
@@ -103,6 +107,12 @@ async function sync(
 ): Promise<SyncResult> {
   const now = options.now ?? Date.now();
   const views: ServerView[] = [];
+  // Files rendered by an older svc (or, on the tracker, with another field list): every record is listed,
+  // whole (no 304 holds a record back), and rendered anew, so this cache shows what a new clone shows.
+  backend.useValidators?.(validatorStore(cache));
+  const rerender = renderedWith(cache) !== renderingOf(backend);
+  if (rerender)
+    options.trace?.("the cache's files were rendered otherwise: every record is listed and rendered anew");
   // The records are asked first: a comment's parent is a record of the cache or of this records listing.
   const listed = new Set<string>();
   const isRecord = knownRecords(cache, listed);
@@ -112,7 +122,8 @@ async function sync(
       options.trace?.("the comments are as they were at their last listing: not listed");
       continue;
     }
-    const view = await askServer(cache, source, collection, options, now, counted[collection]);
+    const whole = rerender && collection === "records";
+    const view = await askServer(cache, source, collection, options, now, counted[collection], whole);
     if (collection === "records") for (const record of view.listing.records) listed.add(record.key);
     views.push(view);
   }
@@ -232,14 +243,15 @@ async function askServer(
   options: SyncOptions,
   now: number,
   counted: ServerCount | undefined,
+  whole = false,
 ): Promise<ServerView> {
   const before = cache.db.syncState(collection);
-  const full = fullListingDue(cache, collection, options, now);
+  const full = whole || fullListingDue(cache, collection, options, now);
   const since =
     before.cursor === null
       ? undefined
       : new Date(Date.parse(before.cursor) - backend.overlapMs).toISOString();
-  backend.useValidators?.(validatorStore(cache));
+  backend.useValidators?.(whole ? ownEntriesOnly(validatorStore(cache)) : validatorStore(cache));
   // A full listing keeps the server's count beside it (`count_at_full`): asked before it, so that a record
   // removed while the pages are read is still counted and the next delta's count tells.
   const countedBefore = full ? (counted ?? (await backend.countLive?.())) : undefined;
@@ -282,7 +294,11 @@ function applyServerView(
     : cache.db.liveRecordsFor(listing.records.map((record) => record.key));
   // Asked after the listing: a record it names is removed, even when the (older) listing had it.
   const gone = new Set(removed?.keys ?? []);
-  const listed = rememberListed(cache, backend, listing, live, gone, state.cursor);
+  // Compared after the listing: the tracker's full listing asks its field list again, and a field renamed
+  // there renders its records otherwise.
+  const records = collection === "records";
+  const rerender = records && full && renderedWith(cache) !== renderingOf(backend);
+  const listed = rememberListed(cache, backend, listing, live, gone, state.cursor, rerender);
   const { changed } = listed;
   // A project without comments: where the next listing of them starts (listing.ts `emptyListingCursor`).
   const cursor =
@@ -293,6 +309,7 @@ function applyServerView(
   keepValidators(cache, listing);
   const deleted = markDeletions(cache, view, live, gone);
   const complete = full && listing.complete;
+  if (records && complete) keepRendering(cache, backend);
   const liveAfter = complete || count !== undefined ? cache.db.liveCountOf(collection) : undefined;
   cache.db.setSyncState(
     {
@@ -330,6 +347,7 @@ function applyServerView(
 /**
  * Stores each listed record the cache does not hold as it is (nor one the server named removed); returns
  * how many changed and the new cursor (the newest `updated_at` seen, held back to the listing's ceiling).
+ * `rerender`: every listed record is rendered anew, also one whose version and time the cache holds.
  */
 function rememberListed(
   cache: ProjectCache,
@@ -338,6 +356,7 @@ function rememberListed(
   live: LiveRecords,
   gone: ReadonlySet<string>,
   cursorBefore: string | null,
+  rerender: boolean,
 ): { changed: number; cursor: string | null } {
   let changed = 0;
   let cursor = cursorBefore;
@@ -347,6 +366,7 @@ function rememberListed(
     if (
       gone.has(record.key) ||
       (known &&
+        !rerender &&
         known.version === record.version &&
         known.updated_at === record.updatedAt &&
         known.path === record.path)

@@ -110,3 +110,35 @@ test("a clone shows components, versions, due, reporter, resolution and the cust
     { ...states[0]?.changes[0], path: trackerPath("TEST-2"), fields: ["story_points"] },
   ] as (typeof states)[0]["changes"]);
 });
+
+test("a field renamed on the tracker is one commit at the next full listing: every issue carrying it shows the new slug", async (t) => {
+  const fields = FIELDS.slice(0, 3);
+  const tracker = await givenFakeTracker(t, { customFields: fields });
+  tracker.addIssue(
+    "TEST",
+    { summary: "Estimated", custom: { customfield_10016: 3 } },
+    Date.UTC(2026, 10, 20),
+  );
+  tracker.addIssue("TEST", { summary: "Also", custom: { customfield_10016: 5 } }, Date.UTC(2026, 10, 21));
+  tracker.addIssue("TEST", { summary: "Plain" }, Date.UTC(2026, 10, 22));
+  const env = givenTrackerEnv(t, tracker);
+  await gitOk(t, env, ["clone", "-q", trackerRemote(tracker.url, "TEST"), "d"]);
+  t.regex(readWorkFile(env, "d", trackerPath("TEST-1")), /\nstory_points: 3\n/);
+  const plainBefore = readWorkFile(env, "d", trackerPath("TEST-3"));
+
+  // The site renames the field; no issue's `updated` moves.
+  tracker.renameCustomField("customfield_10016", "Estimate");
+  const sync = await svc(env, ["sync", "--reconcile", "d"]);
+  t.is(sync.code, 0, sync.stderr);
+  await gitOk(t, env, ["pull", "-q", "--no-rebase"], { cwd: "d" });
+  t.regex(readWorkFile(env, "d", trackerPath("TEST-1")), /\nestimate: 3\n/);
+  t.regex(readWorkFile(env, "d", trackerPath("TEST-2")), /\nestimate: 5\n/);
+  t.notRegex(readWorkFile(env, "d", trackerPath("TEST-1")), /story_points/);
+  t.is(readWorkFile(env, "d", trackerPath("TEST-3")), plainBefore);
+  const changed = await gitOk(t, env, ["diff", "--name-only", "HEAD@{1}", "HEAD"], { cwd: "d" });
+  t.deepEqual(changed.split("\n"), [trackerPath("TEST-1"), trackerPath("TEST-2")], "one change, two files");
+  // And no churn: the next fetch brings nothing.
+  const tip = await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" });
+  await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
+  t.is(await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" }), tip);
+});

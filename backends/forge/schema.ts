@@ -63,6 +63,8 @@ export const FORGE_SCHEMA: RecordSchema = {
     field("updated_at", "timestamp", { serverControlled: true, required: true }),
   ],
   tokenFields: { version: undefined, updatedAt: "updated_at" },
+  // 2: milestone, type and parent (issue 35).
+  rendering: "2",
   fileName: (key) => forgeFileName(Number(key)),
   // A new issue is open; a closed status is set by a second request, and so is the parent (the sub-issue link).
   setAfterCreate: ["status", "parent"],

@@ -16,6 +16,7 @@
  *   meanwhile thus changes the records that carry it in one sync. An issue read for a write that carries a
  *   `customfield_*` the kept list lacks has the list asked again (kept at once: `remember`).
  */
+import { createHash } from "node:crypto";
 import { isObject } from "../../core/checks.js";
 import type { Validator, ValidatorStore } from "../backend.js";
 import type { FieldValue, RecordSchema } from "../record.js";
@@ -46,6 +47,7 @@ export class FieldCatalog {
     this.schema = {
       ...TRACKER_SCHEMA,
       fields: [...TRACKER_SCHEMA.fields, ...this.customs.map((custom) => custom.spec)],
+      rendering: renderingOf(this.customs),
     };
   }
 
@@ -58,6 +60,17 @@ export class FieldCatalog {
   lacksAny(fields: Record<string, unknown>): boolean {
     return Object.keys(fields).some((id) => /^customfield_[0-9]+$/.test(id) && !this.byId.has(id));
   }
+}
+
+/**
+ * The schema's `rendering`: 2 (issue 35's fields), then a digest of each custom field's id, slug and mapping,
+ * so that a field added, renamed or mapped otherwise on the server has every record rendered anew once.
+ */
+function renderingOf(customs: readonly CustomField[]): string {
+  if (customs.length === 0) return "2";
+  const hash = createHash("sha256");
+  for (const custom of customs) hash.update(`${custom.id}=${custom.slug}:${custom.mapping}\n`);
+  return `2 ${hash.digest("hex").slice(0, 16)}`;
 }
 
 function names(value: unknown, member: string): string[] | undefined {
@@ -149,8 +162,15 @@ export class FieldListKeeper {
 
   constructor(private readonly site: TrackerSite) {}
 
+  /**
+   * The cache's store; the list kept there is loaded at once (when none is loaded yet), so the schema is that
+   * of the kept list before any listing: the sync compares its `rendering` with the cache's.
+   */
   use(store: ValidatorStore): void {
     this.store = store;
+    if (this.current && this.current.list.length > 0) return;
+    const kept = store.lookup(KEPT_URL);
+    if (kept) this.current = new FieldCatalog(JSON.parse(kept.payload) as KeptField[]);
   }
 
   /** The catalog loaded last; before any, the fixed fields only. */

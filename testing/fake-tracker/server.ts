@@ -165,6 +165,13 @@ class FakeTrackerServer extends FakeVendorServer<FakeTrackerRequest> implements 
     return copyIssue(this.tracker, issue);
   }
 
+  renameCustomField(id: string, name: string): void {
+    if (!this.tracker.customFields.some((field) => field.id === id)) throw new Error(`no custom field ${id}`);
+    this.tracker.customFields = this.tracker.customFields.map((field) =>
+      field.id === id ? { ...field, name } : field,
+    );
+  }
+
   deleteIssue(key: string): void {
     this.tracker.remove(this.tracker.issueOrThrow(key));
   }

@@ -77,7 +77,8 @@ export class Tracker {
   readonly me: FakeTrackerUser;
   zone: string;
   readonly comments: CommentStore;
-  readonly customFields: readonly FakeTrackerCustomField[];
+  /** The site's custom fields; an admin may rename one (`renameCustomField`). */
+  customFields: readonly FakeTrackerCustomField[];
   /** Bumped by every change, so cached search results know when they are stale. */
   version = 0;
   private readonly byKey = new Map<string, Issue>();

@@ -225,6 +225,8 @@ export interface FakeTracker {
   addIssue(project: string, seed: TrackerIssueSeed, at?: number): FakeTrackerIssue;
   /** Someone else edits it: `updated` moves to `at`, default now (strictly later than before, at least +1 ms). */
   editIssue(key: string, edit: TrackerIssueEdit, at?: number): FakeTrackerIssue;
+  /** An admin renames a custom field of the site; no issue's `updated` moves. */
+  renameCustomField(id: string, name: string): void;
   /** An admin deletes the issue (its subtasks too); it disappears from every listing; GET answers 404. */
   deleteIssue(key: string): void;
   issue(key: string): FakeTrackerIssue | undefined;
