@@ -8,9 +8,10 @@
 import test from "ava";
 import type { FakeTrackerCustomField } from "../testing/fake-tracker.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
+import { givenFaultProxy } from "../testing/fault-proxy.js";
 import { gitOk, svc } from "../testing/git.js";
 import { readWorkFile } from "../testing/push.js";
-import { givenTrackerEnv, trackerPath, trackerRemote } from "../testing/tracker.js";
+import { givenProxiedTrackerEnv, givenTrackerEnv, trackerPath, trackerRemote } from "../testing/tracker.js";
 
 const FIELDS: readonly FakeTrackerCustomField[] = [
   { id: "customfield_10016", name: "Story Points", kind: "number" },
@@ -141,4 +142,24 @@ test("a field renamed on the tracker is one commit at the next full listing: eve
   const tip = await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" });
   await gitOk(t, env, ["fetch", "-q"], { cwd: "d" });
   t.is(await gitOk(t, env, ["rev-parse", "origin/main"], { cwd: "d" }), tip);
+});
+
+test("a site that does not serve the field list (404) is cloned with the fixed fields, not refused", async (t) => {
+  const tracker = await givenFakeTracker(t, { customFields: FIELDS.slice(0, 1) });
+  tracker.addIssue(
+    "TEST",
+    { summary: "Planned", components: ["API"], custom: { customfield_10016: 3 } },
+    Date.UTC(2026, 10, 20),
+  );
+  const proxy = await givenFaultProxy(t, tracker.url);
+  proxy.setFault((request) =>
+    request.path === "/rest/api/3/field"
+      ? { kind: "answer", status: 404, body: { errorMessages: ["Not found"], errors: {} } }
+      : undefined,
+  );
+  const env = givenProxiedTrackerEnv(t, tracker, proxy.url);
+  await gitOk(t, env, ["clone", "-q", trackerRemote(proxy.url, "TEST"), "d"]);
+  const file = readWorkFile(env, "d", trackerPath("TEST-1"));
+  t.regex(file, /\ncomponents: \[API\]\n/);
+  t.notRegex(file, /story_points/);
 });

@@ -200,6 +200,13 @@ export class FieldListKeeper {
   private async ask(): Promise<FieldCatalog> {
     const what = "reading the tracker's field list (/rest/api/3/field)";
     const response = await this.site.call("GET", this.site.api("/field"));
+    // A site that does not serve the list (a 404: a proxy in front of the tracker, a server without the
+    // resource) has its issues shown with the fixed fields only, as before issue 35, rather than none at all;
+    // any other refusal (credentials, permissions, a fault) stops the listing as every listing does.
+    if (response.status === 404) {
+      this.current = new FieldCatalog([]);
+      return this.current;
+    }
     if (response.status !== 200) throw this.site.failure(what, response);
     const entries = this.site.rest.parse<unknown[]>(what, response, (value) =>
       Array.isArray(value) ? undefined : "not a list of fields",
