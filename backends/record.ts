@@ -51,7 +51,15 @@ export type FieldType =
    * A value svc shows but cannot map (a tracker's cascading select): its JSON on one line, kept as that
    * text, rendered single-quoted when it can be (`'{"value":"A"}'`), double-quoted otherwise.
    */
-  | "json";
+  | "json"
+  /**
+   * An issue of the same repository by its number (`7`), or one of another repository as `owner/repo#N`
+   * (text: the forge's parent of another repository, shown and never written).
+   */
+  | "issue-ref";
+
+/** `owner/repo#N`: an issue of another repository. */
+export const ISSUE_REF = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+#[1-9][0-9]*$/;
 
 export interface FieldSpec {
   readonly name: string;
@@ -392,6 +400,12 @@ function checkValue(path: string, spec: FieldSpec, value: unknown): FieldValue {
     case "json":
       if (typeof value === "string" && isJson(value)) return value;
       throw wrong(`the JSON text svc wrote, on one line in quotes (this field is read-only)`);
+    case "issue-ref":
+      if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+      if (typeof value === "string" && ISSUE_REF.test(value)) return value;
+      throw wrong(
+        `an issue's number, for example \`${spec.name}: 42\` (or another repository's, as svc wrote it)`,
+      );
   }
 }
 

@@ -91,8 +91,8 @@ test("a clone shows milestone, type and parent after assignees, each line absent
   t.deepEqual(planningLines(readWorkFile(env, "d", issuePath(1))), ["milestone: v1.0", "type: Bug"]);
   t.deepEqual(planningLines(readWorkFile(env, "d", issuePath(2))), ["parent: 1"]);
   t.deepEqual(planningLines(readWorkFile(env, "d", issuePath(3))), []);
-  // A parent in another repository is not shown: the line holds a number of this repository.
-  t.deepEqual(planningLines(readWorkFile(env, "d", issuePath(4))), []);
+  // A parent in another repository is shown as owner/repo#N (read-only).
+  t.deepEqual(planningLines(readWorkFile(env, "d", issuePath(4))), ['parent: "acme/gadgets#1"']);
   // From the listing alone: no request per issue, no milestone or type list.
   const asked = forge.requests.map((request) => request.path.split("?")[0]);
   t.false(
@@ -172,9 +172,28 @@ test("an unknown milestone or type, and a change of a parent in another reposito
   stderr = await refusedPush(t, forge, env);
   t.regex(
     stderr,
-    /issues\/0004\.md: issue 4 is a sub-issue of acme\/gadgets#1, in another repository, which svc cannot change; remove the line `parent: 3`/,
+    /issues\/0004\.md: issue 4 is a sub-issue of acme\/gadgets#1, in another repository, which svc cannot change; put the line back as it was: parent: "acme\/gadgets#1"/,
   );
   t.regex(stderr, /issues\/0003\.md: parent: 99: acme\/widgets has no issue 99/);
+});
+
+test("a parent in another repository is read-only: other edits of the issue go through, removing or naming one is refused", async (t) => {
+  const { forge, env } = await givenPlannedClone(t);
+  const sent = await pushEdit(t, forge, env, 4, (text) => setField(text, "title", "Abroad, renamed"));
+  t.deepEqual(sent, [`PATCH /repos/${REPO}/issues/4 {"title":"Abroad, renamed"}`]);
+  t.regex(readWorkFile(env, "d", issuePath(4)), /\nparent: "acme\/gadgets#1"\n/);
+
+  editWorkFile(env, "d", issuePath(4), withoutLine("parent"));
+  editWorkFile(env, "d", issuePath(3), withLine("parent", '"acme/gadgets#1"'));
+  const stderr = await refusedPush(t, forge, env);
+  t.regex(
+    stderr,
+    /issues\/0004\.md: issue 4 is a sub-issue of acme\/gadgets#1, in another repository, which svc cannot change; put the line back as it was: parent: "acme\/gadgets#1"/,
+  );
+  t.regex(
+    stderr,
+    /issues\/0003\.md: parent: acme\/gadgets#1: svc links an issue to a parent of acme\/widgets only; name one of its issues by number/,
+  );
 });
 
 test("an owner without issue types: a type is refused, saying so", async (t) => {

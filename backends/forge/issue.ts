@@ -19,8 +19,8 @@ export interface ForgeIssue {
   /** The number of its milestone, or null. */
   readonly milestone: number | null;
   /**
-   * Its parent when that is in another repository (`owner/repo#N`), which the file does not show: its
-   * `parent` field is a whole number, and the record parser has no type that also takes `owner/repo#N`.
+   * Its parent when that is in another repository (`owner/repo#N`): the file shows it, read-only (svc links
+   * sub-issues within the repository only: planning.ts).
    */
   readonly foreignParent: string | undefined;
   readonly state: "open" | "closed";
@@ -172,7 +172,7 @@ export function toForgeIssue(value: unknown, home: string): ForgeIssue | typeof 
     assignees: issue.assignees,
     ...(issue.milestone === undefined ? {} : { milestone: issue.milestone.title }),
     ...(issue.type === undefined ? {} : { type: issue.type }),
-    ...(typeof issue.parent === "number" ? { parent: issue.parent } : {}),
+    ...(issue.parent === undefined ? {} : { parent: issue.parent }),
     created_at: issue.created_at,
     updated_at: issue.updated_at,
   };

@@ -151,8 +151,16 @@ export class ForgePlanning {
     write: WriteToCheck,
     said: FieldValue | undefined,
   ): Promise<string | undefined> {
-    if (typeof said !== "number") return undefined;
     const key = write.key;
+    const before = write.original?.fields.parent;
+    // Another repository's parent is shown, never written: changing or removing the line is refused.
+    if (typeof before === "string")
+      return said === undefined || said === before
+        ? undefined
+        : `issue ${key} is a sub-issue of ${before}, in another repository, which svc cannot change; put the line back as it was: parent: "${before}"`;
+    if (typeof said === "string")
+      return `parent: ${said}: svc links an issue to a parent of ${this.wire.project} only; name one of its issues by number`;
+    if (typeof said !== "number") return undefined;
     if (String(said) === key) return `an issue cannot be its own parent (parent: ${said})`;
     if (!(await this.wire.issue(String(said))))
       return `parent: ${said}: ${this.wire.project} has no issue ${said} (a pull request cannot be a parent)`;

@@ -6,7 +6,7 @@
  *
  * `milestone` (the milestone's title), `type` (the issue type's name) and `parent` (the parent issue's number,
  * from `parent_issue_url`) are each absent when the issue has none: removing the line clears it (issue 35).
- * A parent in another repository is not shown (the line is a number of this repository; issue.ts).
+ * A parent in another repository is shown as `owner/repo#N`, read-only (planning.ts refuses a change of it).
  *
  * Status is the sim's five values mapped onto the forge's state, state reason and two labels:
  *
@@ -58,13 +58,14 @@ export const FORGE_SCHEMA: RecordSchema = {
     field("assignees", "string-list", { limit: { maxItems: 10, maxItemLength: 39 } }),
     field("milestone", "string", { omitWhenAbsent: true, limit: { nonBlank: true } }),
     field("type", "string", { omitWhenAbsent: true, limit: { nonBlank: true } }),
-    field("parent", "integer", { omitWhenAbsent: true }),
+    // A number of this repository, or another repository's issue as `owner/repo#N` (shown, never written).
+    field("parent", "issue-ref", { omitWhenAbsent: true }),
     field("created_at", "timestamp", { serverControlled: true, required: true }),
     field("updated_at", "timestamp", { serverControlled: true, required: true }),
   ],
   tokenFields: { version: undefined, updatedAt: "updated_at" },
-  // 2: milestone, type and parent (issue 35).
-  rendering: "2",
+  // 2: milestone, type and parent (issue 35); 3: a parent in another repository shown as `owner/repo#N`.
+  rendering: "3",
   fileName: (key) => forgeFileName(Number(key)),
   // A new issue is open; a closed status is set by a second request, and so is the parent (the sub-issue link).
   setAfterCreate: ["status", "parent"],
