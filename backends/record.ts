@@ -501,8 +501,15 @@ export function yamlErrorAt(yaml: string, error: unknown): { line: number | unde
 /**
  * Parses a record file the user may have edited. Unknown fields, wrong types and YAML errors are refused
  * with a message that names the file; missing server-controlled fields are allowed (a new record).
+ * `rendered`: the file is svc's own rendering of a server state (a push's base), whose fields the schema may
+ * no longer have (a tracker field removed or renamed on the server since): those are left out, not refused.
  */
-export function parseRecordFile(schema: RecordSchema, path: string, text: string): RecordContent {
+export function parseRecordFile(
+  schema: RecordSchema,
+  path: string,
+  text: string,
+  rendered = false,
+): RecordContent {
   const { yaml, body } = splitFrontmatter(path, text);
   let data: unknown;
   try {
@@ -538,6 +545,7 @@ export function parseRecordFile(schema: RecordSchema, path: string, text: string
   const fields: Record<string, FieldValue> = {};
   for (const [name, value] of Object.entries(data)) {
     const spec = known.get(name);
+    if (!spec && rendered) continue;
     if (!spec) {
       throw new RecordParseError(
         path,

@@ -220,7 +220,8 @@ function parsed(
 ): { fields: Record<string, unknown>; body: string } | undefined {
   if (content === undefined) return undefined;
   try {
-    const record = parseRecordFile(schema, path, content.toString("utf8"));
+    // svc's own rendering of a past state, which may name a field the server has since lost.
+    const record = parseRecordFile(schema, path, content.toString("utf8"), true);
     return { fields: record.fields as Record<string, unknown>, body: record.body };
   } catch {
     return undefined;

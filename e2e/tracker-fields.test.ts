@@ -9,8 +9,8 @@ import test from "ava";
 import type { FakeTrackerCustomField } from "../testing/fake-tracker.js";
 import { givenFakeTracker } from "../testing/fake-tracker.js";
 import { givenFaultProxy } from "../testing/fault-proxy.js";
-import { gitOk, svc } from "../testing/git.js";
-import { readWorkFile } from "../testing/push.js";
+import { git, gitOk, run, svc } from "../testing/git.js";
+import { commitAll, editWorkFile, readWorkFile, setField } from "../testing/push.js";
 import { givenProxiedTrackerEnv, givenTrackerEnv, trackerPath, trackerRemote } from "../testing/tracker.js";
 
 const FIELDS: readonly FakeTrackerCustomField[] = [
@@ -162,4 +162,45 @@ test("a site that does not serve the field list (404) is cloned with the fixed f
   const file = readWorkFile(env, "d", trackerPath("TEST-1"));
   t.regex(file, /\ncomponents: \[API\]\n/);
   t.notRegex(file, /story_points/);
+});
+
+test("a field removed on the tracker: a push of a file that still has its line is refused saying so, and the printed next step goes through", async (t) => {
+  const tracker = await givenFakeTracker(t, { customFields: FIELDS.slice(0, 3) });
+  tracker.addIssue(
+    "TEST",
+    { summary: "Teamed", custom: { customfield_10050: "Core" } },
+    Date.UTC(2026, 10, 20),
+  );
+  const env = givenTrackerEnv(t, tracker);
+  await gitOk(t, env, ["clone", "-q", trackerRemote(tracker.url, "TEST"), "d"]);
+  t.regex(readWorkFile(env, "d", trackerPath("TEST-1")), /\nteam: Core\n/);
+
+  tracker.removeCustomField("customfield_10050");
+  const sync = await svc(env, ["sync", "--reconcile", "d"]);
+  t.is(sync.code, 0, sync.stderr);
+  // The user edits the file they have (with the line) and pushes without pulling.
+  editWorkFile(env, "d", trackerPath("TEST-1"), (text) => setField(text, "title", "Teamed, renamed"));
+  await commitAll(t, env, "d", "Rename");
+  const from = tracker.requests.length;
+  const push = await git(env, ["push"], { cwd: "d" });
+  t.log(
+    push.stderr,
+    tracker.requests.slice(from).map((r) => `${r.method} ${r.path} ${r.body}`),
+  );
+  t.not(push.code, 0);
+  t.regex(push.stderr, /issues\/TEST-1\.md/);
+  t.false(
+    tracker.requests.slice(from).some((request) => request.method === "PUT"),
+    "nothing was written",
+  );
+  // What the refusal says: remove the line, then its printed command.
+  editWorkFile(env, "d", trackerPath("TEST-1"), (text) => text.replace(/^team: .*\n/m, ""));
+  const again = await run(
+    env,
+    "sh",
+    ["-c", 'git add issues/TEST-1.md && git commit -m "Fix issues/TEST-1.md" && git push'],
+    { cwd: "d" },
+  );
+  t.is(again.code, 0, again.stderr);
+  t.is(tracker.issue("TEST-1")?.summary, "Teamed, renamed");
 });

@@ -52,7 +52,8 @@ function cachedContent(
 ): RecordContent | undefined {
   const blob = cache.db.blob(record.rendered_oid);
   return (
-    blob && parseRecordFile(schemaForKey(backend, record.key), record.path, blob.content.toString("utf8"))
+    blob &&
+    parseRecordFile(schemaForKey(backend, record.key), record.path, blob.content.toString("utf8"), true)
   );
 }
 

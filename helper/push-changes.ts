@@ -58,7 +58,8 @@ function parsedOrUndefined(
 ): RecordContent | undefined {
   if (!content) return undefined;
   try {
-    return parseRecordFile(context.backend.schema, path, content.toString("utf8"));
+    // Only its token is read: a line of a field the server has since lost is no reason to stop.
+    return parseRecordFile(context.backend.schema, path, content.toString("utf8"), true);
   } catch {
     return undefined;
   }
@@ -170,7 +171,7 @@ export async function loadChanges(
     const oid = tokenFiles.get(schema.fileName(key));
     const content = oid ? (cache.db.blob(oid)?.content ?? contents.get(oid)) : undefined;
     if (!oid || !content) return own && tokenFrom(own);
-    const record = parseRecordFile(schema, schema.fileName(key), content.toString("utf8"));
+    const record = parseRecordFile(schema, schema.fileName(key), content.toString("utf8"), true);
     if (own && mine?.oid !== oid && !isNoChange(recordChanges(schema, record, own))) return tokenFrom(own);
     return tokenFrom(record);
   };

@@ -66,9 +66,9 @@ class CommentPlanner extends Planner {
    * A new comment may be just its text (`echo LGTM > comments/0042/new.md`): a file that does not start
    * with a frontmatter block is all body.
    */
-  protected override parseText(path: string, text: string): RecordContent {
+  protected override parseText(path: string, text: string, rendered = false): RecordContent {
     if (!/^(\uFEFF)?---[ \t]*\r?\n/.test(text)) return { fields: {}, body: text };
-    return super.parseText(path, text);
+    return super.parseText(path, text, rendered);
   }
 
   /** Whether `entry` is a comment file; refuses (and says why) anything else under `comments/`. */

@@ -346,18 +346,34 @@ export class Planner {
       );
       return undefined;
     }
+    // A blob the push does not carry is a server state svc rendered (a base): read with the fields it may
+    // have that the schema has since lost (a tracker field removed or renamed on the server) left out.
+    const pushed = this.baseOfPushed.get(`${path}\0${oid}`);
     try {
-      return this.parseText(path, text);
+      return this.parseText(path, text, pushed === undefined);
     } catch (error) {
       if (!(error instanceof UserFacingError)) throw error;
-      this.refuse(path, error.message.replace(`${path}: `, ""), "edit");
+      this.refuse(path, error.message.replace(`${path}: `, "") + this.lostFieldHint(error, pushed), "edit");
       return undefined;
     }
   }
 
-  /** A file's text, read with the canonical parser. */
-  protected parseText(path: string, text: string): RecordContent {
-    return parseRecordFile(this.input.schema, path, text);
+  /**
+   * When a pushed file's unknown field is one its base had (svc wrote that line, from a field the server has
+   * since removed or renamed), what to do about it.
+   */
+  private lostFieldHint(error: UserFacingError, base: string | undefined): string {
+    const problem = error.data.problem;
+    const name = typeof problem === "string" ? /^unknown field `"?([^`"]+)"?`/.exec(problem)?.[1] : undefined;
+    if (name === undefined || !base) return "";
+    const had = this.input.read(base).toString("utf8").split("\n");
+    if (!had.some((line) => line.startsWith(`${name}:`))) return "";
+    return `\n  the server has no field \`${name}\` any more (removed or renamed there since your last fetch, which wrote this line): delete the line (git pull shows the files as the server has them now)`;
+  }
+
+  /** A file's text, read with the canonical parser; `rendered`: svc's own rendering of a server state. */
+  protected parseText(path: string, text: string, rendered = false): RecordContent {
+    return parseRecordFile(this.input.schema, path, text, rendered);
   }
 
   /** Adds `write` unless another file already writes the same record, or it breaks a limit. */

@@ -24,7 +24,7 @@ function currentContent(context: PushContext, key: string): RecordContent | unde
   const current = context.cache.db.record(key);
   const blob = current && context.cache.db.blob(current.rendered_oid);
   return blob
-    ? parseRecordFile(schemaForKey(context.backend, key), current.path, blob.content.toString("utf8"))
+    ? parseRecordFile(schemaForKey(context.backend, key), current.path, blob.content.toString("utf8"), true)
     : undefined;
 }
 

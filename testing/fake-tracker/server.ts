@@ -172,6 +172,11 @@ class FakeTrackerServer extends FakeVendorServer<FakeTrackerRequest> implements 
     );
   }
 
+  removeCustomField(id: string): void {
+    if (!this.tracker.customFields.some((field) => field.id === id)) throw new Error(`no custom field ${id}`);
+    this.tracker.customFields = this.tracker.customFields.filter((field) => field.id !== id);
+  }
+
   deleteIssue(key: string): void {
     this.tracker.remove(this.tracker.issueOrThrow(key));
   }

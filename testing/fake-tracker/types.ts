@@ -227,6 +227,8 @@ export interface FakeTracker {
   editIssue(key: string, edit: TrackerIssueEdit, at?: number): FakeTrackerIssue;
   /** An admin renames a custom field of the site; no issue's `updated` moves. */
   renameCustomField(id: string, name: string): void;
+  /** An admin deletes a custom field of the site: no issue shows it any more; no issue's `updated` moves. */
+  removeCustomField(id: string): void;
   /** An admin deletes the issue (its subtasks too); it disappears from every listing; GET answers 404. */
   deleteIssue(key: string): void;
   issue(key: string): FakeTrackerIssue | undefined;
