@@ -132,11 +132,11 @@ test("an issue type's create screen, in pages, with the allowed values; a create
   const byId = new Map(fields.map((field) => [field.fieldId, field]));
   t.like(byId.get("summary"), { key: "summary", required: true, operations: ["set"] });
   t.deepEqual(
-    (byId.get("customfield_10050")?.allowedValues as Json[]).map((value) => value.value),
+    ((byId.get("customfield_10050")?.allowedValues ?? []) as Json[]).map((value) => value.value),
     ["Core", "Web"],
   );
   t.deepEqual(
-    (byId.get("components")?.allowedValues as Json[]).map((value) => value.name),
+    ((byId.get("components")?.allowedValues ?? []) as Json[]).map((value) => value.name),
     ["API", "Web", "CLI"],
   );
   t.false(byId.has("customfield_10100"), "off the create screen");
