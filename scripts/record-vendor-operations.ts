@@ -105,6 +105,7 @@ export const RECORDED_OPERATIONS: Readonly<Record<string, readonly string[]>> = 
     "getCurrentUser",
     "getProject",
     "getCreateIssueMetaIssueTypes",
+    "getCreateIssueMetaIssueTypeId",
     "getPriorities",
     "getFields",
     "getEditIssueMeta",

@@ -1,7 +1,8 @@
 /**
  * The fake tracker's fields of issue 35, through plain `fetch`, in Jira's shapes: the field list, an issue's
  * edit metadata with allowed values, components, fix versions, due date, reporter, resolution and custom
- * values on an issue, and edits of them (a value not allowed, a field off the edit screen: 400).
+ * values on an issue, and edits of them (a value not allowed, a field off the edit screen: 400); an issue
+ * type's create screen, in pages, and a create setting a field off it (400).
  */
 import test from "ava";
 import { callFake, type FakeCallOptions } from "./fake-http.js";
@@ -103,4 +104,61 @@ test("edits set components, fix versions, the due date and custom values; a valu
     },
   });
   t.is(tracker.issue("TEST-1")?.custom.customfield_10050, "Core");
+});
+
+test("an issue type's create screen, in pages, with the allowed values; a create setting a field off it is a 400", async (t) => {
+  const tracker = await givenFakeTracker(t, {
+    metaPageSize: 4,
+    customFields: [
+      { id: "customfield_10050", name: "Team", kind: "option", options: ["Core", "Web"] },
+      { id: "customfield_10100", name: "Approver", kind: "string", onCreateScreen: false },
+    ],
+  });
+  const base = "/rest/api/3/issue/createmeta/TEST/issuetypes/10001";
+  const fields: Json[] = [];
+  for (let startAt = 0; ; ) {
+    const page = (await call(tracker, "GET", `${base}?startAt=${startAt}&maxResults=200`)).json<{
+      fields: Json[];
+      startAt: number;
+      maxResults: number;
+      total: number;
+    }>();
+    t.like(page, { startAt, maxResults: 4 });
+    t.true(page.fields.length <= 4);
+    fields.push(...page.fields);
+    startAt += page.fields.length;
+    if (page.fields.length === 0 || startAt >= page.total) break;
+  }
+  const byId = new Map(fields.map((field) => [field.fieldId, field]));
+  t.like(byId.get("summary"), { key: "summary", required: true, operations: ["set"] });
+  t.deepEqual(
+    ((byId.get("customfield_10050")?.allowedValues ?? []) as Json[]).map((value) => value.value),
+    ["Core", "Web"],
+  );
+  t.deepEqual(
+    ((byId.get("components")?.allowedValues ?? []) as Json[]).map((value) => value.name),
+    ["API", "Web", "CLI"],
+  );
+  t.false(byId.has("customfield_10100"), "off the create screen");
+  const over = { deliberate: "a maxResults past the description's maximum, to see its documented 400" };
+  t.is((await call(tracker, "GET", `${base}?maxResults=201`, over)).status, 400);
+  t.is((await call(tracker, "GET", "/rest/api/3/issue/createmeta/TEST/issuetypes/99")).status, 400);
+
+  const refused = await call(tracker, "POST", "/rest/api/3/issue", {
+    json: {
+      fields: {
+        project: { key: "TEST" },
+        issuetype: { id: "10001" },
+        summary: "New",
+        customfield_10100: "x",
+      },
+    },
+  });
+  t.is(refused.status, 400);
+  t.like(refused.json<Json>(), {
+    errors: {
+      customfield_10100:
+        "Field 'customfield_10100' cannot be set. It is not on the appropriate screen, or unknown.",
+    },
+  });
 });

@@ -23,7 +23,9 @@
  * - `GET /rest/api/3/myself` (`expand=groups,applicationRoles`), `GET /rest/api/3/project/{projectIdOrKey}` (the key
  *   is case sensitive; issue types included by default), `GET /rest/api/3/priority`.
  * - `GET /rest/api/3/issue/createmeta/{projectIdOrKey}/issuetypes` → `PageOfCreateMetaIssueTypes`; a project the
- *   account cannot see answers 400 (the description has no 404 here).
+ *   account cannot see answers 400 (the description has no 404 here). `…/issuetypes/{issueTypeId}` →
+ *   `PageOfCreateMetaIssueTypeWithField` (`fields`: the type's create screen, `FieldCreateMetadata` with
+ *   `allowedValues`; `startAt`, `maxResults` ≤ 200, `total`); a field off it is a create's 400.
  * - Errors are an `ErrorCollection` `{errorMessages: string[], errors: {field: message}}`; the wording of each one
  *   is Jira's as recorded in public client code and issue threads where it could be found (see the constants).
  * - Authentication is Basic `base64(email:apiToken)`. Jira Cloud answers a missing or wrong credential with 401 and

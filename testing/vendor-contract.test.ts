@@ -95,6 +95,7 @@ test("the descriptions name their title, version and source; the fixtures hold e
     "editIssue",
     "getComment",
     "getComments",
+    "getCreateIssueMetaIssueTypeId",
     "getCreateIssueMetaIssueTypes",
     "getCurrentUser",
     "getEditIssueMeta",

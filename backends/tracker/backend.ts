@@ -77,7 +77,7 @@ import type {
   Transitions,
   WireIssue,
 } from "./wire.js";
-import { type IssueType, issueTypesOf, type Transition, transitionsOf } from "./workflow.js";
+import { type IssueType, issueTypesOf, pickIssueType, type Transition, transitionsOf } from "./workflow.js";
 
 /** At most five mutations a second (Document 3, "Rules for test fixtures" 4). */
 export const MUTATION_GAP_MS = 200;
@@ -156,9 +156,13 @@ export class TrackerBackend implements WritableBackend {
     return this.fieldList.catalog.schema;
   }
 
-  /** Read-only fields, and the fields of issue 35 against each issue's edit screen (edit-check.ts). */
+  /** Read-only fields, and the fields of issue 35 against each edit or create screen (edit-check.ts). */
   async checkWrites(writes: readonly WriteToCheck[]): Promise<{ path: string; message: string }[]> {
-    return await checkTrackerWrites(this.site, await this.fieldList.load(), writes);
+    const screens = {
+      project: this.project,
+      issueType: (name: FieldValue | undefined) => this.issueType(name, "creating an issue"),
+    };
+    return await checkTrackerWrites(this.site, await this.fieldList.load(), writes, screens);
   }
 
   /** The cache's store, where the field list is kept (field-catalog.ts). */
@@ -401,25 +405,9 @@ export class TrackerBackend implements WritableBackend {
     return issue;
   }
 
-  /** The issue type for `name` (case-insensitive), else the project's default; unknown names are refused. */
+  /** The issue type a create or a type edit sends for `name` (workflow.ts `pickIssueType`). */
   private async issueType(name: FieldValue | undefined, what: string): Promise<IssueType> {
-    const types = await this.issueTypes(what);
-    if (typeof name === "string") {
-      const found = types.find((type) => type.name.toLowerCase() === name.toLowerCase());
-      if (found) return found;
-      throw new SvcError(
-        "SVC_BACKEND",
-        `${what}: project ${this.project} has no issue type ${JSON.stringify(name)}; its types are ${types.map((type) => JSON.stringify(type.name)).join(", ")}`,
-        { data: { status: 400 } },
-      );
-    }
-    const standard = types.filter((type) => !type.subtask);
-    const fallback = standard.find((type) => type.hierarchyLevel === 0) ?? standard[0];
-    if (!fallback)
-      throw new SvcError("SVC_BACKEND", `${what}: project ${this.project} offers no issue type to create`, {
-        data: { status: 400 },
-      });
-    return fallback;
+    return pickIssueType(await this.issueTypes(what), name, this.project, what);
   }
 
   /** The fields of a create or edit: what `changes` says, in the tracker's shapes. */

@@ -8,8 +8,14 @@
  * - An update that changes components, fix_versions, due or a custom field is checked against
  *   `GET /rest/api/3/issue/{key}/editmeta` (asked once per issue per push): a field not on the issue's edit
  *   screen, or a value not among the field's `allowedValues`, is refused naming the field and the allowed
- *   values. A create is not checked there (the create metadata is per issue type and costs more requests):
- *   the server's 400 names the fields, and the create's failure names them by their slugs.
+ *   values, and the line as the file had it (the refusal restores the file).
+ * - A create that sets one of them (a value the create sends: not empty) is checked the same way against
+ *   the create screen of the issue type the create sends (create-screen.ts: `GET /rest/api/3/issue/
+ *   createmeta/{project}/issuetypes/{issueTypeId}`, asked once per issue type per push). That type is the
+ *   file's `type` line, else the project's default as the create picks it (workflow.ts `pickIssueType`:
+ *   the backend always sends an `issuetype`, so the server never picks one). A `type` the project lacks is
+ *   refused there too, naming its types. The refusal of a new file says to change the file's line. A
+ *   create that fails anyway (a required field, a rule of the server's) names the refused fields by slug.
  * - An edit sends only the changed fields: `customfield_10016: 5`, `{"value": "Core"}`,
  *   `[{"name": "API"}, {"name": "Web"}]`, `duedate: "2026-12-24"`, a user as `{accountId}`; `null` clears.
  */
@@ -17,9 +23,17 @@ import { isObject } from "../../core/checks.js";
 import { SvcError } from "../../core/errors.js";
 import type { RecordChanges, WriteToCheck } from "../backend.js";
 import { type FieldValue, renderYamlString, stringList } from "../record.js";
+import { createScreen } from "./create-screen.js";
 import type { FieldCatalog } from "./field-catalog.js";
 import { type CustomField, READ_ONLY_MAPPINGS, writeCustomValue } from "./fields.js";
 import type { TrackerSite } from "./search.js";
+import type { IssueType } from "./workflow.js";
+
+/** What a create's check needs of the backend: the project and the issue type a create sends for a name. */
+export interface CreateScreens {
+  readonly project: string;
+  issueType(name: FieldValue | undefined): Promise<IssueType>;
+}
 
 /** The file's names of issue 35's system fields and the tracker's ids for them. */
 const SYSTEM_IDS: Readonly<Record<string, string>> = {
@@ -75,47 +89,114 @@ function allowedNames(allowed: unknown[]): string[] {
   });
 }
 
-/** Why editmeta's `fields` refuses `change`, or undefined when the edit screen takes it. */
-function editMetaProblem(change: Changed, fields: Record<string, unknown>, key: string): string | undefined {
+/** The screen a write is judged by, for messages: an issue's edit screen, or an issue type's create screen. */
+interface Screen {
+  /** `TEST-1's edit screen`, `the create screen of issue type "Task" in project TEST`. */
+  readonly name: string;
+  /** What a value not allowed is not allowed on: `TEST-1`, or the create screen. */
+  readonly on: string;
+  /** What the tracker does not let be done with a field off the screen. */
+  readonly refuses: string;
+}
+
+const editScreen = (key: string): Screen => ({
+  name: `${key}'s edit screen`,
+  on: key,
+  refuses: "be changed",
+});
+
+const createScreenOf = (type: IssueType, project: string): Screen => {
+  const name = `the create screen of issue type ${JSON.stringify(type.name)} in project ${project}`;
+  return { name, on: name, refuses: "be set on a new issue" };
+};
+
+/** Why a screen's `fields` (by field id) refuse `change`, or undefined when the screen takes it. */
+function screenProblem(change: Changed, fields: Record<string, unknown>, screen: Screen): string | undefined {
   const meta = fields[change.id];
   const label = change.custom ? `\`${change.name}\` (${change.id})` : `\`${change.name}\``;
   if (!isObject(meta))
-    return `field ${label} is not on ${key}'s edit screen, so the tracker does not let it be changed (an administrator can add it to the screen)`;
+    return `field ${label} is not on ${screen.name}, so the tracker does not let it ${screen.refuses} (an administrator can add it to the screen)`;
   if (change.value === null || !Array.isArray(meta.allowedValues)) return undefined;
   const allowed = allowedNames(meta.allowedValues);
   const wanted = Array.isArray(change.value) ? stringList(change.value) : [String(change.value)];
   const refused = wanted.filter((value) => !allowed.includes(value));
   if (refused.length === 0) return undefined;
-  return `field ${label}: ${refused.map((value) => JSON.stringify(value)).join(", ")} ${refused.length === 1 ? "is" : "are"} not allowed on ${key}; the allowed values are ${allowed.length === 0 ? "none" : allowed.map((value) => JSON.stringify(value)).join(", ")}`;
+  return `field ${label}: ${refused.map((value) => JSON.stringify(value)).join(", ")} ${refused.length === 1 ? "is" : "are"} not allowed on ${screen.on}; the allowed values are ${allowed.length === 0 ? "none" : allowed.map((value) => JSON.stringify(value)).join(", ")}`;
 }
 
-/** Each planned write's problems (read-only fields, the edit screen), one message per file. */
+/** Each planned write's problems (read-only fields, the edit or create screen), one message per file. */
 export async function checkTrackerWrites(
   site: TrackerSite,
   catalog: FieldCatalog,
   writes: readonly WriteToCheck[],
+  creates: CreateScreens,
 ): Promise<{ path: string; message: string }[]> {
   const problems: { path: string; message: string }[] = [];
+  // Each issue type's create screen, asked once per push.
+  const screens = new Map<string, Promise<Record<string, unknown>>>();
   for (const write of writes) {
     const changed = changedFields(write.changes, catalog);
     if (changed.length === 0) continue;
+    const creating = write.kind === "create";
+    const line = (name: string) =>
+      creating ? `change the \`${name}\` line of the new file or remove it` : lineOf(name, write.original);
     const found: string[] = [];
     const writable: Changed[] = [];
     for (const change of changed) {
       const readOnly = readOnlyProblem(change);
-      if (readOnly) found.push(`${readOnly}; ${lineOf(change.name, write.original)}`);
+      if (readOnly) found.push(`${readOnly}; ${line(change.name)}`);
       else writable.push(change);
     }
-    if (write.kind === "update" && write.key !== undefined && writable.length > 0) {
-      const fields = await editMeta(site, write.key);
-      for (const change of writable) {
-        const problem = editMetaProblem(change, fields, write.key);
-        if (problem) found.push(`${problem}; ${lineOf(change.name, write.original)}`);
+    const judged = creating
+      ? await judgeCreate(site, creates, screens, write, writable)
+      : write.key !== undefined && writable.length > 0
+        ? { screen: editScreen(write.key), fields: await editMeta(site, write.key), writable }
+        : undefined;
+    if (typeof judged === "string") found.push(judged);
+    else if (judged) {
+      for (const change of judged.writable) {
+        const problem = screenProblem(change, judged.fields, judged.screen);
+        if (problem) found.push(`${problem}; ${line(change.name)}`);
       }
     }
     if (found.length > 0) problems.push({ path: write.path, message: found.join("\n") });
   }
   return problems;
+}
+
+/**
+ * The create screen `write` is judged by, and the changes it sends (a create leaves out what it clears);
+ * undefined when it sends none of issue 35's fields; the refusal when its `type` names none of the
+ * project's types.
+ */
+async function judgeCreate(
+  site: TrackerSite,
+  creates: CreateScreens,
+  screens: Map<string, Promise<Record<string, unknown>>>,
+  write: WriteToCheck,
+  writable: readonly Changed[],
+): Promise<{ screen: Screen; fields: Record<string, unknown>; writable: Changed[] } | string | undefined> {
+  const sent = writable.filter((change) => !clears(change.value));
+  if (sent.length === 0) return undefined;
+  let type: IssueType;
+  try {
+    type = await creates.issueType(write.changes.fields.type);
+  } catch (error) {
+    // An unknown type (400): the create would fail on it; any other failure is the check's.
+    if (!(error instanceof SvcError) || !isObject(error.data) || error.data.status !== 400) throw error;
+    return `${error.message}; change the \`type\` line of the new file or remove it`;
+  }
+  let fields = screens.get(type.id);
+  if (!fields) {
+    fields = createScreen(site, creates.project, type);
+    screens.set(type.id, fields);
+  }
+  return { screen: createScreenOf(type, creates.project), fields: await fields, writable: sent };
+}
+
+/** A value a create leaves out: none, or an empty list. */
+function clears(value: FieldValue): boolean {
+  return value === null || (Array.isArray(value) && value.length === 0);
 }
 
 /** `GET /rest/api/3/issue/{key}/editmeta`'s `fields` (the description's `IssueUpdateMetadata`). */
@@ -140,8 +221,7 @@ export function extraFieldsFor(
 ): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const change of changedFields(changes, catalog)) {
-    if (creating && (change.value === null || (Array.isArray(change.value) && change.value.length === 0)))
-      continue;
+    if (creating && clears(change.value)) continue;
     const readOnly = readOnlyProblem(change);
     if (readOnly) throw new SvcError("SVC_BACKEND", `${readOnly}; nothing of this record was written`);
     if (change.custom) fields[change.id] = writeCustomValue(change.custom.mapping, change.value);

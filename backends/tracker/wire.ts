@@ -19,6 +19,7 @@ import type {
   JQLCountRequest,
   JQLCountResults,
   PageOfComments,
+  PageOfCreateMetaIssueTypeWithField,
   Project,
   SearchAndReconcileRequest,
   SearchAndReconcileResults,
@@ -37,6 +38,12 @@ export type CountResults = JQLCountResults;
 /** The body of `POST /rest/api/3/issue` and `PUT /rest/api/3/issue/{key}`, and its answer. */
 export type IssueEdit = IssueUpdateDetails;
 export type { CreatedIssue, ErrorCollection, IssueTypeDetails, Project, Transitions };
+/**
+ * `GET /rest/api/3/issue/createmeta/{projectIdOrKey}/issuetypes/{issueTypeId}` ("Get create field metadata
+ * for a project and issue type id"): a page of the type's create screen, `fields` (and `results`, the same
+ * `FieldCreateMetadata` items) with `startAt`, `maxResults`, `total`.
+ */
+export type CreateMetaFields = PageOfCreateMetaIssueTypeWithField;
 /** `GET /rest/api/3/myself` ("Get current user"; jira.js names its answer `DashboardUser`). */
 export type Myself = DashboardUser;
 

@@ -30,7 +30,7 @@ function commentOr404(call: Call): Comment {
 }
 
 /** A non-negative integer query parameter, or `fallback`; anything else answers 400. ASSUMPTION: the wording. */
-function count(call: Call, name: string, fallback: number): number {
+export function count(call: Call, name: string, fallback: number): number {
   const raw = call.url.searchParams.get(name);
   if (raw === null) return fallback;
   const value = Number(raw);

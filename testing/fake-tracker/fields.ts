@@ -1,7 +1,8 @@
 /**
  * The fake tracker's fields beyond the fixed ones (issue 35), in the vendor's shapes: the site's field list
  * (`GET /rest/api/3/field`, `FieldDetails[]`), an issue's edit metadata (`GET …/issue/{key}/editmeta`,
- * `IssueUpdateMetadata` with `allowedValues`), the values of components, fix versions, due date, reporter,
+ * `IssueUpdateMetadata` with `allowedValues`), an issue type's create screen (`GET …/issue/createmeta/
+ * {project}/issuetypes/{id}`, `FieldCreateMetadata[]`), the values of components, fix versions, due date, reporter,
  * resolution and custom fields on an issue, and the setters an edit or a create uses for them.
  *
  * A custom field's value is stored simply (a number, an option's value, a list of values, sprint names, a
@@ -9,7 +10,7 @@
  */
 import { isObject, type JsonObject } from "./http.js";
 import type { Change, Issue, Project } from "./model.js";
-import type { FakeTrackerCustomField, TrackerIssueEdit } from "./types.js";
+import type { FakeTrackerCustomField, FakeTrackerIssueType, TrackerIssueEdit } from "./types.js";
 import { API } from "./vendor-data.js";
 
 type FieldType = FakeTrackerCustomField["kind"];
@@ -172,13 +173,7 @@ export class FieldShapes {
     const fields: JsonObject = {};
     for (const [id, name, schema] of SYSTEM_FIELDS) {
       if (["status", "created", "updated", "resolution", "reporter"].includes(id)) continue;
-      const allowed =
-        id === "components"
-          ? project.components.map((value) => this.component(project, value))
-          : id === "fixVersions"
-            ? project.versions.map((value) => this.version(project, value))
-            : undefined;
-      fields[id] = meta(id, name, schema, allowed);
+      fields[id] = meta(id, name, schema, this.closedValues(project, id));
     }
     for (const field of this.tracker.customFields) {
       if (field.onEditScreen === false) continue;
@@ -186,6 +181,42 @@ export class FieldShapes {
       fields[field.id] = meta(field.id, field.name, customSchema(field), allowed);
     }
     return { fields };
+  }
+
+  /**
+   * The create screen of `type` in `project` (`FieldCreateMetadata[]`, whole): the fields a create may
+   * set, with the allowed values of the closed ones. ASSUMPTION: every issue type's screen is the same but
+   * for `parent`, required of a subtask; reporter is left off (the fake's create does not set it).
+   */
+  createMeta(project: Project, type: FakeTrackerIssueType): JsonObject[] {
+    const meta = (key: string, name: string, schema: JsonObject, allowed?: unknown[]): JsonObject => ({
+      fieldId: key,
+      key,
+      name,
+      required: ["summary", "issuetype", "project"].includes(key) || (key === "parent" && type.subtask),
+      schema,
+      hasDefaultValue: false,
+      operations: ["set"],
+      ...(allowed ? { allowedValues: allowed } : {}),
+    });
+    const fields = [meta("project", "Project", { type: "project", system: "project" })];
+    for (const [id, name, schema] of SYSTEM_FIELDS) {
+      if (["status", "created", "updated", "resolution", "reporter"].includes(id)) continue;
+      fields.push(meta(id, name, schema, this.closedValues(project, id)));
+    }
+    for (const field of this.tracker.customFields) {
+      if (field.onCreateScreen === false) continue;
+      const allowed = field.options?.map((value) => this.option(field, value));
+      fields.push(meta(field.id, field.name, customSchema(field), allowed));
+    }
+    return fields;
+  }
+
+  /** The allowed values of system field `id` (components, fix versions), or undefined for an open field. */
+  private closedValues(project: Project, id: string): JsonObject[] | undefined {
+    if (id === "components") return project.components.map((value) => this.component(project, value));
+    if (id === "fixVersions") return project.versions.map((value) => this.version(project, value));
+    return undefined;
   }
 }
 
@@ -230,11 +261,13 @@ function customChange(field: FakeTrackerCustomField, value: unknown): unknown {
 
 /**
  * The setter of a field of issue 35 named `name` (a create's or an edit's), or undefined for another field.
- * A custom field off the edit screen has none (Jira: "cannot be set … not on the appropriate screen").
+ * A custom field off the write's screen (the create screen, or the edit screen) has none (Jira: "cannot be
+ * set … not on the appropriate screen").
  */
 export function extraSetter(
   tracker: FieldSite,
   name: string,
+  creating: boolean,
 ): ((value: unknown, project: Project) => Change) | undefined {
   if (name === "components")
     return (value, project) => ({ components: namesOf(value, project.components, "Component") });
@@ -247,7 +280,7 @@ export function extraSetter(
       return { duedate: value as string | null };
     };
   const field = tracker.customFields.find((candidate) => candidate.id === name);
-  if (!field || field.onEditScreen === false) return undefined;
+  if (!field || (creating ? field.onCreateScreen : field.onEditScreen) === false) return undefined;
   return (value) => ({ custom: { [field.id]: customChange(field, value) } });
 }
 

@@ -1,9 +1,17 @@
 /**
  * The fake tracker's route table (every operation it serves, by method and path) and the routes about the site
- * rather than its issues: the account (`myself`), a project, its create metadata, and the priorities.
+ * rather than its issues: the account (`myself`), a project, its create metadata (issue types, and an issue
+ * type's create screen), and the priorities.
  */
 import type { Call, Route } from "./call.js";
-import { addComment, deleteComment, getComment, getComments, updateComment } from "./comment-routes.js";
+import {
+  addComment,
+  count,
+  deleteComment,
+  getComment,
+  getComments,
+  updateComment,
+} from "./comment-routes.js";
 import { type Answer, fail } from "./http.js";
 import {
   createIssue,
@@ -48,6 +56,28 @@ function getCreateMetaIssueTypes(call: Call): Answer {
   return { status: 200, body: { issueTypes, maxResults: 50, startAt: 0, total: issueTypes.length } };
 }
 
+/**
+ * "Get create field metadata for a project and issue type id" (`PageOfCreateMetaIssueTypeWithField`): the
+ * issue type's create screen (fields.ts), `startAt` on, at most `maxResults` (default 50, at most 200, as
+ * the description says) and `metaPageSize` fields a page. A project the account cannot see, or an issue type
+ * the project lacks, answers 400 (the description documents 200, 400 and 401 only). ASSUMPTION: the
+ * wordings.
+ */
+function getCreateMetaFields(call: Call): Answer {
+  const [named = "", typeId = ""] = call.params;
+  const project = call.tracker.visibleProject(named);
+  if (!project) fail(400, `No project could be found with key '${named}'.`);
+  const type = project.issueTypes.find((candidate) => candidate.id === typeId);
+  if (!type) fail(400, `The issue type with id '${typeId}' does not exist in project '${project.key}'.`);
+  const startAt = count(call, "startAt", 0);
+  const asked = count(call, "maxResults", 50);
+  if (asked > 200) fail(400, "Parameter 'maxResults' must not exceed the limit '200'");
+  const maxResults = Math.min(asked, call.tracker.options.metaPageSize);
+  const all = call.shapes.extra.createMeta(project, type);
+  const fields = all.slice(startAt, startAt + maxResults);
+  return { status: 200, body: { fields, maxResults, startAt, total: all.length } };
+}
+
 function getPriorities(call: Call): Answer {
   return { status: 200, body: PRIORITIES.map((priority) => call.shapes.priorityFull(priority)) };
 }
@@ -79,6 +109,11 @@ export const ROUTES: readonly Route[] = [
     method: "GET",
     path: /^\/rest\/api\/3\/issue\/createmeta\/([^/]+)\/issuetypes$/,
     handle: getCreateMetaIssueTypes,
+  },
+  {
+    method: "GET",
+    path: /^\/rest\/api\/3\/issue\/createmeta\/([^/]+)\/issuetypes\/([^/]+)$/,
+    handle: getCreateMetaFields,
   },
   { method: "GET", path: /^\/rest\/api\/3\/priority$/, handle: getPriorities },
   { method: "GET", path: /^\/rest\/api\/3\/field$/, handle: getFields },

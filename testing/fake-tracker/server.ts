@@ -286,6 +286,7 @@ export async function startFakeTracker(options: FakeTrackerOptions = {}): Promis
     now: options.now ?? Date.now,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
     commentPageSize: options.commentPageSize ?? DEFAULT_COMMENT_PAGE_SIZE,
+    metaPageSize: options.metaPageSize ?? 50,
     customFields: options.customFields ?? DEFAULT_CUSTOM_FIELDS,
   });
   const server = createServer();

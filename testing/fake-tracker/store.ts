@@ -38,6 +38,7 @@ export interface ResolvedOptions {
   readonly now: () => number;
   readonly pageSize: number;
   readonly commentPageSize: number;
+  readonly metaPageSize: number;
   readonly customFields: readonly FakeTrackerCustomField[];
 }
 

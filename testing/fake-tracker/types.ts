@@ -68,6 +68,8 @@ export interface FakeTrackerCustomField {
   readonly options?: readonly string[];
   /** False: not on the edit screen (editmeta leaves it out; an edit setting it is a 400). Default true. */
   readonly onEditScreen?: boolean;
+  /** False: not on the create screen (createmeta leaves it out; a create setting it is a 400). Default true. */
+  readonly onCreateScreen?: boolean;
 }
 
 /** What a custom field holds as the fake stores it: a number, an option's value, values, sprint names, a cascade. */
@@ -108,6 +110,8 @@ export interface FakeTrackerOptions {
    * `GET …/comment` page holds, whatever maxResults asks; default 100.
    */
   readonly commentPageSize?: number;
+  /** The most fields one create-metadata page (`…/createmeta/{project}/issuetypes/{id}`) holds, whatever maxResults asks; default 50. */
+  readonly metaPageSize?: number;
   /** Known accounts (assignee values); default the bot (accountId "557058:bot-0001") and alice ("557058:alice-0002"). */
   readonly users?: readonly FakeTrackerUser[];
   /** The site's custom fields; default Story Points (customfield_10016), Sprint (10020), Team (10050). */

@@ -115,7 +115,7 @@ const FIELD_SETTERS: ReadonlyMap<string, FieldSetter> = new Map<string, FieldSet
 
 /** The setter of field `name`: a fixed one, or one of issue 35's (fields.ts). */
 function setterOf(target: EditTarget, name: string): FieldSetter | undefined {
-  const extra = extraSetter(target.tracker, name);
+  const extra = extraSetter(target.tracker, name, target.issue === undefined);
   return FIELD_SETTERS.get(name) ?? (extra && ((value, edit) => extra(value, edit.project)));
 }
 
