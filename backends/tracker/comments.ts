@@ -26,14 +26,13 @@
 import { isObject, jsonEqual } from "../../core/checks.js";
 import { formatCount } from "../../core/count.js";
 import { excerpt, type SvcError, UserFacingError } from "../../core/errors.js";
-import { PageWalk } from "../../core/pagination.js";
 import type { BackendRecord, BaseToken } from "../backend.js";
 import type { ServerComment } from "../comment.js";
 import { type RestResponse, readForWrite, UnexpectedShapeError } from "../rest.js";
 import { type AdfDoc, adfToMarkdown, markdownToAdf } from "./adf.js";
 import { canonicalTime } from "./issue.js";
 import { ISSUE_KEY, textLength } from "./schema.js";
-import { searchPages, type TrackerSite } from "./search.js";
+import { searchPages, startAtListing, type TrackerSite } from "./search.js";
 import type { CommentRequest, Myself, WireComment, WireCommentPage } from "./wire.js";
 
 /** A comment's limit of text, as the tracker refuses it: "It exceeds the allowed limit of 32,767 characters". */
@@ -200,24 +199,17 @@ export class TrackerComments {
    */
   async listIssue(key: string, startAt = 0): Promise<ServerComment[]> {
     const what = `listing the comments of ${key}`;
-    const walk = new PageWalk({ server: this.site.origin, listing: what, pointer: "startAt" });
-    const comments: ServerComment[] = [];
-    for (let at = startAt; ; ) {
-      const response = await this.site.call(
-        "GET",
-        `${this.commentsUrl(key)}?startAt=${at}&maxResults=${COMMENT_PAGE_SIZE}&orderBy=created`,
-      );
-      if (response.status !== 200) throw this.site.failure(what, response);
-      const page = this.site.rest.parse<WireCommentPage>(what, response);
-      if (!isObject(page)) throw this.malformed("a comment page must be an object", response.status);
-      const read = this.parsePage(key, page, response.status);
-      comments.push(...read);
-      const next = at + read.length;
-      // An empty page ends the thread whatever `total` says: a server that keeps promising more is not asked forever.
-      if (read.length === 0 || typeof page.total !== "number" || next >= page.total) return comments;
-      walk.follow(String(next));
-      at = next;
-    }
+    return await startAtListing(
+      this.site,
+      what,
+      (at) => `${this.commentsUrl(key)}?startAt=${at}&maxResults=${COMMENT_PAGE_SIZE}&orderBy=created`,
+      (response) => {
+        const page = this.site.rest.parse<WireCommentPage>(what, response);
+        if (!isObject(page)) throw this.malformed("a comment page must be an object", response.status);
+        return { items: this.parsePage(key, page, response.status), total: page.total };
+      },
+      startAt,
+    );
   }
 
   /** Comment `id` of issue `key`, or undefined when either is not found. */

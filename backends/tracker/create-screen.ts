@@ -8,9 +8,8 @@
  * edit-check.ts judges a create as it judges an edit.
  */
 import { isObject } from "../../core/checks.js";
-import { PageWalk } from "../../core/pagination.js";
 import { AN_OBJECT } from "../rest.js";
-import type { TrackerSite } from "./search.js";
+import { startAtListing, type TrackerSite } from "./search.js";
 import type { CreateMetaFields } from "./wire.js";
 import type { IssueType } from "./workflow.js";
 
@@ -24,28 +23,25 @@ export async function createScreen(
   type: IssueType,
 ): Promise<Record<string, unknown>> {
   const what = `reading the create screen of issue type ${JSON.stringify(type.name)} in project ${project} (createmeta)`;
-  const walk = new PageWalk({ server: site.origin, listing: what, pointer: "startAt" });
   const path = `/issue/createmeta/${encodeURIComponent(project)}/issuetypes/${encodeURIComponent(type.id)}`;
+  const items = await startAtListing(
+    site,
+    what,
+    (at) => site.api(`${path}?startAt=${at}&maxResults=${CREATE_META_PAGE_SIZE}`),
+    (response) => {
+      const page = site.rest.parse<CreateMetaFields>(what, response, AN_OBJECT);
+      // `fields` is what the vendor's example sends; `results`, also in the description, is read without it.
+      const listed: unknown[] = Array.isArray(page.fields)
+        ? page.fields
+        : Array.isArray(page.results)
+          ? page.results
+          : [];
+      return { items: listed, total: page.total };
+    },
+  );
   const fields: Record<string, unknown> = {};
-  for (let at = 0; ; ) {
-    const response = await site.call(
-      "GET",
-      site.api(`${path}?startAt=${at}&maxResults=${CREATE_META_PAGE_SIZE}`),
-    );
-    if (response.status !== 200) throw site.failure(what, response);
-    const page = site.rest.parse<CreateMetaFields>(what, response, AN_OBJECT);
-    // `fields` is what the vendor's example sends; `results`, also in the description, is read without it.
-    const items: unknown[] = Array.isArray(page.fields)
-      ? page.fields
-      : Array.isArray(page.results)
-        ? page.results
-        : [];
-    for (const item of items) {
-      if (isObject(item) && typeof item.fieldId === "string") fields[item.fieldId] = item;
-    }
-    const next = at + items.length;
-    if (items.length === 0 || typeof page.total !== "number" || next >= page.total) return fields;
-    walk.follow(String(next));
-    at = next;
+  for (const item of items) {
+    if (isObject(item) && typeof item.fieldId === "string") fields[item.fieldId] = item;
   }
+  return fields;
 }

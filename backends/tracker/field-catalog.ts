@@ -145,10 +145,15 @@ function keptField(value: unknown): KeptField | undefined {
 const KEPT_URL = "svc:tracker-field-list";
 const KEPT = "svc-field-list";
 
+/** The catalog of the field list kept in `store`, or undefined when none is kept. */
+function keptCatalog(store: ValidatorStore | undefined): FieldCatalog | undefined {
+  const kept = store?.lookup(KEPT_URL);
+  return kept ? new FieldCatalog(JSON.parse(kept.payload) as KeptField[]) : undefined;
+}
+
 /** The schema of the field list kept in `store`, or of the fixed fields when none is kept (`svc log`). */
 export function keptTrackerSchema(store: ValidatorStore | undefined): RecordSchema {
-  const kept = store?.lookup(KEPT_URL);
-  return new FieldCatalog(kept ? (JSON.parse(kept.payload) as KeptField[]) : []).schema;
+  return (keptCatalog(store) ?? new FieldCatalog([])).schema;
 }
 
 /**
@@ -169,8 +174,7 @@ export class FieldListKeeper {
   use(store: ValidatorStore): void {
     this.store = store;
     if (this.current && this.current.list.length > 0) return;
-    const kept = store.lookup(KEPT_URL);
-    if (kept) this.current = new FieldCatalog(JSON.parse(kept.payload) as KeptField[]);
+    this.current = keptCatalog(store) ?? this.current;
   }
 
   /** The catalog loaded last; before any, the fixed fields only. */
@@ -183,11 +187,10 @@ export class FieldListKeeper {
   async load(fresh = false): Promise<FieldCatalog> {
     if (!fresh && this.current && this.current.list.length > 0) return this.current;
     if (!fresh && !this.asked) {
-      const kept = this.store?.lookup(KEPT_URL);
-      const list = kept ? (JSON.parse(kept.payload) as KeptField[]) : undefined;
-      if (list) {
-        this.current = new FieldCatalog(list);
-        return this.current;
+      const kept = keptCatalog(this.store);
+      if (kept) {
+        this.current = kept;
+        return kept;
       }
     }
     this.asked ??= this.ask();

@@ -98,3 +98,30 @@ export async function* searchPages(
     token = page.next;
   }
 }
+
+/**
+ * Every item of a listing paged by `startAt` (an issue's comments, a create screen's fields), first page to
+ * last, through the pagination guard; `urlAt` names the page that starts at an index, `readPage` reads its
+ * items and its `total`. An empty page ends the listing whatever `total` says: a server that keeps promising
+ * more is not asked forever.
+ */
+export async function startAtListing<T>(
+  site: TrackerSite,
+  what: string,
+  urlAt: (startAt: number) => string,
+  readPage: (response: RestResponse) => { readonly items: readonly T[]; readonly total: unknown },
+  from = 0,
+): Promise<T[]> {
+  const walk = new PageWalk({ server: site.origin, listing: what, pointer: "startAt" });
+  const all: T[] = [];
+  for (let at = from; ; ) {
+    const response = await site.call("GET", urlAt(at));
+    if (response.status !== 200) throw site.failure(what, response);
+    const { items, total } = readPage(response);
+    all.push(...items);
+    const next = at + items.length;
+    if (items.length === 0 || typeof total !== "number" || next >= total) return all;
+    walk.follow(String(next));
+    at = next;
+  }
+}
