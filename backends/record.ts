@@ -306,6 +306,22 @@ export class RecordParseError extends UserFacingError {
   }
 }
 
+/** A field the schema does not have: `field` names it (a push tells one svc itself wrote from others). */
+export class UnknownFieldError extends RecordParseError {
+  constructor(
+    path: string,
+    readonly field: string,
+    schema: RecordSchema,
+  ) {
+    super(
+      path,
+      `unknown field \`${excerpt(field, 40)}\``,
+      `only the fields ${schema.fields.map((f) => f.name).join(", ")}`,
+      undefined,
+    );
+  }
+}
+
 /**
  * The largest frontmatter we read, in UTF-16 code units: a bound on memory, not a record size. A server can
  * hold records far over its own write limits (a record with 100,000 labels renders to about 1 MiB of
@@ -546,14 +562,7 @@ export function parseRecordFile(
   for (const [name, value] of Object.entries(data)) {
     const spec = known.get(name);
     if (!spec && rendered) continue;
-    if (!spec) {
-      throw new RecordParseError(
-        path,
-        `unknown field \`${excerpt(name, 40)}\``,
-        `only the fields ${schema.fields.map((f) => f.name).join(", ")}`,
-        undefined,
-      );
-    }
+    if (!spec) throw new UnknownFieldError(path, name, schema);
     fields[name] = checkValue(path, spec, value);
   }
   for (const spec of schema.fields) {

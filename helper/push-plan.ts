@@ -27,6 +27,7 @@ import {
   type RecordContent,
   type RecordSchema,
   recordKeyOf,
+  UnknownFieldError,
 } from "../backends/record.js";
 import { desiredRecord, editedServerFields, isNoChange, recordChanges } from "../backends/record-diff.js";
 import { formatCount } from "../core/count.js";
@@ -363,9 +364,8 @@ export class Planner {
    * since removed or renamed), what to do about it.
    */
   private lostFieldHint(error: UserFacingError, base: string | undefined): string {
-    const problem = error.data.problem;
-    const name = typeof problem === "string" ? /^unknown field `"?([^`"]+)"?`/.exec(problem)?.[1] : undefined;
-    if (name === undefined || !base) return "";
+    if (!(error instanceof UnknownFieldError) || !base) return "";
+    const name = error.field;
     const had = this.input.read(base).toString("utf8").split("\n");
     if (!had.some((line) => line.startsWith(`${name}:`))) return "";
     return `\n  the server has no field \`${name}\` any more (removed or renamed there since your last fetch, which wrote this line): delete the line (git pull shows the files as the server has them now)`;
