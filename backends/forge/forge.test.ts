@@ -165,7 +165,6 @@ test("milestone, type and parent come from the issue object: title, name, number
     issue({ parent_issue_url: "https://ghe.example/api/v3/repos/acme/gadgets/issues/12" }),
   ) as ForgeIssue;
   t.is(elsewhere.record.content.fields.parent, "acme/gadgets#12", "another repository's parent is shown");
-  t.is(elsewhere.foreignParent, "acme/gadgets#12");
   // None of them: no line at all (absent, not null), as before issue 35.
   const plain = parseIssue(issue({ milestone: null, type: null, parent_issue_url: null })) as ForgeIssue;
   for (const name of ["milestone", "type", "parent"]) t.false(name in plain.record.content.fields, name);

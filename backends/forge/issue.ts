@@ -18,11 +18,6 @@ export interface ForgeIssue {
   readonly id: number;
   /** The number of its milestone, or null. */
   readonly milestone: number | null;
-  /**
-   * Its parent when that is in another repository (`owner/repo#N`): the file shows it, read-only (svc links
-   * sub-issues within the repository only: planning.ts).
-   */
-  readonly foreignParent: string | undefined;
   readonly state: "open" | "closed";
   readonly stateReason: WireIssue["state_reason"];
   /** Every label name, in the server's order, the status labels included. */
@@ -180,7 +175,6 @@ export function toForgeIssue(value: unknown, home: string): ForgeIssue | typeof 
     number,
     id: issue.id,
     milestone: issue.milestone?.number ?? null,
-    foreignParent: typeof issue.parent === "string" ? issue.parent : undefined,
     state,
     stateReason,
     labels: issue.labels,

@@ -165,7 +165,8 @@ export class ForgePlanning {
     if (!(await this.wire.issue(String(said))))
       return `parent: ${said}: ${this.wire.project} has no issue ${said} (a pull request cannot be a parent)`;
     if (key === undefined || write.original?.fields.parent !== undefined) return undefined;
-    const foreign = (await this.wire.issue(key))?.foreignParent;
+    const parent = (await this.wire.issue(key))?.record.content.fields.parent;
+    const foreign = typeof parent === "string" ? parent : undefined;
     return (
       foreign &&
       `issue ${key} is a sub-issue of ${foreign}, in another repository, which svc cannot change; remove the line \`parent: ${said}\``
